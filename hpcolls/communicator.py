@@ -1,0 +1,227 @@
+"""hpcolls.Communicator: an mpi4py communicator whose collectives on device buffers take the
+fastest correct path. Existing code changes one line: `comm = hpcolls.wrap(MPI.COMM_WORLD)`.
+
+Host buffers go to mpi4py unchanged. Device buffers go to the native barrier-free kernels while
+the message fits their scratch, then to NCCL (when every rank has its own GPU), then to MPI.
+Every attribute this class does not define is the wrapped mpi4py communicator's.
+"""
+import atexit
+import weakref
+
+from mpi4py import MPI
+
+from . import buffers, dtypes, fallback_mpi, log
+from .config import Config
+from .errors import InvalidBufferError, ValidationError
+from .peer_group import open_native
+
+_live = weakref.WeakSet()
+
+try:
+    import cupy as _cupy
+    _current_stream = _cupy.cuda.get_current_stream
+except ImportError:
+    _current_stream = None
+
+
+def _stream_ptr(stream):
+    """A stream argument as a cudaStream_t integer: None means cupy's current stream."""
+    if stream is None:
+        return _current_stream().ptr if _current_stream is not None else 0
+    if isinstance(stream, int):
+        return stream
+    for attr in ("ptr", "cuda_stream", "handle"):
+        value = getattr(stream, attr, None)
+        if isinstance(value, int):
+            return value
+    raise TypeError(f"hpcolls: cannot use {type(stream).__name__} as a CUDA stream (pass a cupy/torch stream or an int)")
+
+
+class Communicator:
+    """Drop-in for an mpi4py communicator.
+
+    Keyword arguments override the environment for this communicator: `algo` (HPCOLLS_ALGO),
+    `timeout` in seconds (HPCOLLS_TIMEOUT), `validate` (HPCOLLS_VALIDATE).
+    """
+
+    def __init__(self, comm=None, *, algo=None, timeout=None, validate=None):
+        if isinstance(comm, Communicator):
+            comm = comm.mpi
+        self._comm = MPI.COMM_WORLD if comm is None else comm
+        self._cfg = Config.from_env(self._comm.Get_size(), algo, timeout, validate)
+        self._native = None
+        self._native_off = None      # reason the native path is off, once decided
+        self._device = None
+        self._nccl = None
+        log.set_rank(self._comm.Get_rank())
+        _live.add(self)
+
+    # -- mpi4py compatibility ------------------------------------------------------------------
+    @property
+    def mpi(self):
+        """The wrapped mpi4py communicator."""
+        return self._comm
+
+    def __getattr__(self, name):
+        return getattr(self._comm, name)
+
+    def __eq__(self, other):
+        other = other.mpi if isinstance(other, Communicator) else other
+        return self._comm == other
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return f"<hpcolls.Communicator rank {self._comm.Get_rank()}/{self._comm.Get_size()} algo={self._cfg.algo}>"
+
+    def _wrap(self, comm):
+        if comm == MPI.COMM_NULL:
+            return comm
+        return Communicator(comm, algo=self._cfg.algo, timeout=self._cfg.timeout_s, validate=self._cfg.validate)
+
+    def Dup(self, *args, **kwargs):
+        return self._wrap(self._comm.Dup(*args, **kwargs))
+
+    def Clone(self):
+        return self._wrap(self._comm.Clone())
+
+    def Split(self, *args, **kwargs):
+        return self._wrap(self._comm.Split(*args, **kwargs))
+
+    def Split_type(self, *args, **kwargs):
+        return self._wrap(self._comm.Split_type(*args, **kwargs))
+
+    def Create(self, *args, **kwargs):
+        return self._wrap(self._comm.Create(*args, **kwargs))
+
+    def Free(self):
+        """Releases hpcolls' resources (collective), then frees the MPI communicator."""
+        self.close()
+        self._comm.Free()
+
+    def close(self):
+        """Releases scratch, peer mappings and NCCL (collective; the MPI communicator stays)."""
+        if self._native is not None:
+            self._native.synchronize()
+            self._comm.Barrier()  # no peer may still be storing into our scratch
+            self._native.release()
+            self._native = None
+        if self._nccl is not None:
+            self._nccl.destroy()
+            self._nccl = None
+        self._native_off = "communicator closed"
+
+    # -- collectives ---------------------------------------------------------------------------
+    def Allreduce(self, sendbuf, recvbuf, op=MPI.SUM, stream=None):
+        recv = buffers.resolve(recvbuf)
+        if recv is None:
+            if sendbuf is not MPI.IN_PLACE and buffers.resolve(sendbuf) is not None:
+                raise InvalidBufferError("hpcolls: send buffer is on the GPU but receive buffer in host memory")
+            return self._comm.Allreduce(sendbuf, recvbuf, op)
+        send = None
+        if sendbuf is not MPI.IN_PLACE:
+            send = buffers.resolve(sendbuf)
+            if send is None:
+                raise InvalidBufferError("hpcolls: receive buffer is on the GPU but send buffer in host memory")
+            _check_pair(send, recv)
+            if send.ptr == recv.ptr:
+                send = None
+        opc = dtypes.op_code(op)
+        if recv.code in dtypes.COMPLEX and opc in (dtypes.MIN, dtypes.MAX):
+            raise ValueError("hpcolls: MPI.MIN/MPI.MAX are not defined for complex numbers")
+        if opc is None and recv.code in (dtypes.F16, dtypes.BF16):
+            raise ValueError(f"hpcolls: {op} is not supported for {dtypes.NAMES[recv.code]} (SUM, PROD, MIN, MAX are)")
+        if self._cfg.validate:
+            self._validate("Allreduce", recv.count, recv.code, opc if opc is not None else str(op))
+        return self._allreduce_device(send, recv, op, opc, _stream_ptr(stream))
+
+    def _allreduce_device(self, send, recv, op, opc, stream):
+        if self._device is None:
+            self._open(recv.device)
+        elif recv.device != self._device:
+            raise InvalidBufferError(f"hpcolls: buffer is on GPU {recv.device}, this communicator on GPU {self._device}")
+        algo = self._cfg.algo
+        if self._native is not None and opc is not None and algo in ("auto", "oneshot", "twoshot"):
+            used = self._native.allreduce(recv.ptr if send is None else send.ptr, recv.ptr, recv.count,
+                                          recv.code, opc, stream)
+            if used >= 0:
+                if log.level >= 2:
+                    log.info_once(("allreduce", used, recv.nbytes.bit_length()),
+                                  f"allreduce {recv.nbytes} B {dtypes.NAMES[recv.code]}: "
+                                  f"{'one-shot' if used == 0 else 'two-shot'} (native)")
+                return None
+        if opc is not None and algo in ("auto", "nccl"):
+            nccl = self._nccl_path()
+            if nccl.supports(recv.code, opc):
+                log.info_once(("nccl", recv.nbytes.bit_length()), f"allreduce {recv.nbytes} B: NCCL")
+                nccl.allreduce(send, recv, opc, stream)
+                return None
+        log.info_once(("mpi", recv.nbytes.bit_length()), f"allreduce {recv.nbytes} B: MPI "
+                      f"(native: {self._native_off or 'message larger than its limit'})")
+        fallback_mpi.allreduce(self._comm, send, recv, opc, op, stream)
+        return None
+
+    def _open(self, device):
+        self._device = device
+        if self._cfg.algo in ("nccl", "mpi"):
+            self._native_off = f"HPCOLLS_ALGO={self._cfg.algo}"
+        else:
+            self._native, self._native_off = open_native(self._comm, self._cfg, device)
+        if self._native_off:
+            log.info(f"native path off: {self._native_off}")
+
+    def _nccl_path(self):
+        if self._nccl is None:
+            from ._native import device_info
+            from .fallback_nccl import NcclPath
+            self._nccl = NcclPath(self._comm, device_info(self._device)["uuid"])
+        return self._nccl
+
+    def _validate(self, name, count, code, op):
+        mine = (count, dtypes.NAMES[code], op)
+        every = self._comm.allgather(mine)
+        if any(e != every[0] for e in every):
+            table = ", ".join(f"rank {r}: count={c} dtype={d} op={o}" for r, (c, d, o) in enumerate(every))
+            raise ValidationError(f"hpcolls: ranks disagree on {name} ({table})")
+
+    def synchronize(self):
+        """Waits for this communicator's last stream and raises if a collective timed out."""
+        if self._native is not None:
+            self._native.synchronize()
+
+    def check(self):
+        """Raises CollectiveTimeout if an earlier collective timed out (no device wait)."""
+        if self._native is not None:
+            self._native.check()
+
+    @property
+    def native_path(self):
+        """'on', or why the native path is off (None before the first device-buffer call)."""
+        return "on" if self._native is not None else self._native_off
+
+
+def _check_pair(send, recv):
+    if send.count != recv.count or send.code != recv.code:
+        raise InvalidBufferError(
+            f"hpcolls: send buffer ({send.count} x {dtypes.NAMES[send.code]}) and receive buffer "
+            f"({recv.count} x {dtypes.NAMES[recv.code]}) differ")
+    if send.device != recv.device:
+        raise InvalidBufferError(f"hpcolls: send buffer on GPU {send.device}, receive buffer on GPU {recv.device}")
+    if send.ptr != recv.ptr and send.ptr < recv.ptr + recv.nbytes and recv.ptr < send.ptr + send.nbytes:
+        raise InvalidBufferError("hpcolls: send and receive buffers overlap (use MPI.IN_PLACE)")
+
+
+def wrap(comm=None, **kwargs):
+    """hpcolls.wrap(MPI.COMM_WORLD): the one-line switch."""
+    return Communicator(comm, **kwargs)
+
+
+@atexit.register
+def _release_all():
+    # Local clean-up only: at exit other ranks may be gone, so nothing collective here.
+    for c in list(_live):
+        if c._native is not None:
+            c._native.release()
+            c._native = None
+
+

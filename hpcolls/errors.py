@@ -1,0 +1,31 @@
+"""Exceptions raised by hpcolls. The native ones are defined by the extension module when it is
+built; without it, same-named Python classes stand in so `except hpcolls.CollectiveTimeout`
+works everywhere."""
+
+
+class HpcollsError(RuntimeError):
+    """Base of hpcolls' own run-time errors."""
+
+
+class InvalidBufferError(ValueError):
+    """A buffer argument is unusable: size/dtype mismatch, not contiguous, wrong device..."""
+
+
+class ValidationError(HpcollsError):
+    """HPCOLLS_VALIDATE=1 found ranks disagreeing on count, dtype or op of a collective."""
+
+
+try:
+    from ._native import CollectiveTimeout, CommunicatorBroken, CudaError, NoDeviceError
+except ImportError:  # native module not built: keep the names importable
+    class NoDeviceError(HpcollsError):
+        """No CUDA device visible (or no driver)."""
+
+    class CudaError(HpcollsError):
+        """A CUDA runtime call failed."""
+
+    class CollectiveTimeout(HpcollsError):
+        """A kernel gave up waiting for a peer; the communicator is broken."""
+
+    class CommunicatorBroken(HpcollsError):
+        """The communicator timed out earlier or was freed."""

@@ -1,0 +1,89 @@
+"""`python -m hpcolls info`: what this process (and, under mpiexec, every rank) can use."""
+import os
+import platform
+import socket
+
+from . import __version__, config, device_count, native_available
+from .mpi_support import cuda_aware, library_version
+
+
+def _version(module):
+    try:
+        mod = __import__(module)
+        return getattr(mod, "__version__", "?")
+    except ImportError:
+        return "not installed"
+
+
+def _nccl_version():
+    try:
+        from cupy.cuda import nccl
+        v = nccl.get_version()
+        return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+    except Exception as exc:  # noqa: BLE001 - any failure means "not usable here"
+        return f"unavailable ({exc.__class__.__name__})"
+
+
+def _cuda_line():
+    if not native_available():
+        return "native module not built"
+    from . import _native
+    fmt = lambda v: f"{v // 1000}.{v % 1000 // 10}" if v else "none"  # noqa: E731
+    return (f"runtime {fmt(_native.runtime_version())} (static, built with {fmt(_native.CUDART_VERSION_BUILT)}), "
+            f"driver {fmt(_native.driver_version())}")
+
+
+def _gpus():
+    n = device_count()
+    if n == 0:
+        if native_available():
+            from . import _native
+            return [_native.no_device_reason()]
+        return ["none (native module not built)"]
+    from . import _native
+    return [f"{i['index']}: {i['name']} cc {i['compute_capability'][0]}.{i['compute_capability'][1]}, "
+            f"{i['sm_count']} SMs, {i['total_memory'] / 2**30:.0f} GiB, {i['pci_bus_id']}, {i['uuid']}"
+            for i in map(_native.device_info, range(n))]
+
+
+def _my_gpu():
+    """The GPU this rank would use (hpcolls.binding's choice), as 'index uuid' or 'none'."""
+    if device_count() == 0:
+        return "none"
+    try:
+        from .binding import select_device
+        from mpi4py import MPI
+        d = select_device(MPI.COMM_WORLD)
+    except Exception as exc:  # noqa: BLE001
+        return f"? ({exc})"
+    if d is None:
+        return "none"
+    from . import _native
+    return f"GPU {d} {_native.device_info(d)['uuid']}"
+
+
+def report():
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    mapping = comm.gather((comm.Get_rank(), socket.gethostname(), os.getpid(), _my_gpu()), root=0)
+    if comm.Get_rank() != 0:
+        return None
+    aware, how = cuda_aware()
+    cfg = config.Config.from_env(comm.Get_size())
+    lines = [
+        f"hpcolls {__version__}  (python {platform.python_version()}, numpy {_version('numpy')}, "
+        f"mpi4py {_version('mpi4py')}, cupy {_version('cupy')})",
+        f"CUDA: {_cuda_line()}",
+        f"NCCL: {_nccl_version()}",
+        f"MPI: {library_version()}",
+        f"MPI CUDA-aware: {'yes' if aware else 'no'} ({how})",
+        "GPUs visible:",
+        *[f"  {g}" for g in _gpus()],
+        f"rank -> GPU ({comm.Get_size()} ranks):",
+        *[f"  rank {r} on {h} pid {p}: {g}" for r, h, p, g in mapping],
+        f"settings: algo={cfg.algo} scratch={cfg.scratch_bytes} B per rank per communicator "
+        f"(HPCOLLS_SCRATCH_BYTES; one-shot carries up to scratch/4/N bytes), "
+        f"one-shot <= {cfg.oneshot_max_bytes} B, two-shot <= {cfg.twoshot_max_bytes} B, "
+        f"timeout={cfg.timeout_s} s, validate={cfg.validate}",
+    ]
+    return "\n".join(lines)

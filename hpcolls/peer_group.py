@@ -1,0 +1,86 @@
+"""Setting up the native path of a communicator: scratch, CUDA IPC exchange, and a real
+reachability probe. Collective over the MPI communicator; every rank reaches the same verdict.
+"""
+import secrets
+
+from mpi4py import MPI
+
+from . import log
+
+
+def _agreed_reason(comm, why):
+    """The first rank's reason for not using the native path, or None if no rank has one."""
+    reasons = comm.allgather(why)
+    for rank, reason in enumerate(reasons):
+        if reason:
+            return reason if rank == comm.Get_rank() else f"rank {rank}: {reason}"
+    return None
+
+
+def _native_module():
+    try:
+        from . import _native
+        return _native, None
+    except ImportError as exc:
+        return None, f"native module not built ({exc}); reinstall hpcolls with nvcc available"
+
+
+def open_native(comm, cfg, device):
+    """(NativeComm, None) when every rank can store into every peer's scratch, else (None, why)."""
+    native, why = _native_module()
+    size = comm.Get_size()
+    if why is None and size > native.MAX_RANKS:
+        why = f"{size} ranks exceed the native path's {native.MAX_RANKS}"
+    if why is None:
+        node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+        if node.Get_size() != size:
+            why = "ranks span several nodes (CUDA IPC reaches one node only)"
+        node.Free()
+    if why is None and device is None:
+        why = "no CUDA device on this rank"
+    why = _agreed_reason(comm, why)
+    if why:
+        return None, why
+
+    uuid = native.device_info(device)["uuid"]
+    ranks_on_device = comm.allgather(uuid).count(uuid)
+    nc = handle = None
+    try:
+        nc = native.NativeComm(comm.Get_rank(), size, device, cfg.scratch_bytes, cfg.timeout_s, ranks_on_device)
+        handle = nc.export_handle()
+    except Exception as exc:  # noqa: BLE001 - any failure here means "no native path", agreed below
+        why = f"scratch allocation/export failed: {exc}"
+    handles = comm.allgather(handle)
+    if not _agreed_reason(comm, why):
+        try:
+            nc.open_peers(handles)
+        except Exception as exc:  # noqa: BLE001
+            why = f"opening peers' CUDA IPC handles failed: {exc}"
+    why = _agreed_reason(comm, why)
+    if not why:
+        why = _probe(comm, nc, cfg)
+    if why:
+        if nc is not None:
+            nc.release()
+        return None, why
+    nc.set_oneshot_max_bytes(cfg.oneshot_max_bytes)
+    nc.set_twoshot_max_bytes(cfg.twoshot_max_bytes)
+    nc.set_algo({"oneshot": 0, "twoshot": 1}.get(cfg.algo, -1))
+    log.info(f"native path on: {size} ranks, {ranks_on_device} on this GPU ({uuid}), "
+             f"scratch {nc.scratch_bytes} B, one-shot up to {min(cfg.oneshot_max_bytes, nc.max_bytes(0))} B, "
+             f"two-shot up to {min(cfg.twoshot_max_bytes, nc.max_bytes(1))} B, {nc.max_blocks} blocks max")
+    return nc, None
+
+
+def _probe(comm, nc, cfg):
+    """Reachability checked for real: an int64 SUM of random nonces through the kernel itself."""
+    nonce = secrets.randbits(40)
+    expected = comm.allreduce(nonce)
+    nc.set_timeout(min(cfg.timeout_s, 5.0))
+    try:
+        got = nc.probe(nonce)
+        why = None if got == expected else f"probe sum {got} != {expected}: peer stores are not visible"
+    except Exception as exc:  # noqa: BLE001
+        why = f"probe failed: {exc}"
+    nc.set_timeout(cfg.timeout_s)
+    return _agreed_reason(comm, why)

@@ -1,0 +1,64 @@
+"""Rank-order reduction on the host, with exactly the native kernels' semantics.
+
+Used by the MPI fallback for types MPI has no datatype for (float16, bfloat16) and by the tests
+as the reference: reduce(x0, x1, ..., xN-1) applied left to right, one rounding per step;
+MIN/MAX propagate the first NaN and keep the earlier value on ties (-0.0 vs +0.0); complex
+PROD is (ar*br - ai*bi) + (ar*bi + ai*br)i with each product rounded; integers wrap.
+bfloat16 travels as uint16 bit patterns and is computed in float32, rounded to nearest even
+after every step (float32 holds every bfloat16 sum/product exactly enough that this equals a
+correctly rounded bfloat16 operation).
+"""
+import numpy as np
+
+from . import dtypes
+
+
+def bf16_to_f32(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def f32_to_bf16(values):
+    u = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounded = ((u + np.uint32(0x7FFF) + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(values)
+    return np.where(nan, ((u >> 16) | 0x40).astype(np.uint16), rounded)
+
+
+def _real_step(op, a, b):
+    if op == dtypes.SUM:
+        return a + b
+    if op == dtypes.PROD:
+        return a * b
+    better = (b < a) if op == dtypes.MIN else (a < b)
+    if a.dtype.kind in "fc":
+        return np.where(np.isnan(a), a, np.where(np.isnan(b) | better, b, a))
+    return np.where(better, b, a)
+
+
+def _complex_step(op, a, b):
+    if op == dtypes.SUM:
+        return a + b
+    if op != dtypes.PROD:
+        raise ValueError("hpcolls: MIN/MAX are not defined for complex numbers")
+    out = np.empty_like(a)
+    out.real = a.real * b.real - a.imag * b.imag
+    out.imag = a.real * b.imag + a.imag * b.real
+    return out
+
+
+def step(code, op, a, b):
+    """One reduction step acc = op(a, b) on host arrays holding `code` elements."""
+    if code == dtypes.BF16:
+        return f32_to_bf16(_real_step(op, bf16_to_f32(a), bf16_to_f32(b)))
+    if code in dtypes.COMPLEX:
+        return _complex_step(op, a, b)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _real_step(op, a, b).astype(a.dtype, copy=False)
+
+
+def reduce_in_rank_order(code, op, contributions):
+    """contributions[r] is rank r's host array; returns the reduction in rank order."""
+    acc = np.array(contributions[0], copy=True)
+    for x in contributions[1:]:
+        acc = step(code, op, acc, x)
+    return acc

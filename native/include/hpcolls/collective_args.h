@@ -1,0 +1,36 @@
+// Arguments of one AllReduce launch, as the dispatcher hands them to a kernel launcher.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "hpcolls/types.h"
+
+namespace hpcolls {
+
+struct AllreduceArgs {
+  const void* send;
+  void* recv;
+  size_t bytes;   // count * element size
+  bool vec_ok;    // both buffers 16-byte aligned: whole chunks move as one vector access
+  int blocks;     // grid size, small enough that all blocks are resident at once
+  int threads;
+  cudaStream_t stream;
+};
+
+// Scratch bytes one half needs for a message of `bytes` bytes on `nranks` ranks.
+inline size_t oneshot_half_bytes(size_t bytes, int nranks) {
+  const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
+  return size_t(nranks) * chunks * kLinesPerChunk * 16;
+}
+inline size_t twoshot_half_bytes(size_t bytes, int nranks) {
+  const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
+  const size_t part = (chunks + nranks - 1) / nranks;
+  return 2 * size_t(nranks) * part * kLinesPerChunk * 16;  // reduce-scatter + all-gather regions
+}
+
+// One launcher per algorithm, each dispatching on (dtype, op); defined in its kernel's file.
+cudaError_t launch_allreduce_oneshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a);
+cudaError_t launch_allreduce_twoshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a);
+
+}  // namespace hpcolls

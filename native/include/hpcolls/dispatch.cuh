@@ -1,0 +1,52 @@
+// Maps the run-time (DType, Op) pair to a kernel template instantiation, once for every
+// algorithm: each kernel file passes a generic lambda that launches its kernel for <T, OP>.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <type_traits>
+
+#include "hpcolls/reduce_ops.cuh"
+#include "hpcolls/types.h"
+
+namespace hpcolls {
+
+template <typename T> struct Unit { static constexpr size_t value = sizeof(T); };
+template <> struct Unit<cfloat> { static constexpr size_t value = 4; };
+template <> struct Unit<cdouble> { static constexpr size_t value = 8; };
+
+template <typename T, typename F>
+cudaError_t dispatch_op(Op op, F&& launch) {
+  auto one = [&](auto op_tag) -> cudaError_t {
+    constexpr Op kOp = decltype(op_tag)::value;
+    if constexpr (kSupported<T, kOp>) return launch(T{}, op_tag);
+    else return cudaErrorInvalidValue;
+  };
+  switch (op) {
+    case Op::Sum: return one(std::integral_constant<Op, Op::Sum>{});
+    case Op::Prod: return one(std::integral_constant<Op, Op::Prod>{});
+    case Op::Min: return one(std::integral_constant<Op, Op::Min>{});
+    case Op::Max: return one(std::integral_constant<Op, Op::Max>{});
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+// launch(T{}, std::integral_constant<Op, OP>{}) -> cudaError_t
+template <typename F>
+cudaError_t dispatch(DType t, Op op, F&& launch) {
+  switch (t) {
+    case DType::F16: return dispatch_op<__half>(op, launch);
+    case DType::BF16: return dispatch_op<__nv_bfloat16>(op, launch);
+    case DType::F32: return dispatch_op<float>(op, launch);
+    case DType::F64: return dispatch_op<double>(op, launch);
+    case DType::C64: return dispatch_op<cfloat>(op, launch);
+    case DType::C128: return dispatch_op<cdouble>(op, launch);
+    case DType::I32: return dispatch_op<int32_t>(op, launch);
+    case DType::I64: return dispatch_op<int64_t>(op, launch);
+    case DType::U32: return dispatch_op<uint32_t>(op, launch);
+    case DType::U64: return dispatch_op<uint64_t>(op, launch);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace hpcolls

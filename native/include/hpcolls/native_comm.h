@@ -1,0 +1,83 @@
+// The native half of an hpcolls communicator on one rank: scratch, device counters, the
+// host-mapped error record, selection between one-shot and two-shot, and the launch.
+// MPI stays in Python: the caller exchanges IPC handles and hands them to open_peers().
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hpcolls/peer_scratch.h"
+#include "hpcolls/types.h"
+
+namespace hpcolls {
+
+// Algorithm request: Auto lets the size table decide.
+enum class AlgoMode : int { Auto = -1, OneShot = 0, TwoShot = 1 };
+
+class NativeComm {
+ public:
+  NativeComm(int rank, int nranks, int device, size_t scratch_bytes, double timeout_s, int ranks_on_device);
+  ~NativeComm();
+
+  std::string export_handle() const { return scratch_->export_handle(); }
+  void open_peers(const std::vector<std::string>& handles);
+
+  void set_algo(AlgoMode mode) { mode_ = mode; }
+  void set_oneshot_max_bytes(size_t b) { oneshot_max_bytes_ = b; }
+  void set_twoshot_max_bytes(size_t b) { twoshot_max_bytes_ = b; }
+  void set_timeout(double seconds);
+
+  // Largest message (bytes) each algorithm can carry with this scratch and rank count.
+  size_t max_bytes(Algo algo) const;
+  // Which algorithm a call of `bytes` would use; -1 when the native path cannot carry it.
+  int select(size_t bytes) const;
+
+  // Launches on `stream`; returns the algorithm used, or -1 (nothing launched) when the message
+  // does not fit the native path and the caller must fall back. Throws on a broken communicator.
+  int allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op op, uintptr_t stream);
+
+  // Reachability check for real: an int64 SUM of every rank's `nonce` through the one-shot
+  // kernel on a private stream, waited for. Throws CollectiveTimeout if a peer's stores never land.
+  int64_t probe(int64_t nonce);
+  // Raises CollectiveTimeout if a kernel of this communicator gave up waiting for a peer.
+  void check();
+  // Waits for the communicator's last stream, then check().
+  void synchronize();
+  uint32_t host_epoch() const { return calls_; }
+  void release();
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  int device() const { return device_; }
+  size_t scratch_bytes() const { return scratch_->bytes(); }
+  void* scratch_base(int r) const { return scratch_->base(r); }
+  int max_blocks() const { return max_blocks_; }
+
+ private:
+  void order_after_last_stream(cudaStream_t s);
+  [[noreturn]] void raise_timeout();
+
+  int rank_, nranks_, device_;
+  std::unique_ptr<PeerScratch> scratch_;
+  DeviceCounters* counters_ = nullptr;
+  ErrorRecord* host_error_ = nullptr;        // host address
+  ErrorRecord* host_error_dev_ = nullptr;    // its device address
+  DevComm dev_{};
+  AlgoMode mode_ = AlgoMode::Auto;
+  size_t oneshot_max_bytes_ = 64 << 10;
+  size_t twoshot_max_bytes_ = SIZE_MAX;
+  int max_blocks_ = 1;
+  int threads_override_ = 0;  // HPCOLLS_THREADS_PER_BLOCK (tuning and debugging)
+  uint32_t calls_ = 0;          // calls launched from the host (graph replays are not counted)
+  bool broken_ = false;
+  std::string broken_why_;
+  bool peers_open_ = false;
+  cudaStream_t last_stream_ = nullptr;
+  bool have_last_stream_ = false;
+  cudaEvent_t order_event_ = nullptr;
+};
+
+}  // namespace hpcolls

@@ -1,0 +1,89 @@
+// Reduction operators per element type. Every rank applies them in rank order 0..N-1, so the
+// result is bitwise identical on all ranks and across repeated calls.
+//
+// Floating-point SUM/PROD use the explicitly rounded intrinsics so the compiler cannot contract
+// a complex product into FMAs: the result is the plain IEEE formula, reproducible on the CPU.
+// MIN/MAX propagate NaN (the first NaN in rank order wins) and keep the earlier rank's value on
+// ties such as -0.0 vs +0.0. Integer SUM/PROD wrap modulo 2^bits (computed unsigned: no UB).
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "hpcolls/types.h"
+
+namespace hpcolls {
+
+struct cfloat { float re, im; };
+struct cdouble { double re, im; };
+
+template <typename T> struct Arith;  // add / mul / lt / isnan for each real scalar type
+
+template <> struct Arith<float> {
+  __device__ static float add(float a, float b) { return __fadd_rn(a, b); }
+  __device__ static float mul(float a, float b) { return __fmul_rn(a, b); }
+  __device__ static float sub(float a, float b) { return __fsub_rn(a, b); }
+  __device__ static bool lt(float a, float b) { return a < b; }
+  __device__ static bool isnan(float a) { return a != a; }
+};
+template <> struct Arith<double> {
+  __device__ static double add(double a, double b) { return __dadd_rn(a, b); }
+  __device__ static double mul(double a, double b) { return __dmul_rn(a, b); }
+  __device__ static double sub(double a, double b) { return __dsub_rn(a, b); }
+  __device__ static bool lt(double a, double b) { return a < b; }
+  __device__ static bool isnan(double a) { return a != a; }
+};
+template <> struct Arith<__half> {
+  __device__ static __half add(__half a, __half b) { return __hadd(a, b); }
+  __device__ static __half mul(__half a, __half b) { return __hmul(a, b); }
+  __device__ static bool lt(__half a, __half b) { return __hlt(a, b); }
+  __device__ static bool isnan(__half a) { return __hisnan(a); }
+};
+template <> struct Arith<__nv_bfloat16> {
+  __device__ static __nv_bfloat16 add(__nv_bfloat16 a, __nv_bfloat16 b) { return __hadd(a, b); }
+  __device__ static __nv_bfloat16 mul(__nv_bfloat16 a, __nv_bfloat16 b) { return __hmul(a, b); }
+  __device__ static bool lt(__nv_bfloat16 a, __nv_bfloat16 b) { return __hlt(a, b); }
+  __device__ static bool isnan(__nv_bfloat16 a) { return __hisnan(a); }
+};
+
+template <typename U> struct IntArith {  // U: the unsigned type of the same width
+  template <typename T> __device__ static T add(T a, T b) { return T(U(a) + U(b)); }
+  template <typename T> __device__ static T mul(T a, T b) { return T(U(a) * U(b)); }
+  template <typename T> __device__ static bool lt(T a, T b) { return a < b; }
+  template <typename T> __device__ static bool isnan(T) { return false; }
+};
+template <> struct Arith<int32_t> : IntArith<uint32_t> {};
+template <> struct Arith<int64_t> : IntArith<uint64_t> {};
+template <> struct Arith<uint32_t> : IntArith<uint32_t> {};
+template <> struct Arith<uint64_t> : IntArith<uint64_t> {};
+
+template <typename T, Op OP> struct Reduce {
+  using A = Arith<T>;
+  __device__ static T apply(T a, T b) {
+    if constexpr (OP == Op::Sum) return A::add(a, b);
+    if constexpr (OP == Op::Prod) return A::mul(a, b);
+    if constexpr (OP == Op::Min) return A::isnan(a) ? a : (A::isnan(b) || A::lt(b, a)) ? b : a;
+    if constexpr (OP == Op::Max) return A::isnan(a) ? a : (A::isnan(b) || A::lt(a, b)) ? b : a;
+  }
+};
+
+// Complex: SUM and PROD only (the host rejects MIN/MAX on complex with a clear error).
+template <typename C, typename R, Op OP> struct ComplexReduce {
+  using A = Arith<R>;
+  __device__ static C apply(C a, C b) {
+    static_assert(OP == Op::Sum || OP == Op::Prod, "complex MIN/MAX is not defined");
+    if constexpr (OP == Op::Sum) return C{A::add(a.re, b.re), A::add(a.im, b.im)};
+    // (ar*br - ai*bi) + (ar*bi + ai*br) i, each product rounded once: the textbook formula.
+    return C{A::sub(A::mul(a.re, b.re), A::mul(a.im, b.im)),
+             A::add(A::mul(a.re, b.im), A::mul(a.im, b.re))};
+  }
+};
+template <Op OP> struct Reduce<cfloat, OP> : ComplexReduce<cfloat, float, OP> {};
+template <Op OP> struct Reduce<cdouble, OP> : ComplexReduce<cdouble, double, OP> {};
+
+// Which (type, op) pairs exist: the dispatcher instantiates only these.
+template <typename T, Op OP> constexpr bool kSupported =
+    !((std::is_same_v<T, cfloat> || std::is_same_v<T, cdouble>) && (OP == Op::Min || OP == Op::Max));
+
+}  // namespace hpcolls

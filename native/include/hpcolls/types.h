@@ -1,0 +1,74 @@
+// Types shared by host and device code: element types, reduction operators, collectives, and the
+// per-communicator state a kernel receives by value.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace hpcolls {
+
+// Element types, numbered as the Python layer names them (hpcolls/dtypes.py keeps the same order).
+enum class DType : int { F16, BF16, F32, F64, C64, C128, I32, I64, U32, U64, kCount };
+enum class Op : int { Sum, Prod, Min, Max, kCount };
+enum class Algo : int { OneShot, TwoShot, kCount };
+
+// Ranks a single-node communicator may have on the native path (peer pointers travel by value).
+constexpr int kMaxRanks = 32;
+// Every LL line carries 8 payload bytes in 16; a thread moves one 16-byte payload chunk = 2 lines.
+constexpr size_t kChunkBytes = 16;
+constexpr size_t kLinesPerChunk = 2;
+
+// Written by a kernel that gave up waiting, into host-mapped memory the host reads without a
+// device synchronization. `code` is written last (after a system fence), so a non-zero code
+// means the other fields are complete.
+struct ErrorRecord {
+  int code;        // 0: none, 1: time-out
+  int rank;        // the rank that timed out
+  int peer;        // the peer it was waiting for
+  int algo;        // Algo of the call
+  uint32_t epoch;  // the call's epoch (1 = first call on the communicator)
+  uint32_t pad;
+};
+
+// Device-resident counters of one communicator on one rank. The epoch is advanced by the
+// kernel itself (by the last block to finish), so a captured CUDA graph replays correctly.
+struct DeviceCounters {
+  uint32_t epoch;        // calls completed on this communicator
+  uint32_t blocks_done;  // blocks of the running call that have finished
+  int error;             // non-zero once any call timed out: later calls exit at once
+  int pad;
+};
+
+// Everything a collective kernel needs, passed by value.
+struct DevComm {
+  // Base of each rank's LL scratch (both halves) as mapped in this process; [rank] is our own.
+  void* scratch[kMaxRanks];
+  DeviceCounters* counters;
+  ErrorRecord* host_error;  // device pointer of host-mapped memory
+  uint64_t half_bytes;      // bytes of one half (double buffering by epoch parity)
+  uint64_t timeout_ns;
+  int rank;
+  int nranks;
+};
+
+inline size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::F16: case DType::BF16: return 2;
+    case DType::F32: case DType::I32: case DType::U32: return 4;
+    case DType::F64: case DType::I64: case DType::U64: case DType::C64: return 8;
+    case DType::C128: return 16;
+    default: return 0;
+  }
+}
+
+// Alignment a buffer of this type is guaranteed to have (that of its scalar component).
+inline size_t dtype_alignment(DType t) {
+  switch (t) {
+    case DType::C64: return 4;
+    case DType::C128: return 8;
+    default: return dtype_size(t);
+  }
+}
+
+inline bool dtype_is_complex(DType t) { return t == DType::C64 || t == DType::C128; }
+
+}  // namespace hpcolls

@@ -1,0 +1,60 @@
+// One-shot LL AllReduce: every rank pushes its whole input, read straight from the user's send
+// buffer, into slot `rank` of every peer's scratch, then reduces the N slots in rank order into
+// the user's receive buffer. One remote-store latency; no barrier before or after.
+//
+// The same thread handles chunk i in both phases, so an in-place call reads chunk i (to push it)
+// before it overwrites it.
+#include "hpcolls/call_state.cuh"
+#include "hpcolls/collective_args.h"
+#include "hpcolls/dispatch.cuh"
+#include "hpcolls/payload.cuh"
+
+namespace hpcolls {
+namespace {
+
+template <typename T, Op OP>
+__global__ void allreduce_oneshot(DevComm c, const char* send, char* recv, size_t bytes, bool vec_ok) {
+  constexpr size_t kUnit = Unit<T>::value;
+  CallState call(c, Algo::OneShot);
+  const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
+  const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  const size_t slot_lines = chunks * kLinesPerChunk;
+
+  if (!call.broken()) {
+    for (size_t i = first; i < chunks; i += stride) {
+      const uint4 mine = load_chunk<kUnit>(send, i, bytes, vec_ok);
+      for (int k = 1; k < c.nranks; ++k) {
+        const int peer = (c.rank + k) % c.nranks;  // staggered, so ranks do not all hit rank 0 first
+        ll_store_chunk(call.half(peer) + c.rank * slot_lines + i * kLinesPerChunk, mine, call.flag());
+      }
+    }
+    const uint4* own = call.half(c.rank);
+    for (size_t i = first; i < chunks; i += stride) {
+      const uint4 mine = load_chunk<kUnit>(send, i, bytes, vec_ok);
+      uint4 acc = mine;
+      bool ok = true;
+      for (int q = 0; q < c.nranks && ok; ++q) {
+        uint4 v = mine;
+        if (q != c.rank) ok = call.receive_chunk(own + q * slot_lines + i * kLinesPerChunk, q, v);
+        acc = q == 0 ? v : reduce_chunk<T, Reduce<T, OP>>(acc, v);
+      }
+      if (!ok) break;
+      store_chunk<kUnit>(recv, i, bytes, vec_ok, acc);
+    }
+  }
+  call.finish();
+}
+
+}  // namespace
+
+cudaError_t launch_allreduce_oneshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a) {
+  return dispatch(t, op, [&](auto type_tag, auto op_tag) {
+    using T = decltype(type_tag);
+    allreduce_oneshot<T, decltype(op_tag)::value><<<a.blocks, a.threads, 0, a.stream>>>(
+        c, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.bytes, a.vec_ok);
+    return cudaGetLastError();
+  });
+}
+
+}  // namespace hpcolls

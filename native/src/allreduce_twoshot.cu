@@ -1,0 +1,84 @@
+// Two-shot LL AllReduce: reduce-scatter, then all-gather, both barrier-free.
+//
+// The message's 16-byte chunks are split into N contiguous parts; rank j owns part j. Phase 1
+// pushes every chunk of part j (j != rank) into slot `rank` of rank j's reduce-scatter region.
+// Phase 2 reduces our own part over the N slots in rank order, writes it to the receive buffer
+// and pushes it into slot `rank` of every peer's all-gather region. Phase 3 copies the other
+// parts out of our all-gather region. Each part is reduced once, by its owner, in rank order,
+// so every rank receives bitwise-identical results.
+//
+// In place: our own part is read and written only in phase 2, by the same thread. Chunk i of a
+// peer's part is read in phase 1 and written in phase 3 only after its owner's reduced value
+// arrived, which the owner could send only after receiving our phase-1 push of chunk i.
+#include "hpcolls/call_state.cuh"
+#include "hpcolls/collective_args.h"
+#include "hpcolls/dispatch.cuh"
+#include "hpcolls/payload.cuh"
+
+namespace hpcolls {
+namespace {
+
+template <typename T, Op OP>
+__global__ void allreduce_twoshot(DevComm c, const char* send, char* recv, size_t bytes, bool vec_ok) {
+  constexpr size_t kUnit = Unit<T>::value;
+  CallState call(c, Algo::TwoShot);
+  const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
+  const size_t part = (chunks + c.nranks - 1) / c.nranks;
+  const size_t slot_lines = part * kLinesPerChunk;
+  const size_t gather_base = size_t(c.nranks) * slot_lines;  // all-gather region after reduce-scatter's
+  const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  const size_t own_begin = c.rank * part;
+  const size_t own_end = min(chunks, own_begin + part);
+  const uint4* own = call.half(c.rank);
+  bool ok = !call.broken();
+
+  // Phase 1: reduce-scatter sends.
+  for (size_t i = first; ok && i < chunks; i += stride) {
+    const size_t owner = i / part;
+    if (owner == size_t(c.rank)) continue;
+    const uint4 v = load_chunk<kUnit>(send, i, bytes, vec_ok);
+    ll_store_chunk(call.half(owner) + c.rank * slot_lines + (i - owner * part) * kLinesPerChunk, v,
+                   call.flag());
+  }
+  // Phase 2: reduce our own part in rank order, keep it, and send it to every peer.
+  for (size_t i = own_begin + first; ok && i < own_end; i += stride) {
+    const size_t line = (i - own_begin) * kLinesPerChunk;
+    const uint4 mine = load_chunk<kUnit>(send, i, bytes, vec_ok);
+    uint4 acc = mine;
+    for (int q = 0; q < c.nranks && ok; ++q) {
+      uint4 v = mine;
+      if (q != c.rank) ok = call.receive_chunk(own + q * slot_lines + line, q, v);
+      acc = q == 0 ? v : reduce_chunk<T, Reduce<T, OP>>(acc, v);
+    }
+    if (!ok) break;
+    store_chunk<kUnit>(recv, i, bytes, vec_ok, acc);
+    for (int k = 1; k < c.nranks; ++k) {
+      const int peer = (c.rank + k) % c.nranks;
+      ll_store_chunk(call.half(peer) + gather_base + c.rank * slot_lines + line, acc, call.flag());
+    }
+  }
+  // Phase 3: all-gather receives.
+  for (size_t i = first; ok && i < chunks; i += stride) {
+    const size_t owner = i / part;
+    if (owner == size_t(c.rank)) continue;
+    uint4 v;
+    ok = call.receive_chunk(own + gather_base + owner * slot_lines + (i - owner * part) * kLinesPerChunk,
+                            int(owner), v);
+    if (ok) store_chunk<kUnit>(recv, i, bytes, vec_ok, v);
+  }
+  call.finish();
+}
+
+}  // namespace
+
+cudaError_t launch_allreduce_twoshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a) {
+  return dispatch(t, op, [&](auto type_tag, auto op_tag) {
+    using T = decltype(type_tag);
+    allreduce_twoshot<T, decltype(op_tag)::value><<<a.blocks, a.threads, 0, a.stream>>>(
+        c, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.bytes, a.vec_ok);
+    return cudaGetLastError();
+  });
+}
+
+}  // namespace hpcolls

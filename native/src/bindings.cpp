@@ -1,0 +1,126 @@
+// Python bindings: hpcolls._native. One call per collective; arguments are plain integers so
+// the conversion cost stays small (the Python layer has already resolved buffers and types).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "hpcolls/errors.h"
+#include "hpcolls/native_comm.h"
+#include "hpcolls/runtime_info.h"
+
+namespace py = pybind11;
+using namespace hpcolls;
+
+#ifndef HPCOLLS_VERSION
+#define HPCOLLS_VERSION "0.1.0"
+#endif
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() = "hpcolls native CUDA collectives (statically linked CUDA runtime)";
+  py::register_exception<NoDeviceError>(m, "NoDeviceError", PyExc_RuntimeError);
+  py::register_exception<CudaError>(m, "CudaError", PyExc_RuntimeError);
+  py::register_exception<CollectiveTimeout>(m, "CollectiveTimeout", PyExc_RuntimeError);
+  py::register_exception<CommunicatorBroken>(m, "CommunicatorBroken", PyExc_RuntimeError);
+
+  m.attr("CUDART_VERSION_BUILT") = CUDART_VERSION;
+  m.attr("MAX_RANKS") = kMaxRanks;
+  m.def("device_count", &device_count, "CUDA devices visible (0 without driver or device; never raises)");
+  m.def("no_device_reason", &no_device_reason);
+  m.def("require_device", &require_device);
+  m.def("runtime_version", &runtime_version);
+  m.def("driver_version", &driver_version);
+  m.def("device_info", [](int d) {
+    const DeviceInfo i = device_info(d);
+    py::dict r;
+    r["index"] = i.index;
+    r["name"] = i.name;
+    r["pci_bus_id"] = i.pci_bus_id;
+    r["uuid"] = i.uuid;
+    r["sm_count"] = i.sm_count;
+    r["total_memory"] = i.total_memory;
+    r["compute_capability"] = py::make_tuple(i.cc_major, i.cc_minor);
+    return r;
+  });
+
+  // Synchronous copy between any two addresses (host or device) ordered on `stream`: the MPI
+  // fallback stages device buffers through host memory with it when MPI is not CUDA-aware.
+  m.def(
+      "memcpy",
+      [](uintptr_t dst, uintptr_t src, size_t bytes, uintptr_t stream) {
+        auto s = reinterpret_cast<cudaStream_t>(stream);
+        cuda_check(cudaMemcpyAsync(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes,
+                                   cudaMemcpyDefault, s),
+                   "cudaMemcpyAsync");
+        cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+      },
+      py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "stream_synchronize",
+      [](uintptr_t stream) { cuda_check(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream)), "cudaStreamSynchronize"); },
+      py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "device_synchronize", [] { cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); },
+      py::call_guard<py::gil_scoped_release>());
+  // The driver context this module's runtime uses, as an integer (to compare with cupy's).
+  m.def("current_context", [] {
+    cudaStream_t s = nullptr;
+    (void)s;
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 4000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return uintptr_t(0);
+    void* ctx = nullptr;
+    reinterpret_cast<int (*)(void**)>(fn)(&ctx);
+    return reinterpret_cast<uintptr_t>(ctx);
+  });
+  // Where a pointer lives: (is_device_memory, device ordinal or -1).
+  m.def("pointer_device", [](uintptr_t p) -> py::tuple {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, reinterpret_cast<const void*>(p)) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return py::make_tuple(false, -1);
+    }
+    const bool dev = a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+    return py::make_tuple(dev, dev ? a.device : -1);
+  });
+
+  py::class_<NativeComm>(m, "NativeComm")
+      .def(py::init<int, int, int, size_t, double, int>(), py::arg("rank"), py::arg("nranks"),
+           py::arg("device"), py::arg("scratch_bytes"), py::arg("timeout_s"), py::arg("ranks_on_device"))
+      .def("export_handle", [](const NativeComm& c) { return py::bytes(c.export_handle()); })
+      .def("open_peers", [](NativeComm& c, const std::vector<py::bytes>& hs) {
+        std::vector<std::string> v(hs.begin(), hs.end());
+        c.open_peers(v);
+      })
+      .def("set_algo", [](NativeComm& c, int mode) { c.set_algo(static_cast<AlgoMode>(mode)); })
+      .def("set_oneshot_max_bytes", &NativeComm::set_oneshot_max_bytes)
+      .def("set_twoshot_max_bytes", &NativeComm::set_twoshot_max_bytes)
+      .def("set_timeout", &NativeComm::set_timeout)
+      .def("max_bytes", [](const NativeComm& c, int algo) { return c.max_bytes(static_cast<Algo>(algo)); })
+      .def("select", &NativeComm::select)
+      .def("allreduce",
+           [](NativeComm& c, uintptr_t send, uintptr_t recv, size_t count, int dtype, int op, uintptr_t stream) {
+             return c.allreduce(send, recv, count, static_cast<DType>(dtype), static_cast<Op>(op), stream);
+           })
+      .def("probe", &NativeComm::probe, py::call_guard<py::gil_scoped_release>())
+      // Debugging aids: read / write 8 bytes of any rank's scratch through this rank's mapping.
+      .def("debug_peek",
+           [](NativeComm& c, int r, size_t off) {
+             uint64_t v = 0;
+             cuda_check(cudaMemcpy(&v, static_cast<char*>(c.scratch_base(r)) + off, 8, cudaMemcpyDefault), "peek");
+             return v;
+           })
+      .def("debug_poke",
+           [](NativeComm& c, int r, size_t off, uint64_t v) {
+             cuda_check(cudaMemcpy(static_cast<char*>(c.scratch_base(r)) + off, &v, 8, cudaMemcpyDefault), "poke");
+           })
+      .def("check", &NativeComm::check)
+      .def("synchronize", &NativeComm::synchronize, py::call_guard<py::gil_scoped_release>())
+      .def("release", &NativeComm::release)
+      .def_property_readonly("host_epoch", &NativeComm::host_epoch)
+      .def_property_readonly("rank", &NativeComm::rank)
+      .def_property_readonly("nranks", &NativeComm::nranks)
+      .def_property_readonly("device", &NativeComm::device)
+      .def_property_readonly("scratch_bytes", &NativeComm::scratch_bytes)
+      .def_property_readonly("max_blocks", &NativeComm::max_blocks);
+}

@@ -1,0 +1,207 @@
+#include "hpcolls/native_comm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "hpcolls/collective_args.h"
+#include "hpcolls/errors.h"
+#include "hpcolls/runtime_info.h"
+
+namespace hpcolls {
+
+namespace {
+const char* algo_name(int a) { return a == int(Algo::OneShot) ? "one-shot" : "two-shot"; }
+}  // namespace
+
+NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, double timeout_s,
+                       int ranks_on_device)
+    : rank_(rank), nranks_(nranks), device_(device) {
+  require_device();
+  if (nranks < 1 || nranks > kMaxRanks)
+    throw std::invalid_argument("hpcolls: the native path supports 1.." + std::to_string(kMaxRanks) +
+                                " ranks, not " + std::to_string(nranks));
+  if (rank < 0 || rank >= nranks) throw std::invalid_argument("hpcolls: rank out of range");
+  // Two halves, each a multiple of one LL chunk's lines.
+  scratch_bytes = std::max<size_t>(scratch_bytes, 4096) / 64 * 64;
+  scratch_ = std::make_unique<PeerScratch>(device, scratch_bytes);
+  cuda_check(cudaMalloc(&counters_, sizeof(DeviceCounters)), "cudaMalloc(counters)");
+  cuda_check(cudaMemset(counters_, 0, sizeof(DeviceCounters)), "cudaMemset(counters)");
+  cuda_check(cudaHostAlloc(&host_error_, sizeof(ErrorRecord), cudaHostAllocMapped), "cudaHostAlloc(error record)");
+  *host_error_ = ErrorRecord{};
+  cuda_check(cudaHostGetDevicePointer(&host_error_dev_, host_error_, 0), "cudaHostGetDevicePointer");
+  cuda_check(cudaEventCreateWithFlags(&order_event_, cudaEventDisableTiming), "cudaEventCreate");
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(init)");
+
+  int sms = 0;
+  cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  // Blocks of a call wait on each other's peers, so all must be resident at once, also when
+  // several ranks share the GPU (MPS): give each rank its share of the SMs.
+  max_blocks_ = std::max(1, std::min(64, sms / std::max(1, ranks_on_device)));
+
+  dev_.counters = counters_;
+  dev_.host_error = host_error_dev_;
+  dev_.half_bytes = scratch_bytes / 2;
+  dev_.rank = rank;
+  dev_.nranks = nranks;
+  set_timeout(timeout_s);
+  if (const char* t = std::getenv("HPCOLLS_THREADS_PER_BLOCK")) threads_override_ = std::atoi(t);
+}
+
+NativeComm::~NativeComm() { release(); }
+
+void NativeComm::set_timeout(double seconds) {
+  if (!(seconds > 0)) throw std::invalid_argument("hpcolls: the time-out must be positive seconds");
+  dev_.timeout_ns = uint64_t(seconds * 1e9);
+}
+
+void NativeComm::open_peers(const std::vector<std::string>& handles) {
+  if (int(handles.size()) != nranks_) throw std::invalid_argument("hpcolls: one IPC handle per rank expected");
+  scratch_->open_peers(handles, rank_);
+  for (int r = 0; r < nranks_; ++r) dev_.scratch[r] = scratch_->base(r);
+  peers_open_ = true;
+}
+
+size_t NativeComm::max_bytes(Algo algo) const {
+  // Inverse of {oneshot,twoshot}_half_bytes, rounded down to whole chunks.
+  const size_t half = dev_.half_bytes;
+  const size_t line_bytes = kLinesPerChunk * 16;
+  if (algo == Algo::OneShot) return half / (size_t(nranks_) * line_bytes) * kChunkBytes;
+  return half / (2 * size_t(nranks_) * line_bytes) * size_t(nranks_) * kChunkBytes;
+}
+
+int NativeComm::select(size_t bytes) const {
+  const bool fits1 = oneshot_half_bytes(bytes, nranks_) <= dev_.half_bytes;
+  const bool fits2 = twoshot_half_bytes(bytes, nranks_) <= dev_.half_bytes;
+  switch (mode_) {
+    case AlgoMode::OneShot: return fits1 ? int(Algo::OneShot) : -1;
+    case AlgoMode::TwoShot: return fits2 ? int(Algo::TwoShot) : -1;
+    default:
+      if (fits1 && (bytes <= oneshot_max_bytes_ || nranks_ == 1)) return int(Algo::OneShot);
+      if (fits2 && bytes <= twoshot_max_bytes_) return int(Algo::TwoShot);
+      return -1;
+  }
+}
+
+void NativeComm::order_after_last_stream(cudaStream_t s) {
+  // Calls on one communicator share scratch and epoch, so they must run in call order even when
+  // the caller switches streams: make the new stream wait for the last one (no host wait).
+  // While either stream is being captured into a CUDA graph, the graph's own dependencies rule.
+  if (have_last_stream_ && s != last_stream_) {
+    cudaStreamCaptureStatus a = cudaStreamCaptureStatusNone, b = cudaStreamCaptureStatusNone;
+    cuda_check(cudaStreamIsCapturing(s, &a), "cudaStreamIsCapturing");
+    cuda_check(cudaStreamIsCapturing(last_stream_, &b), "cudaStreamIsCapturing");
+    if (a == cudaStreamCaptureStatusNone && b == cudaStreamCaptureStatusNone) {
+      cuda_check(cudaEventRecord(order_event_, last_stream_), "cudaEventRecord");
+      cuda_check(cudaStreamWaitEvent(s, order_event_, 0), "cudaStreamWaitEvent");
+    }
+  }
+  last_stream_ = s;
+  have_last_stream_ = true;
+}
+
+int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op op, uintptr_t stream) {
+  if (broken_) throw CommunicatorBroken("hpcolls: communicator is broken (" + broken_why_ + "); create a new one");
+  if (host_error_->code != 0) raise_timeout();
+  if (!peers_open_) throw std::logic_error("hpcolls: open_peers() was not called");
+  const size_t esize = dtype_size(t);
+  if (esize == 0) throw std::invalid_argument("hpcolls: unknown dtype code");
+  if (dtype_is_complex(t) && (op == Op::Min || op == Op::Max))
+    throw std::invalid_argument("hpcolls: MIN/MAX are not defined for complex numbers");
+  const size_t bytes = count * esize;
+  if (bytes == 0) return int(mode_ == AlgoMode::TwoShot ? Algo::TwoShot : Algo::OneShot);
+  const int algo = select(bytes);
+  if (algo < 0) return -1;
+  const size_t align = dtype_alignment(t);
+  if (send % align || recv % align)
+    throw std::invalid_argument("hpcolls: buffer address not aligned to its element type");
+  if (calls_ == UINT32_MAX - 1)
+    throw CommunicatorBroken("hpcolls: this communicator used all 2^32-2 epochs of its LL flags; Dup() a new one");
+
+  AllreduceArgs a;
+  a.send = reinterpret_cast<const void*>(send);
+  a.recv = reinterpret_cast<void*>(recv);
+  a.bytes = bytes;
+  a.vec_ok = (send % 16 == 0) && (recv % 16 == 0);
+  const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
+  a.threads = chunks >= 256 ? 256 : int((chunks + 31) / 32 * 32);
+  if (threads_override_ > 0) a.threads = threads_override_;
+  a.blocks = int(std::min<size_t>(max_blocks_, (chunks + a.threads - 1) / a.threads));
+  a.stream = reinterpret_cast<cudaStream_t>(stream);
+
+  int cur = -1;
+  if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");
+  order_after_last_stream(a.stream);
+  const cudaError_t err = algo == int(Algo::OneShot) ? launch_allreduce_oneshot(dev_, t, op, a)
+                                                      : launch_allreduce_twoshot(dev_, t, op, a);
+  cuda_check(err, algo == int(Algo::OneShot) ? "launch(allreduce one-shot)" : "launch(allreduce two-shot)");
+  ++calls_;
+  return algo;
+}
+
+int64_t NativeComm::probe(int64_t nonce) {
+  cuda_check(cudaSetDevice(device_), "cudaSetDevice");
+  int64_t* buf = nullptr;
+  cudaStream_t s = nullptr;
+  cuda_check(cudaMalloc(&buf, sizeof(int64_t)), "cudaMalloc(probe)");
+  int64_t result = 0;
+  try {
+    cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate(probe)");
+    cuda_check(cudaMemcpy(buf, &nonce, sizeof(nonce), cudaMemcpyHostToDevice), "cudaMemcpy(probe)");
+    const AlgoMode saved = mode_;
+    mode_ = AlgoMode::OneShot;
+    allreduce(uintptr_t(buf), uintptr_t(buf), 1, DType::I64, Op::Sum, uintptr_t(s));
+    mode_ = saved;
+    synchronize();
+    cuda_check(cudaMemcpy(&result, buf, sizeof(result), cudaMemcpyDeviceToHost), "cudaMemcpy(probe)");
+    have_last_stream_ = false;  // the private stream dies here; later calls order on their own
+  } catch (...) {
+    if (s) (void)cudaStreamDestroy(s);
+    (void)cudaFree(buf);
+    throw;
+  }
+  (void)cudaStreamDestroy(s);
+  (void)cudaFree(buf);
+  return result;
+}
+
+void NativeComm::check() {
+  if (host_error_ != nullptr && host_error_->code != 0 && !broken_) raise_timeout();
+}
+
+void NativeComm::synchronize() {
+  if (have_last_stream_) cuda_check(cudaStreamSynchronize(last_stream_), "cudaStreamSynchronize");
+  check();
+}
+
+void NativeComm::raise_timeout() {
+  const volatile ErrorRecord* r = host_error_;
+  const std::string why = "rank " + std::to_string(r->rank) + " timed out after " +
+                          std::to_string(double(dev_.timeout_ns) / 1e9) + " s waiting for peer " +
+                          std::to_string(r->peer) + " in allreduce (" + algo_name(r->algo) +
+                          "), epoch " + std::to_string(r->epoch) +
+                          ": a rank skipped or reordered a collective, or died";
+  broken_ = true;
+  broken_why_ = why;
+  throw CollectiveTimeout("hpcolls: " + why + "; the communicator is now broken (HPCOLLS_TIMEOUT sets the limit)");
+}
+
+void NativeComm::release() {
+  if (scratch_) {
+    if (have_last_stream_) (void)cudaStreamSynchronize(last_stream_);
+    scratch_->release();
+    scratch_.reset();
+  }
+  if (counters_) (void)cudaFree(counters_);
+  if (host_error_) (void)cudaFreeHost(host_error_);
+  if (order_event_) (void)cudaEventDestroy(order_event_);
+  (void)cudaGetLastError();
+  counters_ = nullptr;
+  host_error_ = nullptr;
+  order_event_ = nullptr;
+  peers_open_ = false;
+  broken_ = true;
+  broken_why_ = "it was freed";
+}
+
+}  // namespace hpcolls
