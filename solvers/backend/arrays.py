@@ -1,0 +1,77 @@
+"""The array backend: numpy on CPU, cupy on GPU, passed around as an ``xp`` module.
+
+cupy is imported only when a GPU run asks for it, so the CPU path (and its tests) never need
+it installed. Small dense kernels the stages share (triangular solves, the Cholesky of one
+diagonal block) live here so that the numpy/cupy difference is handled in one place.
+"""
+import numpy as np
+import scipy.linalg
+
+CUPY_HINT = "install hpcolls[cu13] (cupy-cuda13x)"
+
+
+def get_cupy():
+    """Import cupy, or fail with the install hint instead of a bare ModuleNotFoundError."""
+    try:
+        import cupy
+    except ImportError as exc:
+        raise ImportError(f"the GPU path needs cupy: {CUPY_HINT} ({exc})") from exc
+    return cupy
+
+
+def is_cupy_array(x):
+    # Looks at the type's module so that a numpy-only process never imports cupy.
+    return type(x).__module__.split(".")[0] in ("cupy", "cupyx")
+
+
+def array_module(x):
+    """numpy or cupy, whichever ``x`` belongs to."""
+    return get_cupy() if is_cupy_array(x) else np
+
+
+def module_for_device(device):
+    """'cpu' → numpy, 'gpu' → cupy."""
+    if device == "cpu":
+        return np
+    if device == "gpu":
+        return get_cupy()
+    raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}")
+
+
+def is_numpy(xp):
+    return xp is np
+
+
+def to_host(x):
+    """A numpy view/copy of x (no-op for numpy arrays)."""
+    return x.get() if is_cupy_array(x) else np.asarray(x)
+
+
+def synchronize(xp):
+    """Wait for queued device work, so that wall-clock stage timings mean something."""
+    if not is_numpy(xp):
+        xp.cuda.get_current_stream().synchronize()
+
+
+def solve_triangular(xp, t, b, lower, trans=False):
+    """op(t) x = b for a small dense triangular t (only its ``lower``/upper triangle is read)."""
+    if is_numpy(xp):
+        return scipy.linalg.solve_triangular(t, b, lower=lower, trans=1 if trans else 0,
+                                             check_finite=False)
+    from cupyx.scipy.linalg import solve_triangular as cupy_solve_triangular
+    return cupy_solve_triangular(t, b, lower=lower, trans=1 if trans else 0)
+
+
+def cholesky_lower(xp, block):
+    """Lower Cholesky factor of one small SPD block and LAPACK's info (0 or failing minor order).
+
+    Runs LAPACK potrf on the host even for cupy input: the block is nb × nb, and potrf's info
+    (which leading minor failed) is what the user-facing error has to name; cupy's cholesky
+    does not report it.
+    """
+    host = np.array(to_host(block), order="F")
+    potrf = scipy.linalg.lapack.get_lapack_funcs("potrf", (host,))
+    factor, info = potrf(host, lower=1, clean=1, overwrite_a=1)
+    if info < 0:
+        raise RuntimeError(f"potrf rejected argument {-info}")
+    return xp.asarray(factor), int(info)

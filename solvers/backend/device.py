@@ -1,0 +1,59 @@
+"""Which device a run uses and which GPU each rank binds to.
+
+Both questions are delegated to hpcolls when it is importable (it knows launchers, MPS and
+device counts). On a machine without hpcolls built, that is treated as "no GPU" rather than an
+error, so the CPU path always works.
+"""
+import os
+
+
+def gpu_available():
+    """(available, reason) — True only when hpcolls imports and reports a usable GPU."""
+    try:
+        import hpcolls
+    except ImportError as exc:
+        return False, f"hpcolls not importable ({exc})"
+    probe = getattr(hpcolls, "gpu_available", None)
+    if probe is None:
+        return False, "hpcolls has no gpu_available()"
+    try:
+        ok = bool(probe())
+    except Exception as exc:  # a broken driver must not stop a CPU run
+        return False, f"hpcolls.gpu_available() failed ({exc})"
+    return ok, "hpcolls.gpu_available() is True" if ok else "hpcolls.gpu_available() is False"
+
+
+def resolve_device(requested):
+    """'auto' | 'cpu' | 'gpu' → ('cpu' | 'gpu', reason)."""
+    if requested == "cpu":
+        return "cpu", "requested"
+    if requested == "gpu":
+        return "gpu", "requested"
+    if requested != "auto":
+        raise ValueError(f"device must be auto, cpu or gpu, got {requested!r}")
+    ok, why = gpu_available()
+    return ("gpu" if ok else "cpu"), f"auto: {why}"
+
+
+def select_device(comm):
+    """Bind this rank to a GPU; returns the device id.
+
+    hpcolls.binding.select_device refuses silent oversubscription without MPS; without
+    hpcolls the classic local_rank % ndev rule is used.
+    """
+    try:
+        from hpcolls import binding
+    except ImportError:
+        binding = None
+    if binding is not None and hasattr(binding, "select_device"):
+        dev = binding.select_device(comm)
+        return int(getattr(dev, "id", dev))
+    from .arrays import get_cupy
+    cupy = get_cupy()
+    local_rank = int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK",
+                                    os.environ.get("SLURM_LOCALID", comm.Get_rank())))
+    ndev = cupy.cuda.runtime.getDeviceCount()
+    if ndev < 1:
+        raise RuntimeError("no CUDA GPU visible")
+    cupy.cuda.Device(local_rank % ndev).use()
+    return local_rank % ndev

@@ -1,0 +1,29 @@
+"""ormtr: back-transformation Z ← Q Z with the Q of sytrd (Q = H₀ H₁ ⋯ H_{n-2}).
+
+Blocked with the compact WY form: each panel's reflectors are applied at once as
+I - V T Vᵀ, last panel first. V is replicated per panel (one column-Allreduce + row-Bcast), then
+Vᵀ Z needs one Allreduce over each grid column (nb × local columns), and the update is local.
+"""
+from .dist.panels import block_span, replicate_block_col
+from .householder import larft
+
+
+def ormtr(c, tau, z, coll):
+    """Apply Q (reflectors stored by sytrd in ``c``, factors ``tau``) to DistMatrix ``z`` in place."""
+    n = c.shape[0]
+    xp, nb = z.xp, c.nb
+    if z.shape[0] != n or z.nb != nb:
+        raise ValueError(f"ormtr: Q is {n}x{n} (nb {nb}) but Z is {z.shape} (nb {z.nb})")
+    rows, _ = z.device_index()
+    for k in range((n + nb - 1) // nb - 1, -1, -1):
+        j0, j1 = block_span(k, nb, n)
+        if j0 + 1 >= n:          # a last panel holding only column n-1 has no reflector
+            continue
+        v = replicate_block_col(c, k, j0 + 1, coll)     # rows j0+1:n
+        t = larft(xp, v, tau[j0:j1])
+        lr = z.first_local_row(j0 + 1)
+        v_local = v[rows[lr:] - (j0 + 1)]
+        vtz = xp.ascontiguousarray(v_local.T @ z.local[lr:])
+        coll.allreduce(vtz, scope="col")
+        z.local[lr:] -= v_local @ (t @ vtz)
+    return z

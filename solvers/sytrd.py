@@ -1,0 +1,95 @@
+"""sytrd: distributed Householder tridiagonalization  Qᵀ C Q = T  (lower storage).
+
+Blocked as in LAPACK's latrd: the panel of nb columns is reduced one column at a time against
+the trailing matrix *as it was at the start of the panel*, the effect of the panel's earlier
+reflectors being carried by two tall matrices V, W (C ← C - V Wᵀ - W Vᵀ is applied to the
+trailing matrix only once per panel, as a local rank-2nb update with no communication).
+
+Distribution: V, W, the panel and the current column are replicated on every rank (they are
+n × nb at most), so forming the column, generating the reflector and the V/W corrections are
+local. The only communication per column is ONE Allreduce of the partial products C₂₂ v (length
+n - j - 1): this is the latency-bound small collective the project is about. Panels themselves
+cost one column-Allreduce + one row-Bcast each.
+
+The per-column work is the single function ``_column_step`` so that it can later be replaced by
+a native loop or captured into a CUDA graph; the host time it costs per column is recorded in
+the stage notes as ``host_us_per_column``.
+
+Output: d (n), e (n-1), tau (n; tau[n-1] = 0), replicated; the Householder vectors are stored
+in the panel columns of C (column j holds v_j in rows j+1:, with its unit leading entry stored
+explicitly, and zeros in rows j0..j of its panel) — ormtr reads them from there.
+"""
+import time
+
+from .dist.panels import block_span, replicate_block_col
+from .householder import quiet_division, larfg
+
+
+def sytrd(c, coll):
+    """Tridiagonalize the full symmetric DistMatrix ``c`` in place; returns (d, e, tau)."""
+    n = c.shape[0]
+    xp, nb, dtype = c.xp, c.nb, c.dtype
+    d = xp.zeros(n, dtype=dtype)
+    e = xp.zeros(max(n - 1, 0), dtype=dtype)
+    tau = xp.zeros(n, dtype=dtype)
+    rows, cols = c.device_index()
+    column_time = 0.0
+    for k in range((n + nb - 1) // nb):
+        j0, j1 = block_span(k, nb, n)
+        width = j1 - j0
+        panel = replicate_block_col(c, k, j0, coll)      # rows j0:n, trailing-at-panel-start
+        v_mat = xp.zeros((n - j0, width), dtype=dtype)   # row r ↔ global row j0 + r
+        w_mat = xp.zeros((n - j0, width), dtype=dtype)
+        start = time.perf_counter()
+        with quiet_division():
+            for i in range(width):
+                _column_step(c, panel, v_mat, w_mat, d, e, tau, j0, i, coll)
+        column_time += time.perf_counter() - start
+
+        # Keep the reflectors for ormtr in the panel's own columns.
+        lr0 = c.first_local_row(j0)
+        if c.grid.mycol == c.block_owner_col(k):
+            c.local[lr0:, c.local_block_cols(k)] = v_mat[rows[lr0:] - j0]
+        # Trailing update C₂₂ -= V Wᵀ + W Vᵀ on local blocks (rows and columns >= j1).
+        lr1, lc1 = c.first_local_row(j1), c.first_local_col(j1)
+        rv, rw = v_mat[rows[lr1:] - j0], w_mat[rows[lr1:] - j0]
+        cv, cw = v_mat[cols[lc1:] - j0], w_mat[cols[lc1:] - j0]
+        c.local[lr1:, lc1:] -= rv @ cw.T + rw @ cv.T
+    coll.note("host_us_per_column", 1e6 * column_time / max(n, 1))
+    return d, e, tau
+
+
+def _column_step(c, panel, v_mat, w_mat, d, e, tau, j0, i, coll):
+    """Reduce global column j = j0 + i: one reflector, one Allreduce.
+
+    panel[r, i] is C[j0 + r, j] at panel start; v_mat / w_mat hold the panel's reflectors so far.
+    """
+    xp = c.xp
+    n = c.shape[0]
+    j = j0 + i
+    # Column j of the current matrix: panel-start values minus the panel's earlier updates.
+    col = panel[i:, i]
+    if i:
+        col = col - v_mat[i:, :i] @ w_mat[i, :i] - w_mat[i:, :i] @ v_mat[i, :i]
+    d[j] = col[0]
+    if j == n - 1:
+        return
+    v, beta, t = larfg(xp, col[1:])
+    e[j] = beta
+    tau[j] = t
+
+    # p = C₂₂ v over rows/columns j+1: (C₂₂ as at panel start): local partial products,
+    # summed over the whole grid (each rank fills its rows; ranks of a grid row add columns).
+    lr, lc = c.first_local_row(j + 1), c.first_local_col(j + 1)
+    rows, cols = c.device_index()
+    p = xp.zeros(n - j - 1, dtype=c.dtype)
+    p[rows[lr:] - (j + 1)] = c.local[lr:, lc:] @ v[cols[lc:] - (j + 1)]
+    coll.allreduce(p, scope="all")
+
+    if i:  # the earlier reflectors of this panel, not yet applied to C₂₂
+        vb, wb = v_mat[i + 1:, :i], w_mat[i + 1:, :i]
+        p -= vb @ (wb.T @ v) + wb @ (vb.T @ v)
+    w = t * p
+    w -= (0.5 * t * (w @ v)) * v
+    v_mat[i + 1:, i] = v
+    w_mat[i + 1:, i] = w

@@ -1,0 +1,90 @@
+"""Test-data helpers shared by the test suites (CPU, MPI, GPU) and usable by anyone checking
+the solver: fresh random seeds agreed by all ranks, symmetric matrices with chosen spectra, SPD
+matrices of chosen condition, and poisoning of the triangle the solver must not read.
+"""
+import numpy as np
+
+
+def shared_seed(comm=None):
+    """A fresh random seed, the same on every rank of ``comm`` (drawn by rank 0)."""
+    seed = int(np.random.SeedSequence().entropy % 2**32)
+    return comm.bcast(seed, root=0) if comm is not None else seed
+
+
+def random_orthogonal(rng, n):
+    q, r = np.linalg.qr(rng.standard_normal((n, n)))
+    return q * np.sign(np.diag(r))   # Haar-distributed
+
+
+def symmetric_with_spectrum(rng, eigenvalues):
+    q = random_orthogonal(rng, len(eigenvalues))
+    a = (q * np.asarray(eigenvalues)) @ q.T
+    return (a + a.T) / 2
+
+
+SPECTRA = ("random", "clustered", "graded")
+
+
+def spectrum(rng, n, kind):
+    """Eigenvalues of a test matrix: 'random' (uniform in [-1, 1]), 'clustered' (three tight
+    clusters, spacing 1e-12 — stresses eigenvector orthogonality), 'graded' (magnitudes from 1
+    down to 1e-10 with random signs)."""
+    if kind == "random":
+        return rng.uniform(-1, 1, n)
+    if kind == "clustered":
+        centers = rng.choice([-1.0, 0.25, 2.0], size=n)
+        return centers + 1e-12 * rng.standard_normal(n)
+    if kind == "graded":
+        return rng.choice([-1.0, 1.0], size=n) * np.logspace(0, -10, n)
+    raise ValueError(f"unknown spectrum kind {kind!r}; choose from {SPECTRA}")
+
+
+def spd_with_condition(rng, n, cond):
+    """SPD matrix with eigenvalues log-spaced in [1, cond]."""
+    return symmetric_with_spectrum(rng, np.logspace(0, np.log10(cond), n))
+
+
+def random_symmetric(rng, n):
+    a = rng.standard_normal((n, n))
+    return (a + a.T) / 2
+
+
+def poison_unreferenced(x, lower, value=np.nan):
+    """Copy of x whose strictly upper (lower=True) or strictly lower triangle is ``value``."""
+    out = np.array(x, copy=True)
+    mask = np.triu(np.ones(out.shape, dtype=bool), 1) if lower else np.tril(np.ones(out.shape, dtype=bool), -1)
+    out[mask] = value
+    return out
+
+
+def not_positive_definite(rng, n, minor):
+    """A symmetric matrix whose leading minors of order < ``minor`` are positive definite and
+    whose leading minor of order ``minor`` (1-based) is not: LAPACK potrf's info is ``minor``."""
+    b = spd_with_condition(rng, n, 10.0)
+    k = minor - 1
+    # Schur complement of the leading k×k block at position k, made negative.
+    if k:
+        s = b[k, k] - b[k, :k] @ np.linalg.solve(b[:k, :k], b[:k, k])
+    else:
+        s = b[0, 0]
+    b[k, k] -= s + 0.5
+    return b
+
+
+def grid_shapes(nprocs):
+    """Grid shapes worth testing on ``nprocs`` ranks: 1×P, P×1 and 2×2 when P = 4."""
+    shapes = [(1, nprocs), (nprocs, 1)]
+    if nprocs == 4:
+        shapes.append((2, 2))
+    return list(dict.fromkeys(shapes))
+
+
+def share_node_cores(comm):
+    """Limit BLAS threads so the ranks sharing a node do not oversubscribe its cores."""
+    from mpi4py import MPI
+    from .backend.threads import share_cores
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        return share_cores(node.Get_size())
+    finally:
+        node.Free()

@@ -1,0 +1,53 @@
+"""The symmetric tridiagonal eigenproblem T y = λ y (LAPACK stevd: divide and conquer).
+
+T is tiny next to the dense problem (2n numbers), so it is replicated: d and e are first
+broadcast from rank 0 — every rank then solves the *same* input and obtains the same
+eigenvectors bit for bit, which matters because each rank keeps only its own block-cyclic
+rows/columns of the eigenvector matrix (a sign flip on one rank would corrupt a column).
+On GPU the dense tridiagonal matrix goes to cupy's eigh (cuSOLVER syevd) instead.
+"""
+import numpy as np
+import scipy.linalg
+
+from .backend.arrays import is_numpy, to_host
+from .dist.distmatrix import DistMatrix
+
+
+def stevd(d, e, coll, vectors_like=None):
+    """Eigenvalues (ascending, replicated xp array) and, if ``vectors_like`` (a DistMatrix
+    layout) is given, the eigenvectors distributed in that layout."""
+    xp = coll.xp
+    n = d.shape[0]
+    coll.bcast(d, root=0, scope="all")
+    coll.bcast(e, root=0, scope="all")
+    want = vectors_like is not None
+    if n == 0:
+        return d.copy(), (vectors_like.like() if want else None)
+    if is_numpy(xp):
+        w, z = _stevd_host(to_host(d), to_host(e), want)
+    else:
+        w, z = _eigh_dense_device(xp, d, e, want)
+    w = xp.asarray(w)
+    if not want:
+        return w, None
+    rows, cols = vectors_like.device_index()
+    z = xp.asarray(z)
+    local = xp.ascontiguousarray(z[rows[:, None], cols[None, :]])
+    return w, DistMatrix(local, vectors_like.desc, vectors_like.grid)
+
+
+def _stevd_host(d, e, want):
+    n = d.shape[0]
+    e = e if n > 1 else np.zeros(1, dtype=d.dtype)   # LAPACK wants max(n-1, 1) entries
+    driver = scipy.linalg.lapack.get_lapack_funcs("stevd", (d,))
+    w, z, info = driver(d, e, compute_v=int(want))
+    if info:
+        raise RuntimeError(f"stevd did not converge (info={info})")
+    return w, (z if want else None)
+
+
+def _eigh_dense_device(xp, d, e, want):
+    t = xp.diag(d) + xp.diag(e, -1) + xp.diag(e, 1)
+    if want:
+        return xp.linalg.eigh(t)
+    return xp.linalg.eigvalsh(t), None
