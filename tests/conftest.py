@@ -1,0 +1,50 @@
+"""Shared by tests/cpu, tests/mpi and tests/gpu. Under mpiexec every rank runs every test, in
+the same order (tests/mpi and tests/gpu are run that way by tests/run.sh).
+
+A test that fails on one rank would leave the others blocked inside a collective, so a failure
+is printed at once (rank-prefixed) and the whole job is aborted: mpiexec then exits non-zero
+and no rank hangs until the CI time-out.
+"""
+import os
+import sys
+
+import pytest
+
+from mpi4py import MPI
+
+
+def pytest_runtest_logreport(report):
+    if not report.failed:
+        return
+    comm = MPI.COMM_WORLD
+    if comm.Get_size() == 1:
+        return
+    sys.stderr.write(
+        f"\n[rank {comm.Get_rank()}/{comm.Get_size()}] FAILED {report.nodeid} ({report.when})\n"
+        f"{report.longreprtext}\n[rank {comm.Get_rank()}] aborting all ranks\n")
+    sys.stderr.flush()
+    comm.Abort(1)
+
+
+@pytest.fixture
+def comm():
+    """MPI.COMM_WORLD, with a barrier after the test so one slow rank cannot leak into the next."""
+    world = MPI.COMM_WORLD
+    yield world
+    world.Barrier()
+
+
+def pytest_report_header(config):
+    comm = MPI.COMM_WORLD
+    return f"MPI: {comm.Get_size()} ranks, library {MPI.Get_library_version().splitlines()[0]}"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    if MPI.COMM_WORLD.Get_rank() == 0:
+        return
+    # Only rank 0 writes the JUnit report (a failure on any rank aborts the job anyway) and
+    # prints progress; every rank still prints its closing summary line.
+    config.option.xmlpath = None
+    if os.environ.get("HPCOLLS_TEST_ALL_RANKS_VERBOSE") != "1":
+        config.option.verbose = -1

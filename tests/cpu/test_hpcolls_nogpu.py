@@ -1,0 +1,64 @@
+"""hpcolls on a machine with no GPU: imports, says False, and raises one clear error."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import hpcolls
+
+
+def test_gpu_available_is_false_without_gpu():
+    if os.path.exists("/dev/nvidia0"):
+        pytest.skip("this machine has a GPU; the no-GPU behaviour is checked on CPU-only machines")
+    assert hpcolls.gpu_available() is False
+    assert hpcolls.device_count() == 0
+
+
+def test_native_module_is_built_and_imports():
+    assert hpcolls.native_available(), "hpcolls._native was not built (nvcc must be available at install)"
+    from hpcolls import _native
+    assert _native.CUDART_VERSION_BUILT >= 12000
+    assert _native.MAX_RANKS >= 8
+
+
+def test_gpu_call_without_gpu_raises_clear_error():
+    if hpcolls.gpu_available():
+        pytest.skip("a GPU is visible")
+    from hpcolls import _native
+    with pytest.raises(hpcolls.NoDeviceError, match="no CUDA device visible"):
+        _native.NativeComm(0, 1, 0, 1 << 20, 1.0, 1)
+    with pytest.raises(hpcolls.NoDeviceError, match="no CUDA device visible"):
+        _native.require_device()
+
+
+def _run(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "hpcolls", *args], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, **(env or {})})
+
+
+def test_version_and_info_cli():
+    out = _run("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"hpcolls {hpcolls.__version__}"
+    info = _run("info")
+    assert info.returncode == 0, info.stderr
+    for key in ("hpcolls", "CUDA: runtime", "NCCL:", "MPI:", "MPI CUDA-aware:", "GPUs visible:", "rank -> GPU",
+                "scratch="):
+        assert key in info.stdout, f"{key!r} missing from `python -m hpcolls info`:\n{info.stdout}"
+
+
+def test_debug_logging_is_rank_prefixed_on_stderr():
+    code = "import hpcolls; hpcolls.log.info('hello'); hpcolls.log.trace('hidden')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "HPCOLLS_DEBUG": "INFO", "OMPI_COMM_WORLD_RANK": "3"})
+    assert out.returncode == 0
+    assert out.stdout == ""
+    assert ":3 hpcolls INFO hello" in out.stderr
+    assert "hidden" not in out.stderr
+
+
+def test_bad_debug_level_warns_and_falls_back():
+    out = subprocess.run([sys.executable, "-c", "import hpcolls"], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "HPCOLLS_DEBUG": "LOUD"})
+    assert out.returncode == 0
+    assert "HPCOLLS_DEBUG='LOUD' is not one of" in out.stderr

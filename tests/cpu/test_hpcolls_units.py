@@ -1,0 +1,121 @@
+"""hpcolls' pure-Python parts: type and op tables, buffer specs, settings, the host reduction."""
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+from hpcolls import buffers, config, dtypes
+from hpcolls.errors import InvalidBufferError
+from hpcolls.reduction import bf16_to_f32, f32_to_bf16, reduce_in_rank_order, step
+
+
+@pytest.mark.parametrize("mpi_type,code", [(MPI.DOUBLE, dtypes.F64), (MPI.FLOAT, dtypes.F32),
+                                           (MPI.C_DOUBLE_COMPLEX, dtypes.C128), (MPI.C_FLOAT_COMPLEX, dtypes.C64),
+                                           (MPI.INT, dtypes.I32), (MPI.INT64_T, dtypes.I64),
+                                           (MPI.UNSIGNED, dtypes.U32), (MPI.UINT64_T, dtypes.U64)])
+def test_mpi_datatypes_map_to_codes(mpi_type, code):
+    assert dtypes.code_of_mpi(mpi_type) == code
+    assert dtypes.ITEMSIZE[code] == mpi_type.Get_size()
+
+
+def test_unsupported_types_and_ops_map_to_none():
+    assert dtypes.code_of_mpi(MPI.SHORT) is None
+    assert dtypes.code_of_numpy(np.int16) is None
+    assert dtypes.code_of_numpy("not a dtype") is None
+    assert dtypes.op_code(MPI.LAND) is None
+    assert [dtypes.op_code(o) for o in (MPI.SUM, MPI.PROD, MPI.MIN, MPI.MAX)] == [0, 1, 2, 3]
+
+
+def test_every_numpy_type_has_a_code_and_size():
+    for code, name in enumerate(dtypes.NAMES):
+        if name == "bfloat16":
+            continue
+        assert dtypes.code_of_numpy(name) == code
+        assert np.dtype(name).itemsize == dtypes.ITEMSIZE[code]
+
+
+def test_host_buffers_are_left_to_mpi4py():
+    assert buffers.resolve(np.zeros(3)) is None
+    assert buffers.resolve([np.zeros(3), MPI.DOUBLE]) is None
+    assert buffers.resolve(bytearray(8)) is None
+
+
+@pytest.mark.parametrize("spec,match", [([np.zeros(3)], "buffer spec"),
+                                         ([np.zeros(3), 1, 2, MPI.DOUBLE], "buffer spec"),
+                                         ([np.zeros(3), "x"], "MPI datatype"),
+                                         ([np.zeros(3), 1.5, MPI.DOUBLE], "integer count")])
+def test_malformed_specs_are_rejected(spec, match):
+    with pytest.raises(InvalidBufferError, match=match):
+        buffers.resolve(spec)
+
+
+def test_settings_from_environment(monkeypatch):
+    monkeypatch.setenv("HPCOLLS_ALGO", "TwoShot")
+    monkeypatch.setenv("HPCOLLS_SCRATCH_BYTES", "1e6")
+    monkeypatch.setenv("HPCOLLS_TIMEOUT", "2.5")
+    monkeypatch.setenv("HPCOLLS_VALIDATE", "1")
+    c = config.Config.from_env(4)
+    assert (c.algo, c.scratch_bytes, c.timeout_s, c.validate) == ("twoshot", 1000000, 2.5, True)
+    assert config.Config.from_env(4, algo="nccl", timeout=1, validate=False).algo == "nccl"
+
+
+@pytest.mark.parametrize("var,value,match", [("HPCOLLS_ALGO", "fast", "not one of"),
+                                              ("HPCOLLS_SCRATCH_BYTES", "lots", "not a number"),
+                                              ("HPCOLLS_ONESHOT_MAX_BYTES", "-1", ">= 0"),
+                                              ("HPCOLLS_TIMEOUT", "0", "positive")])
+def test_bad_settings_are_clear_errors(monkeypatch, var, value, match):
+    monkeypatch.setenv(var, value)
+    with pytest.raises(ValueError, match=match):
+        config.Config.from_env(2)
+
+
+def test_selection_table_is_monotone_and_covers_every_rank_count():
+    previous = None
+    for n in range(1, 33):
+        one, two = config.thresholds(n)
+        assert 0 < one <= two
+        if previous:
+            assert one <= previous[0]
+        previous = (one, two)
+
+
+def test_rank_order_sum_matches_sequential_numpy():
+    rng = np.random.default_rng()
+    xs = [rng.standard_normal(1000) for _ in range(5)]
+    want = xs[0].copy()
+    for x in xs[1:]:
+        want = want + x
+    assert np.array_equal(reduce_in_rank_order(dtypes.F64, dtypes.SUM, xs), want)
+
+
+def test_min_max_propagate_first_nan_and_keep_earlier_on_ties():
+    a = np.array([np.nan, 1.0, 0.0, -0.0, 2.0])
+    b = np.array([3.0, np.nan, -0.0, 0.0, 1.0])
+    mn = step(dtypes.F64, dtypes.MIN, a, b)
+    assert np.isnan(mn[0]) and np.isnan(mn[1])
+    assert np.signbit(mn[2]) == np.signbit(a[2]) and np.signbit(mn[3]) == np.signbit(a[3])
+    assert mn[4] == 1.0
+    assert step(dtypes.F64, dtypes.MAX, a, b)[4] == 2.0
+
+
+def test_complex_product_is_the_textbook_formula():
+    rng = np.random.default_rng()
+    a = rng.standard_normal(100) + 1j * rng.standard_normal(100)
+    b = rng.standard_normal(100) + 1j * rng.standard_normal(100)
+    got = step(dtypes.C128, dtypes.PROD, a, b)
+    assert np.allclose(got, a * b, rtol=1e-15, atol=0)
+    with pytest.raises(ValueError, match="complex"):
+        step(dtypes.C128, dtypes.MIN, a, b)
+
+
+def test_bfloat16_round_trip_and_rounding():
+    exact = np.array([1.0, -2.5, 0.0, -0.0, np.inf, 3.140625], dtype=np.float32)
+    assert np.array_equal(bf16_to_f32(f32_to_bf16(exact)), exact)
+    # 1 + 2^-8 lies halfway between two bfloat16 values: ties go to the even one (1.0).
+    assert bf16_to_f32(f32_to_bf16(np.array([1 + 2**-8], dtype=np.float32)))[0] == 1.0
+    assert bf16_to_f32(f32_to_bf16(np.array([1 + 3 * 2**-8], dtype=np.float32)))[0] == 1 + 2**-6
+    assert np.isnan(bf16_to_f32(f32_to_bf16(np.array([np.nan], dtype=np.float32))))[0]
+
+
+def test_integer_sum_wraps_like_the_kernels():
+    big = np.array([np.iinfo(np.int32).max], dtype=np.int32)
+    assert reduce_in_rank_order(dtypes.I32, dtypes.SUM, [big, np.array([1], dtype=np.int32)])[0] == np.iinfo(np.int32).min

@@ -1,0 +1,101 @@
+"""Array backend, device choice and the counted Collectives interface (one process)."""
+import importlib.util
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+from solvers.backend import Collectives, array_module, choose_kind, create_collectives, get_cupy
+from solvers.backend.collectives import _HostStaged, _own_method_or_staged
+from solvers.backend.device import resolve_device
+from solvers.backend.threads import limit_blas_threads, share_cores
+from solvers.dist import ProcessGrid
+
+
+@pytest.fixture
+def grid():
+    g = ProcessGrid(MPI.COMM_WORLD)
+    yield g
+    g.free()
+
+
+def test_array_module_is_numpy_for_numpy():
+    assert array_module(np.zeros(2)) is np
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cupy") is not None, reason="cupy is installed here")
+def test_missing_cupy_names_the_extra():
+    with pytest.raises(ImportError, match=r"hpcolls\[cu13\] \(cupy-cuda13x\)"):
+        get_cupy()
+
+
+def test_choose_kind():
+    assert choose_kind("auto", "cpu")[0] == "mpi"
+    assert choose_kind("auto", "gpu")[0] == "hpcolls"
+    assert choose_kind("nccl", "gpu") == ("nccl", "requested")
+    with pytest.raises(ValueError, match="collectives"):
+        choose_kind("gloo", "cpu")
+
+
+def test_resolve_device():
+    assert resolve_device("cpu")[0] == "cpu" and resolve_device("gpu")[0] == "gpu"
+    device, reason = resolve_device("auto")
+    assert device in ("cpu", "gpu") and reason.startswith("auto")
+    with pytest.raises(ValueError):
+        resolve_device("tpu")
+
+
+def test_counts_per_stage(grid):
+    coll = create_collectives(grid, "auto", np)
+    assert coll.kind == "mpi"
+    buf = np.random.default_rng().standard_normal(10)
+    expect = buf * grid.size
+    with coll.stage("one"):
+        coll.allreduce(buf)
+        coll.bcast(buf, root=0, scope="row")
+        with coll.stage("inner"):
+            assert coll.any_flag(False) is False
+            coll.note("answer", 42)
+        coll.allreduce(np.zeros(3), scope="col", op="max")
+    np.testing.assert_allclose(buf, expect)
+    one, inner = coll.stats["one"], coll.stats["inner"]
+    assert one.calls == 3 and one.bytes == 80 + 80 + 24
+    assert one.by_op["allreduce"][:2] == [2, 104] and one.by_op["bcast"][:2] == [1, 80]
+    assert inner.calls == 1 and inner.notes == {"answer": 42}
+    assert one.wall_s >= inner.wall_s > 0
+    coll.reset()
+    assert coll.stats == {}
+
+
+def test_rejects_non_contiguous_and_unknown_kind(grid):
+    coll = Collectives(grid)
+    with pytest.raises(ValueError, match="contiguous"):
+        coll.allreduce(np.zeros((4, 4))[:, 1])
+    with pytest.raises(ValueError, match="kind"):
+        Collectives(grid, "carrier-pigeon")
+
+
+class _Forwarding:
+    """A wrapper that, like hpcolls.Communicator, forwards unknown attributes to mpi4py."""
+    def __init__(self, comm):
+        self._comm = comm
+
+    def Allreduce(self, *args, **kwargs):
+        return self._comm.Allreduce(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._comm, name)
+
+
+def test_forwarded_device_ops_are_host_staged():
+    comm = MPI.COMM_WORLD
+    wrapper = _Forwarding(comm)
+    assert _own_method_or_staged(wrapper, comm, "Allreduce", True).__self__ is wrapper
+    assert isinstance(_own_method_or_staged(wrapper, comm, "Bcast", True).__self__, _HostStaged)
+    # Host buffers may take any path mpi4py accepts.
+    assert _own_method_or_staged(wrapper, comm, "Bcast", False).__self__ is comm
+
+
+def test_blas_thread_limit():
+    assert limit_blas_threads(1) >= 0
+    assert "per rank" in share_cores(1) or "environment" in share_cores(1)

@@ -1,0 +1,143 @@
+"""The command line: argument parsing, --help, and end-to-end runs under mpiexec (subprocess)."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+from solvers.sygvd.cli import parse_args
+from solvers.testing import not_positive_definite, random_symmetric, shared_seed, spd_with_condition
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _mpiexec():
+    beside = Path(sys.executable).parent / "mpiexec"
+    return str(beside) if beside.exists() else shutil.which("mpiexec")
+
+
+def run_cli(args, ranks=2, timeout=120):
+    """Run ``python -m solvers.sygvd`` under mpiexec; returns the CompletedProcess."""
+    launcher = _mpiexec()
+    if launcher is None:
+        pytest.skip("mpiexec not found")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    cmd = [launcher, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks),
+           sys.executable, "-m", "solvers.sygvd", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
+
+
+def test_defaults():
+    args = parse_args([])
+    assert (args.n, args.nb, args.grid, args.dtype, args.itype, args.jobz, args.uplo) == \
+        (512, None, None, "float64", 1, "V", "L")
+    assert (args.device, args.collectives, args.check, args.repeat, args.input) == \
+        ("auto", "auto", False, 1, None)
+
+
+def test_every_flag_parses():
+    args = parse_args(["--n", "100", "--nb", "8", "--grid", "2x3", "--dtype", "float32",
+                       "--itype", "3", "--jobz", "n", "--uplo", "u", "--input", "a.npy", "b.mtx",
+                       "--output", "o.npz", "--device", "cpu", "--collectives", "mpi",
+                       "--check", "--repeat", "3", "--seed", "7"])
+    assert (args.n, args.nb, args.grid, args.dtype, args.itype) == (100, 8, (2, 3), "float32", 3)
+    assert (args.jobz, args.uplo, args.input, args.output) == ("N", "U", ["a.npy", "b.mtx"], "o.npz")
+    assert (args.device, args.collectives, args.check, args.repeat, args.seed) == ("cpu", "mpi", True, 3, 7)
+
+
+@pytest.mark.parametrize("bad", [["--grid", "2by2"], ["--itype", "4"], ["--n", "0"], ["--nb", "-1"],
+                                 ["--dtype", "float16"], ["--collectives", "gloo"], ["--jobz", "X"]])
+def test_bad_flags_exit_2(bad, capsys):
+    with pytest.raises(SystemExit) as exc:
+        parse_args(bad)
+    assert exc.value.code == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_help_explains_every_flag():
+    out = subprocess.run([sys.executable, "-m", "solvers.sygvd", "--help"], capture_output=True,
+                         text=True, timeout=60, cwd=REPO,
+                         env=dict(os.environ, PYTHONPATH=str(REPO))).stdout
+    for flag in ("--n", "--nb", "--grid", "--dtype", "--itype", "--jobz", "--uplo", "--input",
+                 "--output", "--device", "--collectives", "--check", "--repeat", "--seed"):
+        assert flag in out
+    assert "known spectrum" in out.lower() or "KNOWN spectrum" in out
+
+
+def test_default_problem_check_passes_and_reports():
+    res = run_cli(["--n", "96", "--nb", "16", "--check", "--itype", "2", "--uplo", "U"])
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = res.stdout
+    for needle in ("known eigenvalues", "grid", "collectives", "numpy", "mpi4py", "sytrd",
+                   "host_us_per_column", "check residual", "check orthogonality", "PASS"):
+        assert needle in out, out
+    err = float(out.split("max |λ - λ_exact| = ")[1].split()[0])
+    assert err < 1e-12, out
+    assert out.count("PASS") == 2 and "FAIL" not in out
+
+
+def test_files_in_results_out_match_scipy(tmp_path):
+    seed = shared_seed()
+    rng = np.random.default_rng(seed)
+    n = 40
+    a, b = random_symmetric(rng, n), spd_with_condition(rng, n, 100.0)
+    np.save(tmp_path / "a.npy", a)
+    import scipy.io
+    scipy.io.mmwrite(str(tmp_path / "b.mtx"), b, symmetry="symmetric")
+    out = tmp_path / "out.npz"
+    out.write_bytes(b"poison: must be overwritten")
+    res = run_cli(["--input", str(tmp_path / "a.npy"), str(tmp_path / "b.mtx"), "--nb", "7",
+                   "--itype", "3", "--grid", "2x1", "--check", "--output", str(out)])
+    assert res.returncode == 0, res.stdout + res.stderr
+    data = np.load(out)
+    w_ref = scipy.linalg.eigh(a, b, type=3, eigvals_only=True)
+    np.testing.assert_allclose(data["w"], w_ref, rtol=1e-10, atol=1e-12, err_msg=f"seed={seed}")
+    z = data["z"]
+    np.testing.assert_allclose(b @ a @ z, z * data["w"], atol=1e-8, err_msg=f"seed={seed}")
+
+
+def test_eigenvalues_only_float32_check():
+    res = run_cli(["--n", "64", "--nb", "8", "--jobz", "N", "--dtype", "float32", "--check"])
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "check eigenvalues" in res.stdout and "PASS" in res.stdout
+
+
+def test_b_not_positive_definite_names_the_minor(tmp_path):
+    rng = np.random.default_rng(shared_seed())
+    np.save(tmp_path / "a.npy", random_symmetric(rng, 30))
+    np.save(tmp_path / "b.npy", not_positive_definite(rng, 30, 17))
+    res = run_cli(["--input", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), "--nb", "4"], ranks=3)
+    assert res.returncode != 0
+    assert "leading minor of order 17" in res.stderr, res.stderr
+    assert res.stderr.count("error:") == 1      # printed once, by rank 0
+
+
+@pytest.mark.parametrize("case,needle", [
+    ("missing", "no such file"),
+    ("nonsquare", "must be square"),
+    ("mismatch", "but B is"),
+    ("nan", "NaN or Inf"),
+    ("grid", "needs 9 MPI ranks"),
+])
+def test_bad_input_fails_cleanly_on_all_ranks(tmp_path, case, needle):
+    rng = np.random.default_rng(shared_seed())
+    a, b = random_symmetric(rng, 10), spd_with_condition(rng, 10, 10.0)
+    if case == "nonsquare":
+        a = a[:, :9]
+    if case == "mismatch":
+        b = b[:9, :9]
+    if case == "nan":
+        a[7, 3] = np.nan
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    args = ["--input", str(tmp_path / ("x.npy" if case == "missing" else "a.npy")), str(tmp_path / "b.npy")]
+    if case == "grid":
+        args += ["--grid", "3x3"]
+    res = run_cli(args)
+    assert res.returncode != 0
+    assert needle in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr, res.stderr

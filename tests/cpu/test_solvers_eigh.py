@@ -1,0 +1,107 @@
+"""solvers.eigh against scipy.linalg.eigh on one process: semantics, dtypes, errors."""
+import numpy as np
+import pytest
+import scipy.linalg
+
+import solvers
+from solvers.testing import (not_positive_definite, poison_unreferenced, random_symmetric,
+                             shared_seed, spd_with_condition)
+
+
+@pytest.fixture
+def seed():
+    return shared_seed()
+
+
+def _pencil(seed, n, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    return (random_symmetric(rng, n).astype(dtype), spd_with_condition(rng, n, 50.0).astype(dtype))
+
+
+@pytest.mark.parametrize("itype", [1, 2, 3])
+@pytest.mark.parametrize("lower", [True, False])
+def test_matches_scipy_and_reads_one_triangle(seed, itype, lower):
+    a, b = _pencil(seed, 29)
+    w_ref, z_ref = scipy.linalg.eigh(a, b, type=itype, lower=lower)
+    w, z = solvers.eigh(poison_unreferenced(a, lower), poison_unreferenced(b, lower),
+                        lower=lower, type=itype, nb=6)
+    assert type(w) is np.ndarray and w.dtype == np.float64 and z.shape == (29, 29)
+    np.testing.assert_allclose(w, w_ref, rtol=1e-10, atol=1e-12, err_msg=f"seed={seed}")
+    # Eigenvectors agree up to sign (the spectrum is simple with probability one).
+    signs = np.sign(np.sum(z * z_ref, axis=0))
+    np.testing.assert_allclose(z * signs, z_ref, atol=1e-8, err_msg=f"seed={seed}")
+
+
+def test_eigvals_only_and_standard_problem(seed):
+    a, _ = _pencil(seed, 17)
+    w = solvers.eigh(a, eigvals_only=True, nb=4)
+    np.testing.assert_allclose(w, scipy.linalg.eigvalsh(a), rtol=1e-12, atol=1e-13, err_msg=f"seed={seed}")
+    w, z = solvers.eigh(a, nb=64)                          # nb > n
+    np.testing.assert_allclose(z.T @ z, np.eye(17), atol=1e-13, err_msg=f"seed={seed}")
+    np.testing.assert_allclose(a @ z, z * w, atol=1e-12, err_msg=f"seed={seed}")
+
+
+def test_float32_stays_float32_and_ints_become_float64(seed):
+    a, b = _pencil(seed, 20, np.float32)
+    w, z = solvers.eigh(a, b)
+    assert w.dtype == np.float32 and z.dtype == np.float32
+    np.testing.assert_allclose(w, scipy.linalg.eigh(a, b, eigvals_only=True), rtol=2e-4, atol=2e-5,
+                               err_msg=f"seed={seed}")
+    ints = np.random.default_rng(seed).integers(-5, 5, (6, 6))
+    w = solvers.eigh(ints + ints.T, eigvals_only=True)
+    assert w.dtype == np.float64
+    np.testing.assert_allclose(w, scipy.linalg.eigvalsh(ints + ints.T), atol=1e-12)
+
+
+def test_inputs_are_not_modified(seed):
+    a, b = _pencil(seed, 12)
+    a0, b0 = a.copy(), b.copy()
+    solvers.eigh(a, b, overwrite_a=True, overwrite_b=True)
+    assert np.array_equal(a, a0) and np.array_equal(b, b0)
+
+
+def test_empty_matrix():
+    w, z = solvers.eigh(np.zeros((0, 0)))
+    assert w.shape == (0,) and z.shape == (0, 0)
+
+
+@pytest.mark.parametrize("minor", [1, 5, 13])
+def test_not_positive_definite_raises_linalgerror_with_info(seed, minor):
+    rng = np.random.default_rng(seed)
+    b = not_positive_definite(rng, 13, minor)
+    with pytest.raises(np.linalg.LinAlgError, match=f"leading minor of order {minor} ") as err:
+        solvers.eigh(random_symmetric(rng, 13), b, nb=4)
+    assert err.value.info == minor, f"seed={seed}"
+    # scipy agrees that B is not positive definite
+    with pytest.raises(np.linalg.LinAlgError):
+        scipy.linalg.eigh(random_symmetric(rng, 13), b)
+
+
+def test_bad_arguments_raise_valueerror(seed):
+    a, b = _pencil(seed, 5)
+    with pytest.raises(ValueError, match="square"):
+        solvers.eigh(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="square"):
+        solvers.eigh(np.zeros(3))
+    with pytest.raises(ValueError, match="b dimensions"):
+        solvers.eigh(a, np.eye(4))
+    with pytest.raises(ValueError, match="type"):
+        solvers.eigh(a, b, type=4)
+    with pytest.raises(ValueError, match="complex"):
+        solvers.eigh(a * 1j, b)
+    with pytest.raises(ValueError, match="grid"):
+        solvers.eigh(a, b, grid=(2, 2))
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_non_finite_in_referenced_triangle_is_valueerror(seed, lower):
+    a, b = _pencil(seed, 8)
+    i, j = (6, 2) if lower else (2, 6)
+    bad = a.copy()
+    bad[i, j] = np.nan
+    with pytest.raises(ValueError, match="A has NaN or Inf"):
+        solvers.eigh(bad, b, lower=lower)
+    bad = b.copy()
+    bad[i, j] = np.inf
+    with pytest.raises(ValueError, match="B has NaN or Inf"):
+        solvers.eigh(a, bad, lower=lower)

@@ -1,0 +1,73 @@
+"""Inputs and references for the GPU AllReduce tests.
+
+Every rank's input is a pure function of (seed, rank, case), so each rank computes the exact
+reference for all ranks locally, in rank order, with hpcolls.reduction (numpy) — no
+communication in the check itself.
+"""
+import numpy as np
+
+from hpcolls import dtypes
+from hpcolls.reduction import f32_to_bf16, reduce_in_rank_order
+
+ALL_CODES = tuple(range(len(dtypes.NAMES)))
+ALL_OPS = (dtypes.SUM, dtypes.PROD, dtypes.MIN, dtypes.MAX)
+
+
+def supported(code, op):
+    return not (code in dtypes.COMPLEX and op in (dtypes.MIN, dtypes.MAX))
+
+
+def host_input(code, op, count, seed, rank):
+    """Random data for one rank. PROD gets values near 1 (no overflow to inf/0 everywhere)."""
+    rng = np.random.default_rng([seed, rank, code, op, count])
+    if code in (dtypes.I32, dtypes.I64, dtypes.U32, dtypes.U64):
+        info = np.iinfo(dtypes.numpy_dtype(code))
+        lo, hi = (-3, 4) if op == dtypes.PROD else (max(info.min, -2**40), min(info.max, 2**40))
+        if info.min == 0:
+            lo = max(lo, 0)
+        return rng.integers(lo, hi, size=count, dtype=dtypes.numpy_dtype(code), endpoint=False)
+    real = rng.uniform(0.5, 1.5, count) if op == dtypes.PROD else rng.standard_normal(count) * 100
+    if code in dtypes.COMPLEX:
+        imag = rng.uniform(-0.5, 0.5, count) if op == dtypes.PROD else rng.standard_normal(count) * 100
+        return (real + 1j * imag).astype(dtypes.numpy_dtype(code))
+    if code == dtypes.BF16:
+        return f32_to_bf16(real.astype(np.float32))
+    return real.astype(dtypes.numpy_dtype(code))
+
+
+def reference(code, op, count, seed, nranks):
+    return reduce_in_rank_order(code, op, [host_input(code, op, count, seed, r) for r in range(nranks)])
+
+
+def bits(a):
+    a = np.ascontiguousarray(a)
+    return a.view(np.uint8).reshape(a.size, -1) if a.size else a.view(np.uint8)
+
+
+def assert_bitwise(got, want, what):
+    """Bitwise equality, except that NaN only has to be NaN (the GPU returns canonical NaNs)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, what
+    if want.dtype.kind in "fc" or want.dtype == np.float16:
+        nan_want = np.isnan(want)
+        nan_got = np.isnan(got)
+        assert np.array_equal(nan_want, nan_got), f"{what}: NaN positions differ"
+        got, want = got[~nan_want], want[~nan_want]
+    mismatch = np.flatnonzero(np.any(bits(got) != bits(want), axis=-1)) if got.size else []
+    assert len(mismatch) == 0, (f"{what}: {len(mismatch)} of {got.size} elements differ, first at "
+                                f"{mismatch[0]}: got {got[mismatch[0]]!r} want {want[mismatch[0]]!r}")
+
+
+def as_argument(arr, code):
+    """The array to hand to Allreduce: bfloat16 (held as uint16 bits) travels as a torch
+    bfloat16 view of the same memory, since cupy and numpy have no bfloat16 dtype."""
+    if code != dtypes.BF16:
+        return arr
+    import pytest
+    torch = pytest.importorskip("torch", reason="bfloat16 device buffers are tested through torch")
+    return torch.as_tensor(arr, device="cuda").view(torch.bfloat16)
+
+
+def poison(arr):
+    """Fill a device array with a pattern no reduction produces by chance (0xA5 bytes)."""
+    arr.view("uint8").fill(0xA5)

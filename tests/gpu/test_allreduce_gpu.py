@@ -1,0 +1,132 @@
+"""AllReduce on device buffers, on the GPU machine: every dtype x op, sizes from 1 element to
+16 MiB, in place and out of place, each algorithm, bitwise against a rank-order reference and
+bitwise equal across ranks."""
+import hashlib
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import hpcolls
+from hpcolls import dtypes
+
+from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, host_input, poison,
+                             reference, supported)
+
+cupy = pytest.importorskip("cupy")
+MPI_OPS = {dtypes.SUM: MPI.SUM, dtypes.PROD: MPI.PROD, dtypes.MIN: MPI.MIN, dtypes.MAX: MPI.MAX}
+COUNTS_SMALL = (1, 2, 3, 7, 8, 9, 31, 64, 127, 1000, 4097)
+WORLD = MPI.COMM_WORLD
+
+
+@pytest.fixture(scope="module")
+def comms(gpu):
+    made = {a: hpcolls.Communicator(WORLD, algo=a) for a in ("oneshot", "twoshot", "auto")}
+    yield made
+    for c in made.values():
+        c.close()
+
+
+@pytest.fixture(scope="module")
+def seed():
+    return WORLD.bcast(int(np.random.SeedSequence().entropy % 2**63), root=0)
+
+
+def run_case(comm, code, op, count, seed, inplace):
+    host = host_input(code, op, count, seed, WORLD.rank)
+    send = cupy.asarray(host)
+    recv = send if inplace else cupy.empty_like(send)
+    if not inplace:
+        poison(recv)
+    comm.Allreduce(MPI.IN_PLACE if inplace else as_argument(send, code), as_argument(recv, code), op=MPI_OPS[op])
+    got = cupy.asnumpy(recv)
+    if not inplace:
+        assert_bitwise(cupy.asnumpy(send), host, "send buffer modified")
+    return got
+
+
+def digest(a):
+    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+@pytest.mark.parametrize("algo", ["oneshot", "twoshot", "auto"])
+@pytest.mark.parametrize("code", ALL_CODES, ids=dtypes.NAMES)
+def test_every_dtype_and_op(comms, seed, algo, code):
+    for op in ALL_OPS:
+        if not supported(code, op):
+            continue
+        for count in COUNTS_SMALL:
+            for inplace in (False, True):
+                got = run_case(comms[algo], code, op, count, seed, inplace)
+                what = f"{algo} {dtypes.NAMES[code]} {dtypes.OP_NAMES[op]} count={count} inplace={inplace}"
+                assert_bitwise(got, reference(code, op, count, seed, WORLD.size), what)
+                digests = WORLD.allgather(digest(got))
+                assert len(set(digests)) == 1, f"{what}: ranks got different bits"
+
+
+@pytest.mark.parametrize("nbytes", [64 << 10, 1 << 20, 4 << 20, 16 << 20])
+@pytest.mark.parametrize("code", [dtypes.F64, dtypes.C128, dtypes.I32, dtypes.F16])
+def test_large_sizes_every_path(comms, seed, code, nbytes):
+    """Up to 16 MiB: past the native limit the auto communicator goes to NCCL or MPI."""
+    count = nbytes // dtypes.ITEMSIZE[code] + 1  # odd on purpose
+    for algo, comm in comms.items():
+        got = run_case(comm, code, dtypes.SUM, count, seed, inplace=False)
+        assert_bitwise(got, reference(code, dtypes.SUM, count, seed, WORLD.size), f"{algo} {nbytes} B")
+
+
+def test_special_values_preserved(comms):
+    vals = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, 5e-324], dtype=np.float64)
+    for comm in comms.values():
+        for op in ALL_OPS:
+            host = np.roll(vals, WORLD.rank)
+            recv = cupy.asarray(host)
+            comm.Allreduce(MPI.IN_PLACE, recv, op=MPI_OPS[op])
+            want = reference_from([np.roll(vals, r) for r in range(WORLD.size)], dtypes.F64, op)
+            assert_bitwise(cupy.asnumpy(recv), want, f"special values {dtypes.OP_NAMES[op]}")
+
+
+def reference_from(contributions, code, op):
+    from hpcolls.reduction import reduce_in_rank_order
+    return reduce_in_rank_order(code, op, contributions)
+
+
+def test_single_rank_copy_keeps_nan_payloads(gpu):
+    """One rank: the result is the input bit for bit, NaN payloads included."""
+    comm = hpcolls.Communicator(MPI.COMM_SELF)
+    host = np.array([0x7FF0000000000123, 0xFFF8000000000456, 0x8000000000000000], dtype=np.uint64).view(np.float64)
+    src = cupy.asarray(host)
+    dst = cupy.empty_like(src)
+    comm.Allreduce(src, dst, op=MPI.SUM)
+    assert np.array_equal(cupy.asnumpy(dst).view(np.uint64), host.view(np.uint64))
+    comm.close()
+
+
+def test_unaligned_views(comms, seed):
+    """Buffers at odd element offsets (not 16-byte aligned) take the element-wise path."""
+    count = 37
+    for code in (dtypes.F16, dtypes.F32, dtypes.C64):
+        for offset in (1, 3):
+            inputs = [host_input(code, dtypes.SUM, count + offset, seed, r)[offset:] for r in range(WORLD.size)]
+            want = reference_from(inputs, code, dtypes.SUM)
+            for comm in comms.values():
+                work = cupy.asarray(host_input(code, dtypes.SUM, count + offset, seed, WORLD.rank))[offset:]
+                assert work.data.ptr % 16 != 0
+                comm.Allreduce(MPI.IN_PLACE, work, op=MPI.SUM)
+                assert_bitwise(cupy.asnumpy(work), want, f"offset {offset} {dtypes.NAMES[code]}")
+
+
+def test_mpi_specs_and_streams(comms, seed):
+    host = host_input(dtypes.F64, dtypes.SUM, 100, seed, WORLD.rank)
+    want = reference(dtypes.F64, dtypes.SUM, 100, seed, WORLD.size)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    for comm in comms.values():
+        send = cupy.asarray(host)
+        recv = cupy.empty_like(send)
+        comm.Allreduce([send, MPI.DOUBLE], [recv, MPI.DOUBLE], op=MPI.SUM, stream=stream)
+        stream.synchronize()
+        assert_bitwise(cupy.asnumpy(recv), want, "[buf, MPI.DOUBLE] on explicit stream")
+        recv2 = cupy.full(120, -1.0)
+        comm.Allreduce([send, 100, MPI.DOUBLE], [recv2, 100, MPI.DOUBLE], op=MPI.SUM)
+        got = cupy.asnumpy(recv2)
+        assert_bitwise(got[:100], want, "[buf, count, MPI.DOUBLE]")
+        assert np.all(got[100:] == -1.0), "elements past count were written"

@@ -1,0 +1,184 @@
+"""The protocol under stress on the GPU machine: many back-to-back calls of random sizes and
+algorithms, CUDA-graph replays, communicators used alternately, a rank that skips a call, bad
+input, and the NCCL/MPI fallbacks."""
+import time
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import hpcolls
+
+cupy = pytest.importorskip("cupy")
+WORLD = MPI.COMM_WORLD
+
+# x[j] of call c on rank r: an integer in [-1000, 1000], exact in float64 whatever the order.
+_pattern = None
+
+
+def pattern():
+    global _pattern
+    if _pattern is None:
+        _pattern = cupy.ElementwiseKernel(
+            "int64 call, int64 j, int64 rank", "float64 x",
+            "x = (double)((call * 7919 + j * 104729 + rank * 15485863) % 2001) - 1000.0;",
+            "hpcolls_test_pattern")
+    return _pattern
+
+
+def expected_sum(call_ids, js, nranks):
+    total = cupy.zeros(call_ids.shape, dtype=cupy.float64)
+    for r in range(nranks):
+        total += pattern()(call_ids, js, r)
+    return total
+
+
+@pytest.fixture(scope="module")
+def comms(gpu):
+    made = [hpcolls.Communicator(WORLD, algo=a) for a in ("oneshot", "twoshot", "auto")]
+    yield made
+    for c in made:
+        c.close()
+
+
+def test_stress_100k_back_to_back(comms):
+    """>= 100,000 calls, random sizes (1..16384 elements), random algorithm and communicator,
+    random in-place / out-of-place, no synchronization inside a batch of 500."""
+    rng = np.random.default_rng(WORLD.bcast(int(np.random.SeedSequence().entropy % 2**63)))
+    calls, batch = 100_000, 500
+    for first in range(0, calls, batch):
+        sizes = np.exp(rng.uniform(0, np.log(16384), batch)).astype(np.int64) + 1
+        which = rng.integers(0, len(comms), batch)
+        inplace = rng.integers(0, 2, batch).astype(bool)
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        call_ids = cupy.asarray(np.repeat(np.arange(first, first + batch), sizes))
+        js = cupy.asarray(np.concatenate([np.arange(n) for n in sizes]))
+        src = pattern()(call_ids, js, WORLD.rank)
+        dst = cupy.full(src.shape, cupy.nan)
+        for k in range(batch):
+            a, b = offsets[k], offsets[k + 1]
+            if inplace[k]:
+                comms[which[k]].Allreduce(MPI.IN_PLACE, src[a:b], op=MPI.SUM)
+            else:
+                comms[which[k]].Allreduce(src[a:b], dst[a:b], op=MPI.SUM)
+        want = expected_sum(call_ids, js, WORLD.size)
+        got = cupy.where(cupy.asarray(np.repeat(inplace, sizes)), src, dst)
+        bad = int(cupy.count_nonzero(got != want))
+        assert bad == 0, f"batch at call {first}: {bad} wrong elements"
+
+
+def test_cuda_graph_replayed_1000_times(comms):
+    n = 777
+    stream = cupy.cuda.Stream(non_blocking=True)
+    src = cupy.empty(n)
+    bufs = [cupy.empty(n) for _ in comms]
+    js = cupy.arange(n, dtype=cupy.int64)
+    with stream:
+        stream.begin_capture()
+        for comm, buf in zip(comms, bufs):
+            buf[...] = src
+            comm.Allreduce(MPI.IN_PLACE, buf, op=MPI.SUM, stream=stream)
+        graph = stream.end_capture()
+        for k in range(1000):
+            src[...] = pattern()(cupy.int64(k), js, WORLD.rank)
+            graph.launch(stream)
+            if k % 100 == 0:  # ordinary calls between replays share the device epoch
+                extra = cupy.ones(5)
+                comms[k % len(comms)].Allreduce(MPI.IN_PLACE, extra, op=MPI.SUM, stream=stream)
+                assert float(extra.sum()) == 5 * WORLD.size
+            want = expected_sum(cupy.full(n, k, dtype=cupy.int64), js, WORLD.size)
+            for buf in bufs:
+                assert bool(cupy.all(buf == want)), f"replay {k} wrong"
+    stream.synchronize()
+
+
+def test_two_communicators_alternately(gpu):
+    a = hpcolls.Communicator(WORLD)
+    b = hpcolls.Communicator(WORLD.Dup())
+    for k in range(2000):
+        x = cupy.full(1 + k % 300, float(WORLD.rank + k))
+        (a if k % 2 else b).Allreduce(MPI.IN_PLACE, x, op=MPI.MAX)
+        assert float(x[0]) == WORLD.size - 1 + k
+    a.close()
+    b.close()
+
+
+@pytest.mark.skipif(WORLD.size < 2, reason="a skipped call needs at least two ranks")
+def test_rank_skipping_a_call_times_out_not_hangs(gpu):
+    comm = hpcolls.Communicator(WORLD, algo="oneshot", timeout=1.0)
+    x = cupy.ones(8)
+    comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)  # opens the native path everywhere
+    comm.synchronize()
+    if WORLD.rank != 0:
+        start = time.monotonic()
+        comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
+        with pytest.raises(hpcolls.CollectiveTimeout, match=r"rank \d+ timed out .* peer 0 in allreduce \(one-shot\), epoch 3"):
+            comm.synchronize()
+        assert time.monotonic() - start < 10
+        with pytest.raises(hpcolls.CommunicatorBroken):
+            comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
+    WORLD.Barrier()
+    comm.close()
+
+
+def test_bad_input_raises_and_changes_nothing(comms):
+    comm = comms[2]
+    recv = cupy.arange(10, dtype=cupy.float64)
+    before = recv.copy()
+    cases = [
+        (cupy.ones(11), recv, MPI.SUM, hpcolls.InvalidBufferError),                 # size
+        (cupy.ones(10, dtype=cupy.float32), recv, MPI.SUM, hpcolls.InvalidBufferError),  # dtype
+        (cupy.ones(20)[::2], recv, MPI.SUM, hpcolls.InvalidBufferError),          # strided
+        (np.ones(10), recv, MPI.SUM, hpcolls.InvalidBufferError),                  # host send
+        (MPI.IN_PLACE, cupy.ones(4, dtype=cupy.complex128), MPI.MIN, ValueError),  # complex MIN
+        (recv[2:], recv[:8], MPI.SUM, hpcolls.InvalidBufferError),                 # overlap
+    ]
+    for send, rbuf, op, exc in cases:
+        with pytest.raises(exc):
+            comm.Allreduce(send, rbuf, op=op)
+    assert bool(cupy.all(recv == before))
+
+
+@pytest.mark.skipif(hpcolls.device_count() < 2, reason="needs two visible GPUs for a buffer on another device")
+def test_buffer_on_another_device(comms):
+    comm = comms[2]
+    x = cupy.ones(4)
+    comm.Allreduce(MPI.IN_PLACE, x)  # binds the communicator to this rank's GPU
+    other = (cupy.cuda.runtime.getDevice() + 1) % hpcolls.device_count()
+    with cupy.cuda.Device(other):
+        y = cupy.ones(4)
+    with pytest.raises(hpcolls.InvalidBufferError, match="GPU"):
+        comm.Allreduce(MPI.IN_PLACE, y)
+
+
+def test_validate_mode_catches_mismatched_counts(gpu):
+    comm = hpcolls.Communicator(WORLD, validate=True)
+    x = cupy.ones(10 + (WORLD.rank == 0))
+    if WORLD.size > 1:
+        with pytest.raises(hpcolls.ValidationError, match="disagree"):
+            comm.Allreduce(MPI.IN_PLACE, x)
+    comm.close()
+
+
+@pytest.mark.parametrize("algo", ["mpi", "nccl"])
+def test_forced_fallbacks_are_correct(gpu, algo):
+    comm = hpcolls.Communicator(WORLD, algo=algo)
+    for code_dtype in ("float64", "complex128", "float16", "int64"):
+        host = (np.arange(1000) % 17 + WORLD.rank).astype(code_dtype)
+        x = cupy.asarray(host)
+        comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
+        want = sum((np.arange(1000) % 17 + r).astype(code_dtype) for r in range(WORLD.size))
+        assert np.array_equal(cupy.asnumpy(x), want.astype(code_dtype)), f"{algo} {code_dtype}"
+    if algo == "nccl":
+        shared_gpu = WORLD.size > hpcolls.device_count()
+        assert (comm._nccl.comm is None) == shared_gpu, comm._nccl.reason
+    comm.close()
+
+
+def test_host_buffers_go_to_mpi_unchanged(gpu):
+    comm = hpcolls.Communicator(WORLD)
+    a = np.full(5, WORLD.rank, dtype=np.float64)
+    b = np.empty(5)
+    comm.Allreduce(a, b, op=MPI.SUM)
+    assert np.all(b == sum(range(WORLD.size)))
+    assert comm.native_path is None  # host buffers never open the native path

@@ -1,0 +1,97 @@
+"""sygvd / eigh with cupy arrays on the GPU: same checks as the CPU suites.
+
+Runs as plain pytest (one rank) or under mpiexec (several ranks sharing GPUs need CUDA MPS,
+see DESIGN.md). Skips with a clear reason where cupy or a GPU is missing.
+"""
+import numpy as np
+import pytest
+import scipy.linalg
+
+cupy = pytest.importorskip("cupy", reason="cupy not installed (pip install hpcolls[cu13])")
+try:
+    _NDEV = cupy.cuda.runtime.getDeviceCount()
+except Exception:  # no driver / no device both mean: nothing to run on
+    _NDEV = 0
+if _NDEV < 1:
+    pytest.skip("no CUDA GPU visible", allow_module_level=True)
+
+from mpi4py import MPI  # noqa: E402
+
+import solvers  # noqa: E402
+from solvers.backend import Collectives  # noqa: E402
+from solvers.backend.device import select_device  # noqa: E402
+from solvers.dist import DistMatrix, ProcessGrid  # noqa: E402
+from solvers.sygvd import sygvd  # noqa: E402
+from solvers.sygvd.check import THRESHOLD, eigen_ratios, eigenvalue_ratio  # noqa: E402
+from solvers.testing import (grid_shapes, not_positive_definite, poison_unreferenced,  # noqa: E402
+                             random_symmetric, shared_seed, spd_with_condition)
+
+COMM = MPI.COMM_WORLD
+select_device(COMM)
+
+
+def _kinds():
+    kinds = ["mpi"]
+    try:
+        import hpcolls  # noqa: F401
+        kinds.append("hpcolls")
+    except ImportError:
+        pass
+    return kinds
+
+
+@pytest.fixture
+def seed():
+    return shared_seed(COMM)
+
+
+@pytest.fixture(params=grid_shapes(COMM.Get_size()), ids=lambda s: f"{s[0]}x{s[1]}")
+def grid(request):
+    g = ProcessGrid(COMM, request.param)
+    yield g
+    g.free()
+
+
+@pytest.mark.parametrize("kind", _kinds())
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("jobz", ["V", "N"])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("itype", [1, 2, 3])
+def test_sygvd_on_gpu_matches_scipy(grid, seed, itype, uplo, jobz, dtype, kind):
+    rng = np.random.default_rng(seed)
+    n, nb = 45, 8
+    lower = uplo == "L"
+    a, b = random_symmetric(rng, n), spd_with_condition(rng, n, 100.0)
+    coll = Collectives(grid, kind, cupy)
+    da = DistMatrix.from_global(cupy.asarray(poison_unreferenced(a, lower).astype(dtype)), grid, nb)
+    db = DistMatrix.from_global(cupy.asarray(poison_unreferenced(b, lower).astype(dtype)), grid, nb)
+    w, z = sygvd(da, db, coll, itype=itype, jobz=jobz, uplo=uplo)
+    assert isinstance(w, cupy.ndarray) and w.dtype == dtype
+    eps = float(np.finfo(dtype).eps)
+    a64, b64 = a.astype(dtype).astype(np.float64), b.astype(dtype).astype(np.float64)
+    w_host = cupy.asnumpy(w).astype(np.float64)
+    ratios = eigenvalue_ratio(a64, b64, w_host, itype, eps)
+    if jobz == "V":
+        zg = z.to_global(coll)
+        assert isinstance(zg, cupy.ndarray)
+        ratios.update(eigen_ratios(a64, b64, w_host, cupy.asnumpy(zg).astype(np.float64), itype, eps))
+    for name, value in ratios.items():
+        assert value < THRESHOLD, f"seed={seed}: {name} = {value}"
+    assert "host_us_per_column" in coll.stats["sytrd"].notes
+
+
+def test_eigh_cupy_in_cupy_out(seed):
+    rng = np.random.default_rng(seed)
+    a, b = random_symmetric(rng, 30), spd_with_condition(rng, 30, 10.0)
+    w, z = solvers.eigh(cupy.asarray(a), cupy.asarray(b), type=3, comm=COMM, nb=7)
+    assert isinstance(w, cupy.ndarray) and isinstance(z, cupy.ndarray)
+    np.testing.assert_allclose(cupy.asnumpy(w), scipy.linalg.eigh(a, b, type=3, eigvals_only=True),
+                               rtol=1e-10, atol=1e-12, err_msg=f"seed={seed}")
+
+
+def test_not_positive_definite_on_gpu(seed):
+    rng = np.random.default_rng(seed)
+    b = not_positive_definite(rng, 20, 11)
+    with pytest.raises(np.linalg.LinAlgError) as err:
+        solvers.eigh(cupy.asarray(random_symmetric(rng, 20)), cupy.asarray(b), comm=COMM, nb=4)
+    assert err.value.info == 11, f"seed={seed}"

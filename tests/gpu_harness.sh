@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# GPU test harness: build in place, start CUDA MPS, run tests/gpu with 1, 2 and 4 ranks on one
+# GPU (one rank per GPU when there are several), stop MPS, print a pass/fail table.
+#
+#   bash tests/gpu_harness.sh [--ranks "1 2 4"] [--no-build] [-- extra pytest args]
+#
+# Runs with the machine's own python3 and packages (no internet): cupy, mpi4py, pybind11,
+# scikit-build-core, cmake, ninja must be there; the build uses --no-build-isolation.
+# Logs go to $OUT (or ./gpu-harness-logs) when set.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ranks_list="1 2 4"
+build=1
+extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ranks) ranks_list="$2"; shift 2 ;;
+    --no-build) build=0; shift ;;
+    --) shift; extra=("$@"); break ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "gpu_harness: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+logs="${OUT:-$PWD/gpu-harness-logs}"
+mkdir -p "$logs"
+py="${PYTHON:-python3}"
+export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/tests/gpu${PYTHONPATH:+:$PYTHONPATH}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+if [ "$build" = 1 ]; then
+  echo "== build (HPCOLLS_CUDA_ARCHITECTURES=${HPCOLLS_CUDA_ARCHITECTURES:=90-real})"
+  export HPCOLLS_CUDA_ARCHITECTURES
+  if ! "$py" -m pip install --no-build-isolation --no-deps -e . >"$logs/build.log" 2>&1; then
+    tail -40 "$logs/build.log"; echo "BUILD FAILED"; exit 1
+  fi
+fi
+ngpu=$("$py" -c 'import hpcolls; print(hpcolls.device_count())')
+echo "== $ngpu GPU(s) visible"
+[ "$ngpu" -ge 1 ] || { echo "no GPU visible: nothing to run"; exit 1; }
+
+mps_started=0
+start_mps() {
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/hpcolls-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/hpcolls-mps/log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  nvidia-cuda-mps-control -d && mps_started=1 && echo "== CUDA MPS started ($CUDA_MPS_PIPE_DIRECTORY)"
+}
+stop_mps() {
+  if [ "$mps_started" = 1 ]; then echo quit | nvidia-cuda-mps-control; mps_started=0; echo "== CUDA MPS stopped"; fi
+}
+trap stop_mps EXIT
+
+declare -A result
+for n in $ranks_list; do
+  if [ "$n" -gt "$ngpu" ] && [ "$mps_started" = 0 ]; then start_mps; fi
+  placement=$([ "$n" -gt "$ngpu" ] && echo "$n ranks on $ngpu GPU(s), MPS" || echo "one rank per GPU")
+  echo "== tests/gpu with $n rank(s): $placement"
+  log="$logs/gpu-tests-n$n.log"
+  timeout 900 mpiexec --oversubscribe -n "$n" "$py" -m pytest tests/gpu -q -x -p no:cacheprovider \
+    "${extra[@]}" >"$log" 2>&1
+  rc=$?
+  summary=$(grep -E "^(=+ )?[0-9]+ (passed|failed|skipped|error)" "$log" | tail -1)
+  result[$n]="rc=$rc ${summary:-no summary} ($placement)"
+  [ "$rc" = 0 ] || tail -60 "$log"
+done
+stop_mps
+
+echo
+echo "| ranks | result |"
+echo "| --- | --- |"
+status=0
+for n in $ranks_list; do
+  echo "| $n | ${result[$n]} |"
+  case "${result[$n]}" in rc=0*) ;; *) status=1 ;; esac
+done
+exit $status

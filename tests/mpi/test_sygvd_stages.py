@@ -1,0 +1,82 @@
+"""Each LAPACK stage on its own, distributed, against numpy/scipy: potrf, trsm/trmm,
+sytrd + stevd + ormtr."""
+import numpy as np
+import pytest
+import scipy.linalg
+from mpi4py import MPI
+
+from solvers.backend import Collectives
+from solvers.dist import DistMatrix, ProcessGrid
+from solvers.dist.redistribute import symmetrize
+from solvers.ormtr import ormtr
+from solvers.potrf import potrf
+from solvers.sytrd import sytrd
+from solvers.testing import (grid_shapes, poison_unreferenced, random_symmetric, share_node_cores,
+                             shared_seed, spd_with_condition)
+from solvers.tridiagonal import stevd
+from solvers.trsm import trmm, trsm
+
+share_node_cores(MPI.COMM_WORLD)
+SHAPES = grid_shapes(MPI.COMM_WORLD.Get_size())
+SIZES = [(1, 3), (23, 4), (24, 6), (10, 16)]
+
+
+@pytest.fixture
+def seed(comm):
+    return shared_seed(comm)
+
+
+@pytest.fixture(params=SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+def grid(request, comm):
+    g = ProcessGrid(comm, request.param)
+    yield g
+    g.free()
+
+
+@pytest.mark.parametrize("n,nb", SIZES)
+def test_potrf(grid, seed, n, nb):
+    b = spd_with_condition(np.random.default_rng(seed), n, 1e3)
+    coll = Collectives(grid)
+    with coll.stage("potrf"):
+        fac = potrf(DistMatrix.from_global(poison_unreferenced(b, True), grid, nb), coll)
+    got = fac.to_global(coll)
+    assert np.array_equal(got, np.tril(got)), f"seed={seed}: upper triangle not zero"
+    np.testing.assert_allclose(got, np.linalg.cholesky(b), atol=1e-12, err_msg=f"seed={seed}")
+    assert coll.stats["potrf"].calls > 0
+
+
+@pytest.mark.parametrize("n,nb", SIZES)
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("solve", [True, False])
+def test_trsm_trmm(grid, seed, n, nb, trans, solve):
+    rng = np.random.default_rng(seed)
+    lfac = np.linalg.cholesky(spd_with_condition(rng, n, 10.0))
+    rhs = rng.standard_normal((n, n + 5))
+    coll = Collectives(grid)
+    dl = DistMatrix.from_global(poison_unreferenced(lfac, True), grid, nb).triangle(True)
+    db = DistMatrix.from_global(rhs, grid, nb)
+    (trsm if solve else trmm)(dl, db, coll, trans=trans)
+    op = lfac.T if trans else lfac
+    expect = scipy.linalg.solve_triangular(op, rhs, lower=not trans) if solve else op @ rhs
+    np.testing.assert_allclose(db.to_global(coll), expect, atol=1e-11, err_msg=f"seed={seed}")
+
+
+@pytest.mark.parametrize("n,nb", SIZES + [(31, 5)])
+def test_sytrd_tridiagonal_ormtr(grid, seed, n, nb):
+    """Qᵀ C Q is the tridiagonal (d, e), Q is orthogonal, and ormtr(stevd) diagonalizes C."""
+    c = random_symmetric(np.random.default_rng(seed), n)
+    coll = Collectives(grid)
+    dc = symmetrize(DistMatrix.from_global(poison_unreferenced(c, True), grid, nb), True, coll)
+    d, e, tau = sytrd(dc, coll)
+    assert np.array_equal(tau[-1:], [0.0])
+    q = DistMatrix.from_global(np.eye(n), grid, nb)
+    q = ormtr(dc, tau, q, coll).to_global(coll)
+    np.testing.assert_allclose(q.T @ q, np.eye(n), atol=1e-13, err_msg=f"seed={seed}")
+    tri = np.diag(d) + np.diag(e, -1) + np.diag(e, 1)
+    np.testing.assert_allclose(q.T @ c @ q, tri, atol=1e-12, err_msg=f"seed={seed}")
+
+    w, y = stevd(d, e, coll, vectors_like=dc)
+    np.testing.assert_allclose(w, scipy.linalg.eigvalsh(c), atol=1e-12, err_msg=f"seed={seed}")
+    z = ormtr(dc, tau, y, coll).to_global(coll)
+    np.testing.assert_allclose(c @ z, z * w, atol=1e-12, err_msg=f"seed={seed}")
+    assert "host_us_per_column" in coll.stats["other"].notes

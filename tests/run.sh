@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# All tests: sets up (first run only), then runs
+#   tests/gpu  plain pytest (skips, saying why, without a GPU; tests/gpu_harness.sh runs them
+#              with several ranks on a GPU machine)
+#   tests/cpu  plain pytest
+#   tests/mpi  under mpiexec with 1, 2 and 4 ranks (oversubscribed), each run bounded by a
+#              time-out so a hung rank fails the run instead of stalling it
+# and ends with one summary line. Extra arguments go to every pytest run (e.g. -k name).
+set -uo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$repo/jobs/local/setup.sh" || { echo "set-up failed" >&2; exit 1; }
+cd "$repo"
+reports="$(mktemp -d)"
+trap 'rm -rf "$reports"' EXIT
+mpi_timeout="${HPCOLLS_TEST_TIMEOUT:-600}"
+# Several ranks share few cores here: one BLAS thread per process, or oversubscription crawls.
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
+failed_runs=()
+
+run() {  # run NAME COMMAND...
+  local name="$1"; shift
+  echo "== $name"
+  "$@" --junitxml="$reports/$name.xml" -p no:cacheprovider "${extra[@]}"
+  local rc=$?
+  # 5: nothing collected, which for us is a broken suite, not a pass.
+  [ "$rc" = 0 ] || failed_runs+=("$name (exit $rc)")
+}
+extra=("$@")
+
+run gpu "$HPCOLLS_PY" -m pytest tests/gpu -q -rs
+run cpu "$HPCOLLS_PY" -m pytest tests/cpu -q
+for n in 1 2 4; do
+  run "mpi-n$n" timeout --kill-after=15 "$mpi_timeout" "${HPCOLLS_MPIEXEC[@]}" -n "$n" \
+    "$HPCOLLS_PY" -m pytest tests/mpi -q
+done
+
+"$HPCOLLS_PY" - "$reports" <<'PY'
+import glob, sys, xml.etree.ElementTree as ET
+tot = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+for path in glob.glob(sys.argv[1] + "/*.xml"):
+    for suite in ET.parse(path).getroot().iter("testsuite"):
+        for k in tot:
+            tot[k] += int(suite.get(k, 0))
+passed = tot["tests"] - tot["failures"] - tot["errors"] - tot["skipped"]
+print(f"tests: {passed} passed, {tot['failures'] + tot['errors']} failed, {tot['skipped']} skipped")
+PY
+if [ "${#failed_runs[@]}" -gt 0 ]; then
+  echo "FAILED runs: ${failed_runs[*]}"
+  exit 1
+fi
