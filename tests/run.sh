@@ -9,6 +9,7 @@
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$repo/jobs/local/setup.sh" || { echo "set-up failed" >&2; exit 1; }
+set +e  # setup.sh runs with -e; here every suite runs and the summary decides
 cd "$repo"
 reports="$(mktemp -d)"
 trap 'rm -rf "$reports"' EXIT
@@ -22,7 +23,11 @@ run() {  # run NAME COMMAND...
   echo "== $name"
   "$@" --junitxml="$reports/$name.xml" -p no:cacheprovider "${extra[@]}"
   local rc=$?
-  # 5: nothing collected, which for us is a broken suite, not a pass.
+  # Exit 5 (nothing collected) is a broken suite, except for tests/gpu on a machine without a
+  # GPU, where every module skips itself (the skips and their reasons are printed above).
+  if [ "$rc" = 5 ] && [ "$name" = gpu ] && [ "$("$HPCOLLS_PY" -c 'import hpcolls; print(hpcolls.gpu_available())')" = False ]; then
+    rc=0
+  fi
   [ "$rc" = 0 ] || failed_runs+=("$name (exit $rc)")
 }
 extra=("$@")

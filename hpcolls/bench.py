@@ -1,0 +1,303 @@
+"""AllReduce benchmark, nccl-tests style: python -m hpcolls.bench (under mpiexec / srun).
+
+Every algorithm is timed in the same run on the same buffers: hpcolls one-shot, two-shot and
+auto, NCCL (cupy's binding, called directly) and MPI (mpi4py on host buffers). Per size and
+algorithm it reports median/min/max µs per call over --reps repetitions of --iters
+back-to-back calls (warm-up excluded), algbw/busbw as nccl-tests defines them, and the number of
+wrong elements in a checked call (data are small integers: exact in any summation order).
+
+Also measured, once per run: the host time of one Python AllReduce call next to a bare kernel
+launch and cupy's NCCL call (the host-overhead budget is counted above the bare launch), and the
+device time of one small one-shot call from a CUDA graph of --graph-calls calls.
+Without a GPU it times MPI on host buffers only.
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+from . import dtypes
+
+MPI_OPS = {"sum": MPI.SUM, "prod": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX}
+GPU_ALGOS = ("oneshot", "twoshot", "auto", "nccl", "mpi")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="python -m hpcolls.bench", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--min-bytes", type=int, default=8, help="smallest message (default 8)")
+    p.add_argument("--max-bytes", type=int, default=16 << 20, help="largest message (default 16 MiB)")
+    p.add_argument("--factor", type=int, default=4, help="size step factor (default 4)")
+    p.add_argument("--dtype", default="float64", choices=[n for n in dtypes.NAMES if n != "bfloat16"])
+    p.add_argument("--op", default="sum", choices=sorted(MPI_OPS))
+    p.add_argument("--algos", default=",".join(GPU_ALGOS),
+                   help=f"comma-separated subset of {','.join(GPU_ALGOS)} (GPU runs; CPU runs time mpi)")
+    p.add_argument("--iters", type=int, default=50, help="back-to-back calls per repetition")
+    p.add_argument("--reps", type=int, default=20, help="timed repetitions (median/min/max over these)")
+    p.add_argument("--warmup", type=int, default=5, help="untimed repetitions first")
+    p.add_argument("--graph-calls", type=int, default=200, help="calls in the CUDA graph for device time")
+    p.add_argument("--json", metavar="PATH", help="also write every row as JSON")
+    p.add_argument("--no-inplace", action="store_true", help="skip the in-place rows")
+    return p.parse_args(argv)
+
+
+def sizes(args, itemsize):
+    b = max(args.min_bytes, itemsize)
+    while b <= args.max_bytes:
+        yield b // itemsize
+        b *= args.factor
+
+
+class Timer:
+    """Per-call time of a callable over reps x iters calls, on the device clock when on GPU."""
+
+    def __init__(self, cupy=None):
+        self.cupy = cupy
+
+    def __call__(self, fn, args):
+        comm = MPI.COMM_WORLD
+        samples = []
+        for rep in range(args.warmup + args.reps):
+            comm.Barrier()
+            if self.cupy is not None:
+                start, stop = self.cupy.cuda.Event(), self.cupy.cuda.Event()
+                start.record()
+                for _ in range(args.iters):
+                    fn()
+                stop.record()
+                stop.synchronize()
+                t = self.cupy.cuda.get_elapsed_time(start, stop) * 1e3 / args.iters
+            else:
+                t0 = time.perf_counter()
+                for _ in range(args.iters):
+                    fn()
+                t = (time.perf_counter() - t0) * 1e6 / args.iters
+            if rep >= args.warmup:
+                samples.append(t)
+        # A call is as slow as its slowest rank: take the max over ranks of each sample.
+        samples = np.array(samples)
+        comm.Allreduce(MPI.IN_PLACE, samples, op=MPI.MAX)
+        return float(np.median(samples)), float(samples.min()), float(samples.max())
+
+
+def make_data(xp, count, dtype, rank):
+    base = (xp.arange(count, dtype=np.int64) % 7 + rank + 1)
+    return base.astype(dtype)
+
+
+def expected(count, dtype, op, size):
+    contributions = [make_data(np, count, dtype, r) for r in range(size)]
+    from functools import reduce
+    fn = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}[op]
+    return reduce(fn, contributions).astype(dtype)
+
+
+def gpu_callers(args, cupy, count, dtype, inplace):
+    """{algo: (callable doing one call, result array)} for every requested GPU algorithm."""
+    import hpcolls
+    comm = MPI.COMM_WORLD
+    op = MPI_OPS[args.op]
+    out = {}
+    for algo in args.algos.split(","):
+        send = make_data(cupy, count, dtype, comm.rank)
+        recv = send if inplace else cupy.empty_like(send)
+        sendarg = MPI.IN_PLACE if inplace else send
+        if algo in ("oneshot", "twoshot", "auto"):
+            c = COMMS.setdefault(algo, hpcolls.Communicator(comm, algo=algo))
+            out[algo] = (lambda c=c, s=sendarg, r=recv: c.Allreduce(s, r, op=op), recv, send)
+        elif algo == "nccl":
+            nccl = nccl_peer(cupy)
+            if nccl is None:
+                continue
+            dt = NCCL_TYPES(cupy).get(np.dtype(dtype).name)
+            if dt is None:
+                continue
+            nop = getattr(cupy.cuda.nccl, f"NCCL_{args.op.upper()}")
+            sp = recv.data.ptr if inplace else send.data.ptr
+            out[algo] = (lambda n=nccl, s=sp, r=recv, dt=dt, nop=nop: n.allReduce(
+                s, r.data.ptr, r.size, dt, nop, cupy.cuda.get_current_stream().ptr), recv, send)
+        elif algo == "mpi":
+            hs = cupy.asnumpy(send)
+            hr = hs if inplace else np.empty_like(hs)
+            out[algo] = (lambda s=(MPI.IN_PLACE if inplace else hs), r=hr: comm.Allreduce(s, r, op=op), hr, hs)
+    return out
+
+
+COMMS = {}
+_NCCL = []
+
+
+def nccl_peer(cupy):
+    """cupy's NcclCommunicator over COMM_WORLD, or None (no NCCL, or ranks sharing a GPU)."""
+    if _NCCL:
+        return _NCCL[0]
+    comm = MPI.COMM_WORLD
+    try:
+        from cupy.cuda import nccl
+        bus = cupy.cuda.Device().pci_bus_id
+        ok = True
+    except Exception:  # noqa: BLE001
+        nccl, bus, ok = None, None, False
+    buses = comm.allgather(bus)
+    if not comm.allreduce(ok, op=MPI.LAND) or len(set(buses)) != len(buses):
+        _NCCL.append(None)
+        return None
+    uid = comm.bcast(nccl.get_unique_id() if comm.rank == 0 else None)
+    _NCCL.append(nccl.NcclCommunicator(comm.size, uid, comm.rank))
+    return _NCCL[0]
+
+
+def NCCL_TYPES(cupy):
+    n = cupy.cuda.nccl
+    return {"float16": n.NCCL_FLOAT16, "float32": n.NCCL_FLOAT32, "float64": n.NCCL_FLOAT64,
+            "int32": n.NCCL_INT32, "int64": n.NCCL_INT64, "uint32": n.NCCL_UINT32, "uint64": n.NCCL_UINT64}
+
+
+def count_wrong(fn, result, send, want, cupy, inplace, count, dtype, rank):
+    if inplace:  # restore the input the timing loop overwrote
+        src = make_data(np, count, dtype, rank)
+        if cupy is not None and isinstance(send, cupy.ndarray):
+            send[...] = cupy.asarray(src)
+        else:
+            send[...] = src
+    elif cupy is not None and isinstance(result, cupy.ndarray):
+        result.fill(0)
+    else:
+        result[...] = 0
+    fn()
+    got = cupy.asnumpy(result) if cupy is not None and isinstance(result, cupy.ndarray) else result
+    return int(np.count_nonzero(got != want))
+
+
+def host_overhead(args, cupy):
+    """Host µs per call: bare kernel launch, cupy NCCL (1-element), hpcolls one-shot (1 element)."""
+    import hpcolls
+    comm = MPI.COMM_WORLD
+    x = cupy.zeros(1, dtype=cupy.float64)
+    bare = cupy.ElementwiseKernel("", "float64 y", "y = y;", "hpcolls_bench_noop")
+    c = COMMS.setdefault("oneshot", hpcolls.Communicator(comm, algo="oneshot"))
+    rows = {"bare kernel launch (cupy ElementwiseKernel)": lambda: bare(x),
+            "hpcolls one-shot Allreduce, 1 x float64": lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)}
+    nccl = nccl_peer(cupy)
+    if nccl is not None:
+        rows["cupy NCCL allReduce, 1 x float64"] = lambda: nccl.allReduce(
+            x.data.ptr, x.data.ptr, 1, cupy.cuda.nccl.NCCL_FLOAT64, cupy.cuda.nccl.NCCL_SUM,
+            cupy.cuda.get_current_stream().ptr)
+    result = {}
+    n = 2000
+    for name, fn in rows.items():
+        times = []
+        for _ in range(args.reps):
+            cupy.cuda.get_current_stream().synchronize()
+            comm.Barrier()
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            times.append((time.perf_counter() - t0) * 1e6 / n)
+        cupy.cuda.get_current_stream().synchronize()
+        result[name] = statistics.median(times)
+    return result
+
+
+def graph_device_time(args, cupy, count):
+    """Device µs per one-shot call of `count` float64, from a CUDA graph of many calls."""
+    import hpcolls
+    comm = MPI.COMM_WORLD
+    c = COMMS.setdefault("oneshot", hpcolls.Communicator(comm, algo="oneshot"))
+    x = cupy.ones(count)
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        c.Allreduce(MPI.IN_PLACE, x, op=MPI.MAX, stream=s)  # opens the native path outside capture
+        s.synchronize()
+        s.begin_capture()
+        for _ in range(args.graph_calls):
+            c.Allreduce(MPI.IN_PLACE, x, op=MPI.MAX, stream=s)
+        g = s.end_capture()
+        times = []
+        for rep in range(args.warmup + args.reps):
+            comm.Barrier()
+            a, b = cupy.cuda.Event(), cupy.cuda.Event()
+            a.record(s)
+            g.launch(s)
+            b.record(s)
+            b.synchronize()
+            if rep >= args.warmup:
+                times.append(cupy.cuda.get_elapsed_time(a, b) * 1e3 / args.graph_calls)
+    return statistics.median(times)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    comm = MPI.COMM_WORLD
+    import hpcolls
+    cupy = None
+    if hpcolls.gpu_available():
+        try:
+            import cupy
+            from .binding import select_device
+            select_device(comm)
+        except ImportError:
+            cupy = None
+    dtype = np.dtype(args.dtype)
+    rows = []
+    timer = Timer(cupy)
+    head = f"{'size(B)':>10} {'count':>10} {'type':>8} {'op':>4} {'algo':>8} {'place':>5} {'median us':>10} " \
+           f"{'min us':>9} {'max us':>9} {'algbw GB/s':>10} {'busbw GB/s':>10} {'#wrong':>6}"
+    if comm.rank == 0:
+        where = f"{comm.size} ranks, {hpcolls.device_count()} GPU(s) visible" if cupy is not None else \
+            f"{comm.size} ranks, CPU only (host buffers, MPI)"
+        print(f"# hpcolls.bench AllReduce: {where}; iters {args.iters} x reps {args.reps} (warm-up {args.warmup})")
+        print(head)
+    for count in sizes(args, dtype.itemsize):
+        want = expected(count, dtype, args.op, comm.size)
+        for inplace in ((False,) if args.no_inplace else (False, True)):
+            if cupy is not None:
+                callers = gpu_callers(args, cupy, count, dtype, inplace)
+            else:
+                hs = make_data(np, count, dtype, comm.rank)
+                hr = hs if inplace else np.empty_like(hs)
+                callers = {"mpi": (lambda s=(MPI.IN_PLACE if inplace else hs), r=hr:
+                                   comm.Allreduce(s, r, op=MPI_OPS[args.op]), hr, hs)}
+            for algo, (fn, result, send) in callers.items():
+                med, lo, hi = timer(fn, args)
+                wrong = count_wrong(fn, result, send, want, cupy, inplace, count, dtype, comm.rank)
+                wrong = comm.allreduce(wrong)
+                nbytes = count * dtype.itemsize
+                algbw = nbytes / med / 1e3
+                busbw = algbw * 2 * (comm.size - 1) / comm.size
+                row = dict(bytes=nbytes, count=count, dtype=dtype.name, op=args.op, algo=algo,
+                           inplace=inplace, median_us=med, min_us=lo, max_us=hi, algbw_GBs=algbw,
+                           busbw_GBs=busbw, wrong=wrong, ranks=comm.size)
+                rows.append(row)
+                if comm.rank == 0:
+                    print(f"{nbytes:>10} {count:>10} {dtype.name:>8} {args.op:>4} {algo:>8} "
+                          f"{'in' if inplace else 'out':>5} {med:>10.2f} {lo:>9.2f} {hi:>9.2f} "
+                          f"{algbw:>10.3f} {busbw:>10.3f} {wrong:>6}", flush=True)
+    extra = {}
+    if cupy is not None:
+        extra["host_us_per_call"] = host_overhead(args, cupy)
+        extra["oneshot_device_us_per_call_8B_graph"] = graph_device_time(args, cupy, 1)
+        extra["oneshot_device_us_per_call_1KiB_graph"] = graph_device_time(args, cupy, 128)
+        if comm.rank == 0:
+            for k, v in extra["host_us_per_call"].items():
+                print(f"# host time per call: {k}: {v:.2f} us")
+            print(f"# one-shot device time per call (CUDA graph of {args.graph_calls}): "
+                  f"8 B {extra['oneshot_device_us_per_call_8B_graph']:.2f} us, "
+                  f"1 KiB {extra['oneshot_device_us_per_call_1KiB_graph']:.2f} us")
+    total_wrong = sum(r["wrong"] for r in rows)
+    if comm.rank == 0:
+        print(f"# total wrong elements: {total_wrong}")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"rows": rows, **extra, "argv": sys.argv, "ranks": comm.size}, f, indent=1)
+    for c in COMMS.values():
+        c.close()
+    return 1 if total_wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
