@@ -7,7 +7,7 @@ from solvers.backend import Collectives
 from solvers.dist import DistMatrix, ProcessGrid
 from solvers.dist.panels import replicate_block_col, replicate_block_row
 from solvers.dist.redistribute import lower_triangle, symmetrize, transpose
-from solvers.testing import grid_shapes, shared_seed, share_node_cores
+from solvers.testing import grid_shapes, share_node_cores
 
 SIZE = MPI.COMM_WORLD.Get_size()
 share_node_cores(MPI.COMM_WORLD)
@@ -15,16 +15,6 @@ SHAPES = grid_shapes(SIZE)
 SIZES = [(1, 1), (5, 2), (13, 4), (16, 4), (9, 20)]     # (n, nb): nb | n, nb ∤ n, nb > n
 
 
-@pytest.fixture
-def seed(comm):
-    return shared_seed(comm)
-
-
-@pytest.fixture(params=SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
-def grid(request, comm):
-    g = ProcessGrid(comm, request.param)
-    yield g
-    g.free()
 
 
 def test_grid_coordinates_and_subcommunicators(grid, comm):

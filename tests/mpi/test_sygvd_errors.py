@@ -9,22 +9,12 @@ from solvers.dist import DistMatrix, ProcessGrid
 from solvers.errors import InputError, NotPositiveDefiniteError
 from solvers.sygvd import sygvd
 from solvers.testing import (grid_shapes, not_positive_definite, random_symmetric,
-                             share_node_cores, shared_seed, spd_with_condition)
+                             share_node_cores, spd_with_condition)
 
 share_node_cores(MPI.COMM_WORLD)
 SHAPES = grid_shapes(MPI.COMM_WORLD.Get_size())
 
 
-@pytest.fixture
-def seed(comm):
-    return shared_seed(comm)
-
-
-@pytest.fixture(params=SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
-def grid(request, comm):
-    g = ProcessGrid(comm, request.param)
-    yield g
-    g.free()
 
 
 def raised_everywhere(comm, exc_type, call):

@@ -12,23 +12,13 @@ from solvers.dist import DistMatrix, ProcessGrid
 from solvers.sygvd import sygvd
 from solvers.sygvd.check import THRESHOLD, eigen_ratios, eigenvalue_ratio
 from solvers.testing import (SPECTRA, grid_shapes, poison_unreferenced, random_symmetric,
-                             share_node_cores, shared_seed, spd_with_condition, spectrum,
+                             share_node_cores, spd_with_condition, spectrum,
                              symmetric_with_spectrum)
 
 share_node_cores(MPI.COMM_WORLD)
 SHAPES = grid_shapes(MPI.COMM_WORLD.Get_size())
 
 
-@pytest.fixture
-def seed(comm):
-    return shared_seed(comm)
-
-
-@pytest.fixture(params=SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
-def grid(request, comm):
-    g = ProcessGrid(comm, request.param)
-    yield g
-    g.free()
 
 
 def solve(grid, a, b, nb, itype, jobz, uplo, dtype=np.float64):

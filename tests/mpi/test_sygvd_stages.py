@@ -6,13 +6,13 @@ import scipy.linalg
 from mpi4py import MPI
 
 from solvers.backend import Collectives
-from solvers.dist import DistMatrix, ProcessGrid
+from solvers.dist import DistMatrix
 from solvers.dist.redistribute import symmetrize
 from solvers.ormtr import ormtr
 from solvers.potrf import potrf
 from solvers.sytrd import sytrd
 from solvers.testing import (grid_shapes, poison_unreferenced, random_symmetric, share_node_cores,
-                             shared_seed, spd_with_condition)
+                             spd_with_condition)
 from solvers.tridiagonal import stevd
 from solvers.trsm import trmm, trsm
 
@@ -21,16 +21,6 @@ SHAPES = grid_shapes(MPI.COMM_WORLD.Get_size())
 SIZES = [(1, 3), (23, 4), (24, 6), (10, 16)]
 
 
-@pytest.fixture
-def seed(comm):
-    return shared_seed(comm)
-
-
-@pytest.fixture(params=SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
-def grid(request, comm):
-    g = ProcessGrid(comm, request.param)
-    yield g
-    g.free()
 
 
 @pytest.mark.parametrize("n,nb", SIZES)
