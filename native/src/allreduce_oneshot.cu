@@ -26,7 +26,7 @@ __global__ void allreduce_oneshot(DevComm c, const char* send, char* recv, size_
       const uint4 mine = load_chunk<kUnit>(send, i, bytes, vec_ok);
       for (int k = 1; k < c.nranks; ++k) {
         const int peer = (c.rank + k) % c.nranks;  // staggered, so ranks do not all hit rank 0 first
-        ll_store_chunk(call.half(peer) + c.rank * slot_lines + i * kLinesPerChunk, mine, call.flag());
+        ll_store_chunk(call.half(peer) + c.rank * slot_lines + i * kLinesPerChunk, mine, call.flag(), call.ll_mode());
       }
     }
     const uint4* own = call.half(c.rank);

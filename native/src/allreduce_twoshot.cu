@@ -39,7 +39,7 @@ __global__ void allreduce_twoshot(DevComm c, const char* send, char* recv, size_
     if (owner == size_t(c.rank)) continue;
     const uint4 v = load_chunk<kUnit>(send, i, bytes, vec_ok);
     ll_store_chunk(call.half(owner) + c.rank * slot_lines + (i - owner * part) * kLinesPerChunk, v,
-                   call.flag());
+                   call.flag(), call.ll_mode());
   }
   // Phase 2: reduce our own part in rank order, keep it, and send it to every peer.
   for (size_t i = own_begin + first; ok && i < own_end; i += stride) {
@@ -55,7 +55,7 @@ __global__ void allreduce_twoshot(DevComm c, const char* send, char* recv, size_
     store_chunk<kUnit>(recv, i, bytes, vec_ok, acc);
     for (int k = 1; k < c.nranks; ++k) {
       const int peer = (c.rank + k) % c.nranks;
-      ll_store_chunk(call.half(peer) + gather_base + c.rank * slot_lines + line, acc, call.flag());
+      ll_store_chunk(call.half(peer) + gather_base + c.rank * slot_lines + line, acc, call.flag(), call.ll_mode());
     }
   }
   // Phase 3: all-gather receives.

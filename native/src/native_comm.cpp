@@ -46,6 +46,7 @@ NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, d
   dev_.nranks = nranks;
   set_timeout(timeout_s);
   if (const char* t = std::getenv("HPCOLLS_THREADS_PER_BLOCK")) threads_override_ = std::atoi(t);
+  if (const char* m = std::getenv("HPCOLLS_LL_MODE")) dev_.ll_mode = std::atoi(m);
 }
 
 NativeComm::~NativeComm() { release(); }

@@ -23,6 +23,7 @@ class CallState {
   }
 
   __device__ uint32_t flag() const { return epoch_; }
+  __device__ int ll_mode() const { return c_.ll_mode; }
   __device__ bool broken() const { return broken_; }
 
   // This call's half of `rank`'s scratch, as LL lines.
@@ -36,8 +37,8 @@ class CallState {
     uint2 lo, hi;
     bool got_lo = false, got_hi = false;
     for (uint32_t spin = 0;; ++spin) {
-      if (!got_lo) got_lo = LLLine::try_read(lines, epoch_, lo);
-      if (!got_hi) got_hi = LLLine::try_read(lines + 1, epoch_, hi);
+      if (!got_lo) got_lo = LLLine::try_read(lines, epoch_, lo, c_.ll_mode);
+      if (!got_hi) got_hi = LLLine::try_read(lines + 1, epoch_, hi, c_.ll_mode);
       if (got_lo && got_hi) break;
       if (broken_) return false;
       if ((spin & 255) == 255) {

@@ -9,28 +9,51 @@
 
 namespace hpcolls {
 
+// How lines are written and polled (DevComm::ll_mode; HPCOLLS_LL_MODE, for diagnosis):
+//   0: one volatile 16-byte vector store / load of two 64-bit {flag:data} elements
+//   1: two scalar 64-bit relaxed.sys stores / loads
+//   2: as 1, plus fence.proxy.alias after a line is seen complete (orders accesses made
+//      through different virtual aliases of the same memory, as on one GPU across processes)
+//   3: as 1 with acquire.sys loads and release.sys stores, plus fence.proxy.alias
 struct LLLine {
-  // One vector store of two 64-bit elements {flag:data0, flag:data1}. PTX promises single-copy
-  // atomicity per element, not per vector, so each data word shares its 64-bit element with a
-  // flag: a reader that sees both flags has seen both data words of this epoch.
-  __device__ static void store(uint4* dst, uint32_t d0, uint32_t d1, uint32_t flag) {
+  __device__ static void store(uint4* dst, uint32_t d0, uint32_t d1, uint32_t flag, int mode) {
     const uint64_t lo = (uint64_t(flag) << 32) | d0, hi = (uint64_t(flag) << 32) | d1;
-    asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(dst), "l"(lo), "l"(hi) : "memory");
+    uint64_t* p = reinterpret_cast<uint64_t*>(dst);
+    if (mode == 0) {
+      asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(lo), "l"(hi) : "memory");
+    } else if (mode == 3) {
+      asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(lo) : "memory");
+      asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p + 1), "l"(hi) : "memory");
+    } else {
+      asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(lo) : "memory");
+      asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p + 1), "l"(hi) : "memory");
+    }
   }
 
-  // One volatile read; true when the line holds this epoch's data, returned in `out`.
-  __device__ static bool try_read(const uint4* src, uint32_t flag, uint2& out) {
+  // One poll; true when the line holds this epoch's data, returned in `out`.
+  __device__ static bool try_read(const uint4* src, uint32_t flag, uint2& out, int mode) {
     uint64_t lo, hi;
-    asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(src) : "memory");
+    const uint64_t* p = reinterpret_cast<const uint64_t*>(src);
+    if (mode == 0) {
+      asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(p) : "memory");
+    } else if (mode == 3) {
+      asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(lo) : "l"(p) : "memory");
+      asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(hi) : "l"(p + 1) : "memory");
+    } else {
+      asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(lo) : "l"(p) : "memory");
+      asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(hi) : "l"(p + 1) : "memory");
+    }
     out = make_uint2(uint32_t(lo), uint32_t(hi));
-    return uint32_t(lo >> 32) == flag && uint32_t(hi >> 32) == flag;
+    const bool ok = uint32_t(lo >> 32) == flag && uint32_t(hi >> 32) == flag;
+    if (ok && mode >= 2) asm volatile("fence.proxy.alias;" ::: "memory");
+    return ok;
   }
 };
 
 // A 16-byte payload chunk travels as two LL lines.
-__device__ inline void ll_store_chunk(uint4* dst, uint4 v, uint32_t flag) {
-  LLLine::store(dst, v.x, v.y, flag);
-  LLLine::store(dst + 1, v.z, v.w, flag);
+__device__ inline void ll_store_chunk(uint4* dst, uint4 v, uint32_t flag, int mode) {
+  LLLine::store(dst, v.x, v.y, flag, mode);
+  LLLine::store(dst + 1, v.z, v.w, flag, mode);
 }
 
 }  // namespace hpcolls

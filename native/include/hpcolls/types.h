@@ -48,6 +48,8 @@ struct DevComm {
   uint64_t timeout_ns;
   int rank;
   int nranks;
+  int ll_mode;  // see ll_line.cuh
+  int pad;
 };
 
 inline size_t dtype_size(DType t) {
