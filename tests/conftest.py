@@ -43,8 +43,14 @@ def pytest_report_header(config):
 def pytest_configure(config):
     if MPI.COMM_WORLD.Get_rank() == 0:
         return
-    # Only rank 0 writes the JUnit report (a failure on any rank aborts the job anyway) and
-    # prints progress; every rank still prints its closing summary line.
+    # Only rank 0 writes the JUnit report and prints progress: a failure on any other rank is
+    # printed by pytest_runtest_logreport above and aborts the whole job, so nothing is lost.
     config.option.xmlpath = None
-    if os.environ.get("HPCOLLS_TEST_ALL_RANKS_VERBOSE") != "1":
-        config.option.verbose = -1
+
+
+def pytest_sessionstart(session):
+    if MPI.COMM_WORLD.Get_rank() == 0 or os.environ.get("HPCOLLS_TEST_ALL_RANKS_VERBOSE") == "1":
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        session.config.pluginmanager.unregister(reporter)
