@@ -41,8 +41,10 @@ def gpu_available():
     return device_count() > 0
 
 
+from .binding import mps_active, select_device  # noqa: E402
 from .communicator import Communicator, wrap  # noqa: E402
 
 __all__ = ["Communicator", "wrap", "gpu_available", "device_count", "native_available", "log",
+           "select_device", "mps_active",
            "CollectiveTimeout", "CommunicatorBroken", "CudaError", "HpcollsError",
            "InvalidBufferError", "NoDeviceError", "ValidationError", "__version__"]
