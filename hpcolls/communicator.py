@@ -117,6 +117,8 @@ class Communicator:
         if recv is None:
             if sendbuf is not MPI.IN_PLACE and buffers.resolve(sendbuf) is not None:
                 raise InvalidBufferError("hpcolls: send buffer is on the GPU but receive buffer in host memory")
+            if log.level >= 2:
+                log.info_once(("host",), "allreduce on host buffers: handed to mpi4py unchanged")
             return self._comm.Allreduce(sendbuf, recvbuf, op)
         send = None
         if sendbuf is not MPI.IN_PLACE:
