@@ -137,6 +137,16 @@ class Communicator:
             self._validate("Allreduce", recv.count, recv.code, opc if opc is not None else str(op))
         return self._allreduce_device(send, recv, op, opc, _stream_ptr(stream))
 
+    def Bcast(self, buf, root=0, stream=None):
+        """mpi4py's Bcast; a device buffer goes through MPI directly when it is CUDA-aware, else
+        staged through host memory (after the stream's earlier work), instead of handing a device
+        pointer to an MPI that would dereference it on the host."""
+        b = buffers.resolve(buf)
+        if b is None:
+            return self._comm.Bcast(buf, root=root)
+        fallback_mpi.bcast(self._comm, b, root, _stream_ptr(stream))
+        return None
+
     def _allreduce_device(self, send, recv, op, opc, stream):
         if self._device is None:
             self._open(recv.device)

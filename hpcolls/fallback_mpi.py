@@ -34,6 +34,21 @@ def _host_copy(buf, stream):
     return host
 
 
+def bcast(comm, buf, root, stream):
+    """Bcast of a device buffer: directly with a CUDA-aware MPI, else staged through host memory."""
+    native = _native()
+    native.stream_synchronize(stream)
+    if cuda_aware()[0]:
+        comm.Bcast([_ADDRESS_BUFFER.fromaddress(buf.ptr, buf.nbytes), MPI.BYTE], root=root)
+        return
+    host = np.empty(buf.nbytes, dtype=np.uint8)
+    if comm.Get_rank() == root and buf.nbytes:
+        native.memcpy(host.ctypes.data, buf.ptr, buf.nbytes, stream)
+    comm.Bcast([host, MPI.BYTE], root=root)
+    if comm.Get_rank() != root and buf.nbytes:
+        native.memcpy(buf.ptr, host.ctypes.data, buf.nbytes, stream)
+
+
 def allreduce(comm, send, recv, op, mpi_op, stream):
     """send may be None (in place). Blocks the host until the result is in `recv`."""
     native = _native()

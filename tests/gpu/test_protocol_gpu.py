@@ -182,3 +182,14 @@ def test_host_buffers_go_to_mpi_unchanged(gpu):
     comm.Allreduce(a, b, op=MPI.SUM)
     assert np.all(b == sum(range(WORLD.size)))
     assert comm.native_path is None  # host buffers never open the native path
+
+
+def test_bcast_of_device_buffers(gpu):
+    comm = hpcolls.Communicator(WORLD)
+    for n in (1, 1000, 100_000):
+        x = cupy.arange(n, dtype=cupy.float64) * (WORLD.rank + 1) if WORLD.rank == 0 else cupy.full(n, cupy.nan)
+        comm.Bcast(x, root=0)
+        assert bool(cupy.all(x == cupy.arange(n, dtype=cupy.float64))), f"Bcast of {n} doubles"
+    host = np.arange(3.0) if WORLD.rank == 0 else np.zeros(3)
+    comm.Bcast(host, root=0)
+    assert np.array_equal(host, np.arange(3.0))
