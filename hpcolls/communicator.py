@@ -53,7 +53,7 @@ class Communicator:
         self._native_off = None      # reason the native path is off, once decided
         self._device = None
         self._nccl = None
-        log.set_rank(self._comm.Get_rank())
+        log.set_rank(MPI.COMM_WORLD.Get_rank())  # logs name world ranks, whatever the sub-communicator
         _live.add(self)
 
     # -- mpi4py compatibility ------------------------------------------------------------------
