@@ -90,29 +90,43 @@ namespace {
 bool builtin_stream(cudaStream_t s) {
   return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread;
 }
-bool capturing(cudaStream_t s) {
-  cudaStreamCaptureStatus c = cudaStreamCaptureStatusNone;
-  cuda_check(cudaStreamIsCapturing(s, &c), "cudaStreamIsCapturing");
-  return c != cudaStreamCaptureStatusNone;
-}
 }  // namespace
 
-void NativeComm::order_before_launch(cudaStream_t s) {
+// Whether a stream is being captured into a CUDA graph, asked of the runtime at most once per
+// call (ordering before the launch and bookkeeping after it both need it).
+class CaptureStatus {
+ public:
+  explicit CaptureStatus(cudaStream_t s) : s_(s) {}
+  bool operator()() {
+    if (known_ < 0) {
+      cudaStreamCaptureStatus c = cudaStreamCaptureStatusNone;
+      cuda_check(cudaStreamIsCapturing(s_, &c), "cudaStreamIsCapturing");
+      known_ = c != cudaStreamCaptureStatusNone;
+    }
+    return known_ != 0;
+  }
+
+ private:
+  cudaStream_t s_;
+  int known_ = -1;
+};
+
+void NativeComm::order_before_launch(cudaStream_t s, CaptureStatus& capturing) {
   // Calls on one communicator share scratch and epoch, so they must run in call order even when
   // the caller switches streams: the new stream waits for the last call (no host wait). Inside a
   // CUDA-graph capture the graph's own dependencies rule.
   if (last_ == LastCall::None || (last_ == LastCall::OnBuiltinStream && s == last_stream_)) return;
-  if (capturing(s)) return;
+  if (capturing()) return;
   if (last_ == LastCall::OnBuiltinStream)
     cuda_check(cudaEventRecord(order_event_, last_stream_), "cudaEventRecord");
   cuda_check(cudaStreamWaitEvent(s, order_event_, 0), "cudaStreamWaitEvent");
 }
 
-void NativeComm::note_launch(cudaStream_t s) {
+void NativeComm::note_launch(cudaStream_t s, CaptureStatus& capturing) {
   if (builtin_stream(s)) {
     last_ = LastCall::OnBuiltinStream;
     last_stream_ = s;
-  } else if (capturing(s)) {
+  } else if (capturing()) {
     last_ = LastCall::None;  // ordered by the graph; its stream may not outlive the capture
   } else {
     cuda_check(cudaEventRecord(order_event_, s), "cudaEventRecord");
@@ -158,11 +172,12 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
 
   int cur = -1;
   if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");
-  order_before_launch(a.stream);
+  CaptureStatus capturing(a.stream);
+  order_before_launch(a.stream, capturing);
   const cudaError_t err = algo == int(Algo::OneShot) ? launch_allreduce_oneshot(dev_, t, op, a)
                                                       : launch_allreduce_twoshot(dev_, t, op, a);
   cuda_check(err, algo == int(Algo::OneShot) ? "launch(allreduce one-shot)" : "launch(allreduce two-shot)");
-  note_launch(a.stream);
+  note_launch(a.stream, capturing);
   ++calls_;
   return algo;
 }

@@ -62,7 +62,6 @@ void PeerScratch::open_peers(const std::vector<std::string>& handles, int self) 
   cuda_check(cudaSetDevice(device_), "cudaSetDevice");
   bases_.assign(handles.size(), nullptr);
   mapped_.assign(handles.size(), nullptr);
-  opened_.assign(handles.size(), false);
   for (size_t r = 0; r < handles.size(); ++r) {
     if (int(r) == self) {
       bases_[r] = local_;
@@ -77,7 +76,6 @@ void PeerScratch::open_peers(const std::vector<std::string>& handles, int self) 
     void* base = nullptr;
     cuda_check(cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess),
                ("cudaIpcOpenMemHandle(rank " + std::to_string(r) + ")").c_str());
-    opened_[r] = true;
     mapped_[r] = base;
     bases_[r] = static_cast<char*>(base) + offset;
   }
@@ -86,11 +84,10 @@ void PeerScratch::open_peers(const std::vector<std::string>& handles, int self) 
 void PeerScratch::release() {
   if (local_ == nullptr) return;
   (void)cudaSetDevice(device_);
-  for (size_t r = 0; r < bases_.size(); ++r)
-    if (opened_[r]) (void)cudaIpcCloseMemHandle(mapped_[r]);
+  for (size_t r = 0; r < mapped_.size(); ++r)
+    if (mapped_[r] != nullptr) (void)cudaIpcCloseMemHandle(mapped_[r]);
   bases_.clear();
   mapped_.clear();
-  opened_.clear();
   (void)cudaFree(local_);
   (void)cudaGetLastError();
   local_ = nullptr;

@@ -17,6 +17,8 @@ namespace hpcolls {
 // Algorithm request: Auto lets the size table decide.
 enum class AlgoMode : int { Auto = -1, OneShot = 0, TwoShot = 1 };
 
+class CaptureStatus;  // native_comm.cpp: one capture query per call
+
 class NativeComm {
  public:
   NativeComm(int rank, int nranks, int device, size_t scratch_bytes, double timeout_s, int ranks_on_device);
@@ -57,8 +59,8 @@ class NativeComm {
   int max_blocks() const { return max_blocks_; }
 
  private:
-  void order_before_launch(cudaStream_t s);
-  void note_launch(cudaStream_t s);
+  void order_before_launch(cudaStream_t s, CaptureStatus& capturing);
+  void note_launch(cudaStream_t s, CaptureStatus& capturing);
   void wait_last_call();
   [[noreturn]] void raise_timeout();
 

@@ -27,8 +27,7 @@ class PeerScratch {
   size_t bytes_;
   void* local_ = nullptr;
   std::vector<void*> bases_;   // each rank's scratch as we address it
-  std::vector<void*> mapped_;  // what cudaIpcOpenMemHandle returned (to close it)
-  std::vector<bool> opened_;
+  std::vector<void*> mapped_;  // what cudaIpcOpenMemHandle returned (to close it); null for us
 };
 
 }  // namespace hpcolls
