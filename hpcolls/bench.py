@@ -111,15 +111,13 @@ def gpu_callers(args, cupy, count, dtype, inplace):
             out[algo] = (lambda c=c, s=sendarg, r=recv: c.Allreduce(s, r, op=op), recv, send)
         elif algo == "nccl":
             nccl = nccl_peer(cupy)
-            if nccl is None:
+            code = dtypes.code_of_numpy(dtype)
+            if nccl is None or code not in nccl.types:
                 continue
-            dt = NCCL_TYPES(cupy).get(np.dtype(dtype).name)
-            if dt is None:
-                continue
-            nop = getattr(cupy.cuda.nccl, f"NCCL_{args.op.upper()}")
+            nccl_args = (recv.size, nccl.types[code], nccl.ops[dtypes.op_code(op)])
             sp = recv.data.ptr if inplace else send.data.ptr
-            out[algo] = (lambda n=nccl, s=sp, r=recv, dt=dt, nop=nop: n.allReduce(
-                s, r.data.ptr, r.size, dt, nop, cupy.cuda.get_current_stream().ptr), recv, send)
+            out[algo] = (lambda s=sp, r=recv: nccl.comm.allReduce(
+                s, r.data.ptr, *nccl_args, cupy.cuda.get_current_stream().ptr), recv, send)
         elif algo == "mpi":
             hs = cupy.asnumpy(send)
             hr = hs if inplace else np.empty_like(hs)
@@ -128,33 +126,18 @@ def gpu_callers(args, cupy, count, dtype, inplace):
 
 
 COMMS = {}
-_NCCL = []
+_NCCL = {}
 
 
 def nccl_peer(cupy):
-    """cupy's NcclCommunicator over COMM_WORLD, or None (no NCCL, or ranks sharing a GPU)."""
-    if _NCCL:
-        return _NCCL[0]
-    comm = MPI.COMM_WORLD
-    try:
-        from cupy.cuda import nccl
-        bus = cupy.cuda.Device().pci_bus_id
-        ok = True
-    except Exception:  # noqa: BLE001
-        nccl, bus, ok = None, None, False
-    buses = comm.allgather(bus)
-    if not comm.allreduce(ok, op=MPI.LAND) or len(set(buses)) != len(buses):
-        _NCCL.append(None)
-        return None
-    uid = comm.bcast(nccl.get_unique_id() if comm.rank == 0 else None)
-    _NCCL.append(nccl.NcclCommunicator(comm.size, uid, comm.rank))
-    return _NCCL[0]
-
-
-def NCCL_TYPES(cupy):
-    n = cupy.cuda.nccl
-    return {"float16": n.NCCL_FLOAT16, "float32": n.NCCL_FLOAT32, "float64": n.NCCL_FLOAT64,
-            "int32": n.NCCL_INT32, "int64": n.NCCL_INT64, "uint32": n.NCCL_UINT32, "uint64": n.NCCL_UINT64}
+    """The NCCL peer (hpcolls' own NcclPath over COMM_WORLD, called directly in the timing
+    loop), or None where NCCL cannot run (not installed, or ranks sharing a GPU)."""
+    if "path" not in _NCCL:
+        from ._native import device_info
+        from .fallback_nccl import NcclPath
+        _NCCL["path"] = NcclPath(MPI.COMM_WORLD, device_info(cupy.cuda.Device().id)["uuid"])
+    path = _NCCL["path"]
+    return path if path.comm is not None else None
 
 
 def count_wrong(fn, result, send, want, cupy, inplace, count, dtype, rank):
@@ -184,8 +167,8 @@ def host_overhead(args, cupy):
             "hpcolls one-shot Allreduce, 1 x float64": lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)}
     nccl = nccl_peer(cupy)
     if nccl is not None:
-        rows["cupy NCCL allReduce, 1 x float64"] = lambda: nccl.allReduce(
-            x.data.ptr, x.data.ptr, 1, cupy.cuda.nccl.NCCL_FLOAT64, cupy.cuda.nccl.NCCL_SUM,
+        rows["cupy NCCL allReduce, 1 x float64"] = lambda: nccl.comm.allReduce(
+            x.data.ptr, x.data.ptr, 1, nccl.types[dtypes.F64], nccl.ops[dtypes.SUM],
             cupy.cuda.get_current_stream().ptr)
     result = {}
     n = 2000
@@ -296,6 +279,8 @@ def main(argv=None):
                 json.dump({"rows": rows, **extra, "argv": sys.argv, "ranks": comm.size}, f, indent=1)
     for c in COMMS.values():
         c.close()
+    if _NCCL.get("path") is not None:
+        _NCCL["path"].destroy()
     return 1 if total_wrong else 0
 
 

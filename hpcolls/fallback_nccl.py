@@ -55,9 +55,8 @@ class NcclPath:
         uid = nccl.get_unique_id() if comm.Get_rank() == 0 else None
         uid = comm.bcast(uid, root=0)
         self.comm = nccl.NcclCommunicator(comm.Get_size(), uid, comm.Get_rank())
-        self._nccl = nccl
-        self._types = _type_table(nccl)
-        self._ops = _ops(nccl)
+        self.types = _type_table(nccl)   # dtype code -> NCCL type (no complex: see allreduce)
+        self.ops = _ops(nccl)            # op code -> NCCL op
         log.info(f"NCCL path on: NCCL {nccl.get_version()} over {comm.Get_size()} ranks")
 
     def supports(self, code, op):
@@ -65,14 +64,14 @@ class NcclPath:
             return False
         if code in dtypes.COMPLEX:
             return op == dtypes.SUM
-        return code in self._types
+        return code in self.types
 
     def allreduce(self, send, recv, op, stream):
         code, count = recv.code, recv.count
         if code in dtypes.COMPLEX:  # SUM of complex == SUM of its real and imaginary parts
             code, count = (dtypes.F32 if code == dtypes.C64 else dtypes.F64), 2 * count
         src = recv.ptr if send is None else send.ptr
-        self.comm.allReduce(src, recv.ptr, count, self._types[code], self._ops[op], stream)
+        self.comm.allReduce(src, recv.ptr, count, self.types[code], self.ops[op], stream)
 
     def destroy(self):
         if self.comm is not None:
