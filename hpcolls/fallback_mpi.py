@@ -35,18 +35,17 @@ def _host_copy(buf, stream):
 
 
 def bcast(comm, buf, root, stream):
-    """Bcast of a device buffer: directly with a CUDA-aware MPI, else staged through host memory."""
-    native = _native()
-    native.stream_synchronize(stream)
+    """Bcast of a device buffer: directly with a CUDA-aware MPI, else staged through host memory
+    (the copies are ordered on `stream`, so earlier work on it is seen and later work waits)."""
     if cuda_aware()[0]:
+        _native().stream_synchronize(stream)
         comm.Bcast([_ADDRESS_BUFFER.fromaddress(buf.ptr, buf.nbytes), MPI.BYTE], root=root)
         return
-    host = np.empty(buf.nbytes, dtype=np.uint8)
-    if comm.Get_rank() == root and buf.nbytes:
-        native.memcpy(host.ctypes.data, buf.ptr, buf.nbytes, stream)
+    is_root = comm.Get_rank() == root
+    host = _host_copy(buf, stream) if is_root else np.empty(buf.count, dtype=dtypes.numpy_dtype(buf.code))
     comm.Bcast([host, MPI.BYTE], root=root)
-    if comm.Get_rank() != root and buf.nbytes:
-        native.memcpy(buf.ptr, host.ctypes.data, buf.nbytes, stream)
+    if not is_root and buf.count:
+        _native().memcpy(buf.ptr, host.ctypes.data, buf.nbytes, stream)
 
 
 def allreduce(comm, send, recv, op, mpi_op, stream):
