@@ -7,6 +7,8 @@ Unlike LAPACK's dlarfg there is no rescaling loop for norms near the underflow t
 """
 import numpy as np
 
+from .backend.arrays import solve_triangular
+
 
 def larfg(xp, x):
     """(v, beta, tau) with (I - tau v vᵀ) x = beta e₁; beta, tau are 0-d arrays.
@@ -29,16 +31,18 @@ def larfg(xp, x):
 def larft(xp, v, tau):
     """Upper-triangular T with H₀ H₁ ⋯ H_{k-1} = I - V T Vᵀ (forward, column-wise storage).
 
-    Built one column at a time from the Gram matrix VᵀV: T[:i, i] = -tau_i T[:i, :i] Vᵀ v_i.
+    The closed form of the compact WY "UT transform" (Joffrain, Low, Quintana-Ortí, van de
+    Geijn, ACM TOMS 32(2), 2006): T = S⁻¹ with S = strict_upper(VᵀV) + diag(1/tau), one Gram
+    product and one triangular solve instead of a small product per column (a kernel launch
+    each on a GPU). Solved as T = (D S)⁻¹ D with D = diag(tau), where D S = I + D
+    strict_upper(VᵀV) has a unit diagonal: nothing is divided by tau, and a reflector with
+    tau_i = 0 (the identity, for which S is undefined) needs no special case: row i of D S is
+    then e_i and column i of D is zero, so row and column i of T are exactly zero, as in LAPACK,
+    and the caller applies T with V as it is.
     """
     k = v.shape[1]
-    gram = v.T @ v
-    t = xp.zeros((k, k), dtype=v.dtype)
-    for i in range(k):
-        t[i, i] = tau[i]
-        if i:
-            t[:i, i] = -tau[i] * (t[:i, :i] @ gram[:i, i])
-    return t
+    ds = xp.eye(k, dtype=v.dtype) + tau[:, None] * xp.triu(v.T @ v, 1)
+    return solve_triangular(xp, ds, xp.diag(tau), lower=False)
 
 
 def quiet_division():

@@ -4,8 +4,10 @@ The stages are written for the lower triangle only; an upper-triangle input (upl
 turned into the lower one by a transpose, and the two-sided stages need the full symmetric
 matrix, obtained by mirroring the referenced triangle. A transpose moves every entry to the
 rank that owns its mirror position, so it is one Alltoallv in which sender and receiver agree on
-the order of the values without sending indices: both enumerate the entries by (peer rank,
-original row, original column).
+the order of the values without sending indices: what one rank sends another is a sub-matrix
+(its local rows owned, after the transpose, by the receiver's grid column, crossed with its
+local columns owned by the receiver's grid row) in row-major order, so both sides derive the
+layout from the block-cyclic maps alone.
 """
 import numpy as np
 
@@ -16,35 +18,40 @@ from .indexing import local_indices, owner
 
 
 def transpose(dm, coll):
-    """The transpose of ``dm`` (n × m, block sizes swapped) in the same grid."""
-    grid, desc = dm.grid, dm.desc
+    """The transpose of ``dm`` (n × m, block sizes swapped) in the same grid.
+
+    Entry (i, j) moves to the rank at grid coordinates (owner row of j, owner column of i). On a
+    one-rank grid that is a local transpose and nothing is sent.
+    """
+    grid, desc, xp = dm.grid, dm.desc, dm.xp
     if desc.rsrc or desc.csrc:
         raise NotImplementedError("transpose assumes the first block on process (0, 0)")
     out_desc = Descriptor.create(desc.n, desc.m, desc.nb, desc.mb, grid)
+    if grid.size == 1:
+        return DistMatrix(xp.ascontiguousarray(dm.local.T), out_desc, grid)
     out_shape = (local_indices(out_desc.m, out_desc.mb, grid.myrow, 0, grid.nprow).size,
                  local_indices(out_desc.n, out_desc.nb, grid.mycol, 0, grid.npcol).size)
-    out = DistMatrix(dm.xp.empty(out_shape, dtype=dm.dtype), out_desc, grid)
+    out = DistMatrix(xp.empty(out_shape, dtype=dm.dtype), out_desc, grid)
 
-    # Sender: entry (i, j) becomes (j, i) of the result, owned by (owner row of j, owner col of i).
-    dest = (owner(dm.cols, out_desc.mb, 0, grid.nprow)[None, :] * grid.npcol
-            + owner(dm.rows, out_desc.nb, 0, grid.npcol)[:, None]).ravel()
-    order = np.argsort(dest, kind="stable")   # stable: keeps (i, j) order within each peer
-    send = np.ascontiguousarray(to_host(dm.local)).ravel()[order]
+    # Sender: local row i goes to grid column owner(i), local column j to grid row owner(j).
+    send_parts = _parts_by_rank(grid, xp, rows=_by_owner(dm.rows, desc.mb, grid.npcol),
+                                cols=_by_owner(dm.cols, desc.nb, grid.nprow))
+    send = to_host(xp.concatenate([dm.local[r[:, None], c[None, :]].ravel()
+                                   for r, c in send_parts]))
+    # Receiver: result row r (original column) came from grid column owner(r), result column c
+    # (original row) from grid row owner(c); each chunk is the sender's (c, r) sub-matrix.
+    recv_parts = _parts_by_rank(grid, xp, rows=_by_owner(out.rows, desc.nb, grid.npcol),
+                                cols=_by_owner(out.cols, desc.mb, grid.nprow))
+    recv_counts = [r.size * c.size for r, c in recv_parts]
+    recv = np.empty(sum(recv_counts), dtype=dm.dtype)
+    coll.alltoallv(send, [r.size * c.size for r, c in send_parts], recv, recv_counts)
 
-    # Receiver: result entry (r, c) came from original (c, r) on (owner row of c, owner col of r).
-    src = (owner(out.cols, desc.mb, 0, grid.nprow)[None, :] * grid.npcol
-           + owner(out.rows, desc.nb, 0, grid.npcol)[:, None])
-    shape = src.shape
-    orig_row = np.broadcast_to(out.cols[None, :], shape).ravel()
-    orig_col = np.broadcast_to(out.rows[:, None], shape).ravel()
-    place = np.lexsort((orig_col, orig_row, src.ravel()))
-    recv = np.empty(src.size, dtype=dm.dtype)
-
-    coll.alltoallv(send, np.bincount(dest, minlength=grid.size),
-                   recv, np.bincount(src.ravel(), minlength=grid.size))
-    flat = np.empty(recv.size, dtype=dm.dtype)
-    flat[place] = recv
-    out.local = dm.xp.asarray(flat.reshape(shape))
+    recv = xp.asarray(recv)
+    offset = 0
+    for (r, c), count in zip(recv_parts, recv_counts):
+        chunk = recv[offset:offset + count].reshape(c.size, r.size)
+        out.local[r[:, None], c[None, :]] = chunk.T
+        offset += count
     return out
 
 
@@ -64,3 +71,17 @@ def lower_triangle(dm, lower, coll):
     Lᵀ (lower=False); the other triangle of the result is zero."""
     tri = dm.triangle(lower)
     return tri if lower else transpose(tri, coll)
+
+
+def _by_owner(indices, nb, nprocs):
+    """For each process coordinate, the positions in ``indices`` (sorted global indices, block
+    size nb, first block on coordinate 0) of those it holds; sorted, so order is kept."""
+    held_by = owner(indices, nb, 0, nprocs)
+    return [np.flatnonzero(held_by == p) for p in range(nprocs)]
+
+
+def _parts_by_rank(grid, xp, rows, cols):
+    """(local rows, local columns) exchanged with each peer rank, in rank order: peer
+    (a, b) = rank a * npcol + b is paired with rows[b] and cols[a], as device index arrays."""
+    return [(xp.asarray(rows[b]), xp.asarray(cols[a]))
+            for a in range(grid.nprow) for b in range(grid.npcol)]

@@ -46,25 +46,50 @@ def test_resolve_device():
 
 
 def test_counts_per_stage(grid):
+    """Host-side calls are counted per (nested) stage. This process is the whole grid, so the
+    array collectives are one-rank identities (tested below; counted ones in tests/mpi)."""
     coll = create_collectives(grid, "auto", np)
     assert coll.kind == "mpi"
-    buf = np.random.default_rng().standard_normal(10)
-    expect = buf * grid.size
     with coll.stage("one"):
-        coll.allreduce(buf)
-        coll.bcast(buf, root=0, scope="row")
+        assert coll.bcast_obj({"k": 1}) == {"k": 1}
         with coll.stage("inner"):
             assert coll.any_flag(False) is False
             coll.note("answer", 42)
-        coll.allreduce(np.zeros(3), scope="col", op="max")
-    np.testing.assert_allclose(buf, expect)
+        assert coll.any_flag(True, scope="col") is True
     one, inner = coll.stats["one"], coll.stats["inner"]
-    assert one.calls == 3 and one.bytes == 80 + 80 + 24
-    assert one.by_op["allreduce"][:2] == [2, 104] and one.by_op["bcast"][:2] == [1, 80]
+    assert one.calls == 2 and one.bytes == 8
+    assert one.by_op["allreduce_flag"][:2] == [1, 8] and one.by_op["bcast_obj"][:2] == [1, 0]
     assert inner.calls == 1 and inner.notes == {"answer": 42}
     assert one.wall_s >= inner.wall_s > 0
     coll.reset()
     assert coll.stats == {}
+
+
+def test_one_rank_scopes_are_identity_and_uncounted(grid):
+    """A 1 x 1 grid: every scope has one rank, so Allreduce / Bcast return the buffer as it is
+    without reaching the transport (which here would fail if called) and count nothing."""
+    coll = Collectives(grid)
+
+    def transport_called(*args, **kwargs):
+        raise AssertionError("a one-rank collective reached the transport")
+    for ops in coll._dev.values():
+        ops.update(Allreduce=transport_called, Bcast=transport_called)
+    buf = np.random.default_rng().standard_normal((3, 4))
+    expect = buf.copy()
+    with coll.stage("alone"):
+        for scope in ("all", "row", "col"):
+            for op in ("sum", "max", "min"):
+                assert coll.allreduce(buf, scope=scope, op=op) is buf
+            assert coll.bcast(buf, root=0, scope=scope) is buf
+    assert np.array_equal(buf, expect)
+    assert coll.stats["alone"].calls == 0 and coll.stats["alone"].by_op == {}
+    # Wrong arguments still fail as they would with a transport.
+    with pytest.raises(ValueError, match="root 1"):
+        coll.bcast(buf, root=1, scope="row")
+    with pytest.raises(KeyError):
+        coll.allreduce(buf, op="prod")
+    with pytest.raises(ValueError, match="contiguous"):
+        coll.bcast(buf[:, 1], root=0)
 
 
 def test_rejects_non_contiguous_and_unknown_kind(grid):

@@ -4,7 +4,8 @@ import pytest
 from mpi4py import MPI
 
 from solvers.backend import Collectives
-from solvers.dist import DistMatrix, ProcessGrid
+from solvers.dist import Descriptor, DistMatrix, ProcessGrid
+from solvers.dist.indexing import local_indices
 from solvers.dist.panels import replicate_block_col, replicate_block_row
 from solvers.dist.redistribute import lower_triangle, symmetrize, transpose
 from solvers.testing import grid_shapes, share_node_cores
@@ -88,3 +89,25 @@ def test_transpose_and_symmetrize(grid, seed, n, nb):
         assert np.array_equal(full, tri + tri.T - np.diag(np.diag(sq))), f"seed={seed}"
         low = lower_triangle(dist, lower, coll).to_global(coll)
         assert np.array_equal(low, tri if lower else tri.T), f"seed={seed}"
+
+
+@pytest.mark.parametrize("m,n,mb,nb", [
+    (1, 1, 1, 1), (7, 3, 2, 2), (3, 7, 2, 2), (13, 20, 4, 4), (16, 8, 4, 4), (5, 9, 20, 20),
+    (0, 6, 2, 2), (11, 6, 3, 2), (6, 11, 2, 5)])             # n ∤ nb, nb > n, empty, mb ≠ nb
+def test_transpose_shapes_and_traffic(grid, seed, m, n, mb, nb):
+    """Every entry lands transposed; one Alltoallv moves each local entry once (none on one
+    rank)."""
+    a = np.random.default_rng(seed).standard_normal((m, n))
+    local = a[np.ix_(local_indices(m, mb, grid.myrow, 0, grid.nprow),
+                     local_indices(n, nb, grid.mycol, 0, grid.npcol))]
+    coll = Collectives(grid)
+    with coll.stage("transpose"):
+        t = transpose(DistMatrix(local, Descriptor.create(m, n, mb, nb, grid), grid), coll)
+    assert (t.desc.m, t.desc.n, t.desc.mb, t.desc.nb) == (n, m, nb, mb)
+    assert t.local.flags.c_contiguous
+    assert np.array_equal(t.local, a.T[np.ix_(t.rows, t.cols)]), f"seed={seed}"
+    by_op = coll.stats["transpose"].by_op
+    if grid.size == 1:
+        assert by_op == {}
+    else:
+        assert list(by_op) == ["alltoallv"] and by_op["alltoallv"][:2] == [1, local.nbytes]

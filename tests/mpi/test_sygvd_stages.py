@@ -32,7 +32,8 @@ def test_potrf(grid, seed, n, nb):
     got = fac.to_global(coll)
     assert np.array_equal(got, np.tril(got)), f"seed={seed}: upper triangle not zero"
     np.testing.assert_allclose(got, np.linalg.cholesky(b), atol=1e-12, err_msg=f"seed={seed}")
-    assert coll.stats["potrf"].calls > 0
+    # Panels cross the grid; on one rank every collective is the identity and none is made.
+    assert (coll.stats["potrf"].calls > 0) == (grid.size > 1)
 
 
 @pytest.mark.parametrize("n,nb", SIZES)
