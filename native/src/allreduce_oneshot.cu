@@ -8,6 +8,7 @@
 #include "hpcolls/collective_args.h"
 #include "hpcolls/dispatch.cuh"
 #include "hpcolls/payload.cuh"
+#include "hpcolls/rank_order.cuh"
 
 namespace hpcolls {
 namespace {
@@ -31,15 +32,10 @@ __global__ void allreduce_oneshot(DevComm c, const char* send, char* recv, size_
     }
     const uint4* own = call.half(c.rank);
     for (size_t i = first; i < chunks; i += stride) {
-      const uint4 mine = load_chunk<kUnit>(send, i, bytes, vec_ok);
-      uint4 acc = mine;
-      bool ok = true;
-      for (int q = 0; q < c.nranks && ok; ++q) {
-        uint4 v = mine;
-        if (q != c.rank) ok = call.receive_chunk(own + q * slot_lines + i * kLinesPerChunk, q, v);
-        acc = q == 0 ? v : reduce_chunk<T, Reduce<T, OP>>(acc, v);
-      }
-      if (!ok) break;
+      uint4 acc;
+      if (!reduce_in_rank_order<T, OP>(call, c, own, slot_lines, i * kLinesPerChunk,
+                                       load_chunk<kUnit>(send, i, bytes, vec_ok), acc))
+        break;
       store_chunk<kUnit>(recv, i, bytes, vec_ok, acc);
     }
   }
@@ -49,11 +45,8 @@ __global__ void allreduce_oneshot(DevComm c, const char* send, char* recv, size_
 }  // namespace
 
 cudaError_t launch_allreduce_oneshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a) {
-  return dispatch(t, op, [&](auto type_tag, auto op_tag) {
-    using T = decltype(type_tag);
-    allreduce_oneshot<T, decltype(op_tag)::value><<<a.blocks, a.threads, 0, a.stream>>>(
-        c, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.bytes, a.vec_ok);
-    return cudaGetLastError();
+  return launch_allreduce_kernel(c, t, op, a, [](auto type_tag, auto op_tag) {
+    return &allreduce_oneshot<decltype(type_tag), decltype(op_tag)::value>;
   });
 }
 

@@ -14,6 +14,7 @@
 #include "hpcolls/collective_args.h"
 #include "hpcolls/dispatch.cuh"
 #include "hpcolls/payload.cuh"
+#include "hpcolls/rank_order.cuh"
 
 namespace hpcolls {
 namespace {
@@ -44,13 +45,8 @@ __global__ void allreduce_twoshot(DevComm c, const char* send, char* recv, size_
   // Phase 2: reduce our own part in rank order, keep it, and send it to every peer.
   for (size_t i = own_begin + first; ok && i < own_end; i += stride) {
     const size_t line = (i - own_begin) * kLinesPerChunk;
-    const uint4 mine = load_chunk<kUnit>(send, i, bytes, vec_ok);
-    uint4 acc = mine;
-    for (int q = 0; q < c.nranks && ok; ++q) {
-      uint4 v = mine;
-      if (q != c.rank) ok = call.receive_chunk(own + q * slot_lines + line, q, v);
-      acc = q == 0 ? v : reduce_chunk<T, Reduce<T, OP>>(acc, v);
-    }
+    uint4 acc;
+    ok = reduce_in_rank_order<T, OP>(call, c, own, slot_lines, line, load_chunk<kUnit>(send, i, bytes, vec_ok), acc);
     if (!ok) break;
     store_chunk<kUnit>(recv, i, bytes, vec_ok, acc);
     for (int k = 1; k < c.nranks; ++k) {
@@ -73,11 +69,8 @@ __global__ void allreduce_twoshot(DevComm c, const char* send, char* recv, size_
 }  // namespace
 
 cudaError_t launch_allreduce_twoshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a) {
-  return dispatch(t, op, [&](auto type_tag, auto op_tag) {
-    using T = decltype(type_tag);
-    allreduce_twoshot<T, decltype(op_tag)::value><<<a.blocks, a.threads, 0, a.stream>>>(
-        c, static_cast<const char*>(a.send), static_cast<char*>(a.recv), a.bytes, a.vec_ok);
-    return cudaGetLastError();
+  return launch_allreduce_kernel(c, t, op, a, [](auto type_tag, auto op_tag) {
+    return &allreduce_twoshot<decltype(type_tag), decltype(op_tag)::value>;
   });
 }
 

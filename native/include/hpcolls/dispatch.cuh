@@ -6,6 +6,7 @@
 
 #include <type_traits>
 
+#include "hpcolls/collective_args.h"
 #include "hpcolls/reduce_ops.cuh"
 #include "hpcolls/types.h"
 
@@ -47,6 +48,18 @@ cudaError_t dispatch(DType t, Op op, F&& launch) {
     case DType::U64: return dispatch_op<uint64_t>(op, launch);
     default: return cudaErrorInvalidValue;
   }
+}
+
+// Launches the AllReduce kernel instantiation that pick(T{}, op tag) returns for (t, op): every
+// algorithm's kernels share one signature, so only the choice of kernel differs per file.
+template <typename Pick>
+cudaError_t launch_allreduce_kernel(const DevComm& c, DType t, Op op, const AllreduceArgs& a, Pick pick) {
+  return dispatch(t, op, [&](auto type_tag, auto op_tag) {
+    const auto kernel = pick(type_tag, op_tag);
+    kernel<<<a.blocks, a.threads, 0, a.stream>>>(c, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
+                                                a.bytes, a.vec_ok);
+    return cudaGetLastError();
+  });
 }
 
 }  // namespace hpcolls
