@@ -11,9 +11,11 @@ local. The only communication per column is ONE Allreduce of the partial product
 n - j - 1): this is the latency-bound small collective the project is about. Panels themselves
 cost one column-Allreduce + one row-Bcast each.
 
-The per-column work is the single function ``_column_step`` so that it can later be replaced by
-a native loop or captured into a CUDA graph; the host time it costs per column is recorded in
-the stage notes as ``host_us_per_column``.
+The per-column work is the single function ``_column_step``. On the GPU the whole column loop
+of a panel is instead one native call (sytrd_native.py: the same steps as kernels, the column's
+AllReduce issued natively through hpcolls), so no column pays a Python round trip. The host
+time per column is recorded in the stage notes as ``host_us_per_column``, and which loop ran as
+``column_loop``.
 
 Output: d (n), e (n-1), tau (n; tau[n-1] = 0), replicated; the Householder vectors are stored
 in the panel columns of C (column j holds v_j in rows j+1:, with its unit leading entry stored
@@ -23,10 +25,12 @@ import time
 
 from .dist.panels import block_span, replicate_block_col
 from .householder import quiet_division, larfg
+from .sytrd_native import NativeColumnLoop
 
 
-def sytrd(c, coll):
-    """Tridiagonalize the full symmetric DistMatrix ``c`` in place; returns (d, e, tau)."""
+def sytrd(c, coll, native=True):
+    """Tridiagonalize the full symmetric DistMatrix ``c`` in place; returns (d, e, tau).
+    ``native=False`` forces the Python column loop (the reference the GPU tests compare with)."""
     n = c.shape[0]
     xp, nb, dtype = c.xp, c.nb, c.dtype
     d = xp.zeros(n, dtype=dtype)
@@ -34,6 +38,8 @@ def sytrd(c, coll):
     tau = xp.zeros(n, dtype=dtype)
     rows, cols = c.device_index()
     column_time = 0.0
+    native, why_python = NativeColumnLoop.create(c, coll) if native else (None, "requested")
+    coll.note("column_loop", f"native, allreduce {native.allreduce_path}" if native else f"python ({why_python})")
     for k in range((n + nb - 1) // nb):
         j0, j1 = block_span(k, nb, n)
         width = j1 - j0
@@ -41,9 +47,12 @@ def sytrd(c, coll):
         v_mat = xp.zeros((n - j0, width), dtype=dtype)   # row r ↔ global row j0 + r
         w_mat = xp.zeros((n - j0, width), dtype=dtype)
         start = time.perf_counter()
-        with quiet_division():
-            for i in range(width):
-                _column_step(c, panel, v_mat, w_mat, d, e, tau, j0, i, coll)
+        if native is not None:
+            native.run(panel, v_mat, w_mat, d, e, tau, j0, width)
+        else:
+            with quiet_division():
+                for i in range(width):
+                    _column_step(c, panel, v_mat, w_mat, d, e, tau, j0, i, coll)
         column_time += time.perf_counter() - start
 
         # Keep the reflectors for ormtr in the panel's own columns.

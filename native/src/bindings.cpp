@@ -1,11 +1,14 @@
 // Python bindings: hpcolls._native. One call per collective; arguments are plain integers so
 // the conversion cost stays small (the Python layer has already resolved buffers and types).
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include "hpcolls/errors.h"
+#include "hpcolls/launch_probe.h"
 #include "hpcolls/native_comm.h"
 #include "hpcolls/runtime_info.h"
+#include "hpcolls/sytrd_panel.h"
 
 namespace py = pybind11;
 using namespace hpcolls;
@@ -23,6 +26,7 @@ PYBIND11_MODULE(_native, m) {
 
   m.attr("CUDART_VERSION_BUILT") = CUDART_VERSION;
   m.attr("MAX_RANKS") = kMaxRanks;
+  m.attr("SYTRD_MAX_WIDTH") = kSytrdMaxWidth;
   m.def("device_count", &device_count, "CUDA devices visible (0 without driver or device; never raises)");
   m.def("no_device_reason", &no_device_reason);
   m.def("require_device", &require_device);
@@ -83,6 +87,56 @@ PYBIND11_MODULE(_native, m) {
     const bool dev = a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
     return py::make_tuple(dev, dev ? a.device : -1);
   });
+
+  m.def("launch_noop", &launch_noop, py::arg("stream"),
+        "one empty kernel on `stream`: the bare-launch baseline of the host-overhead benchmark");
+
+  // The solver's tridiagonalization column loop, one call per panel (sytrd_panel.h).
+  using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+  m.def("sytrd_work_bytes", [](int64_t n, int64_t width, int dtype) {
+    return sytrd_work_bytes(n, width, static_cast<DType>(dtype));
+  });
+  m.def(
+      "sytrd_panel",
+      [](int dtype, int device, int64_t n, int64_t j0, int64_t width, uintptr_t local, int64_t ld,
+         const IndexArray& rows_host, const IndexArray& cols_host, uintptr_t rows_dev, uintptr_t cols_dev,
+         uintptr_t panel, uintptr_t v_mat, uintptr_t w_mat, uintptr_t d, uintptr_t e, uintptr_t tau,
+         uintptr_t work, uintptr_t p, uintptr_t stream, NativeComm* comm, int nranks, py::object fallback) {
+        require_device();
+        SytrdPanel s{};
+        s.n = n;
+        s.j0 = j0;
+        s.width = width;
+        s.local = reinterpret_cast<void*>(local);
+        s.ld = ld;
+        s.nloc_rows = rows_host.size();
+        s.nloc_cols = cols_host.size();
+        s.rows_host = rows_host.data();
+        s.cols_host = cols_host.data();
+        s.rows_dev = reinterpret_cast<const int64_t*>(rows_dev);
+        s.cols_dev = reinterpret_cast<const int64_t*>(cols_dev);
+        s.panel = reinterpret_cast<void*>(panel);
+        s.v_mat = reinterpret_cast<void*>(v_mat);
+        s.w_mat = reinterpret_cast<void*>(w_mat);
+        s.d = reinterpret_cast<void*>(d);
+        s.e = reinterpret_cast<void*>(e);
+        s.tau = reinterpret_cast<void*>(tau);
+        s.work = reinterpret_cast<void*>(work);
+        s.p = reinterpret_cast<void*>(p);
+        s.stream = reinterpret_cast<cudaStream_t>(stream);
+        cuda_check(cudaSetDevice(device), "cudaSetDevice");
+        const std::function<void(int64_t)> call_fallback = [&fallback](int64_t count) {
+          if (fallback.is_none()) throw std::logic_error("hpcolls: sytrd_panel needs a fallback AllReduce");
+          fallback(count);
+        };
+        const SytrdCollStats st = sytrd_panel(s, static_cast<DType>(dtype), comm, nranks, call_fallback);
+        return py::make_tuple(st.calls, st.bytes, st.seconds);
+      },
+      py::arg("dtype"), py::arg("device"), py::arg("n"), py::arg("j0"), py::arg("width"), py::arg("local"),
+      py::arg("ld"), py::arg("rows_host"), py::arg("cols_host"), py::arg("rows_dev"), py::arg("cols_dev"),
+      py::arg("panel"), py::arg("v_mat"), py::arg("w_mat"), py::arg("d"), py::arg("e"), py::arg("tau"),
+      py::arg("work"), py::arg("p"), py::arg("stream"), py::arg("comm").none(true), py::arg("nranks"),
+      py::arg("fallback").none(true));
 
   py::class_<NativeComm>(m, "NativeComm")
       .def(py::init<int, int, int, size_t, double, int>(), py::arg("rank"), py::arg("nranks"),

@@ -3,7 +3,8 @@
 Why one door: the project's claim is that a dense eigensolver spends its time in many small
 AllReduces, and that swapping MPI for hpcolls makes them cheap. That is only measurable when
 every call is counted (calls, bytes, seconds) per solver stage and the transport can be changed
-in one place. Stages therefore never touch a communicator themselves.
+in one place. Stages therefore never touch a communicator themselves. An array collective
+over a scope of one rank is the identity and returns at once, neither sent nor counted.
 
 Scopes: 'all' (the whole grid), 'row' (my grid row), 'col' (my grid column); roots of 'row' /
 'col' collectives are grid coordinates (see ProcessGrid).
@@ -53,12 +54,12 @@ class StageStats:
     by_op: dict = field(default_factory=dict)   # op name → [calls, bytes, seconds]
     notes: dict = field(default_factory=dict)   # stage-specific figures (e.g. host µs/column)
 
-    def add(self, op, nbytes, seconds):
-        self.calls += 1
+    def add(self, op, nbytes, seconds, calls=1):
+        self.calls += calls
         self.bytes += nbytes
         self.coll_s += seconds
         entry = self.by_op.setdefault(op, [0, 0, 0.0])
-        entry[0] += 1
+        entry[0] += calls
         entry[1] += nbytes
         entry[2] += seconds
 
@@ -121,9 +122,14 @@ class Collectives:
         on_gpu = xp is not np
         self._host = {"all": grid.comm, "row": grid.row_comm, "col": grid.col_comm}
         self._dev = {}
+        self._wrappers = {}
+        # A collective over one rank is the identity: such scopes skip the transport entirely
+        # (on a 1 x P grid every column collective, on P x 1 every row collective).
+        self._alone = {scope: comm.Get_size() == 1 for scope, comm in self._host.items()}
         self.transport = None
         for scope, comm in self._host.items():
             wrapper, self.transport = _wrap_device_comm(comm, kind, on_gpu)
+            self._wrappers[scope] = wrapper
             self._dev[scope] = {op: _own_method_or_staged(wrapper, comm, op, on_gpu)
                                 for op in ("Allreduce", "Bcast")}
         self.stats = {}
@@ -158,18 +164,42 @@ class Collectives:
     def _count(self, op, nbytes, start):
         self.stats.setdefault(self._stage, StageStats()).add(op, nbytes, time.perf_counter() - start)
 
+    def count_issued(self, op, calls, nbytes, seconds):
+        """Account collectives that native code issued itself (the sytrd column loop)."""
+        self.stats.setdefault(self._stage, StageStats()).add(op, nbytes, seconds, calls=calls)
+
+    def scope_size(self, scope):
+        return self._host[scope].Get_size()
+
+    def native_allreduce_comm(self, scope, device):
+        """hpcolls' native communicator for device-buffer AllReduces over ``scope`` on GPU
+        ``device`` (opened collectively on first use), for native code that issues them
+        itself; None unless the transport is hpcolls with its native path on."""
+        wrapper = self._wrappers[scope]
+        opener = getattr(wrapper, "native_comm", None)
+        return opener(device) if self.kind == "hpcolls" and opener is not None else None
+
     # ---- array collectives (numpy or cupy buffers) ------------------------------------
     def allreduce(self, buf, scope="all", op="sum"):
-        """In-place Allreduce of a contiguous array over ``scope``; returns buf."""
+        """In-place Allreduce of a contiguous array over ``scope``; returns buf. Over a scope of
+        one rank nothing is sent or counted."""
         _require_contiguous(buf)
+        mpi_op = _OPS[op]
+        if self._alone[scope]:
+            return buf
         start = time.perf_counter()
-        self._dev[scope]["Allreduce"](MPI.IN_PLACE, buf, op=_OPS[op])
+        self._dev[scope]["Allreduce"](MPI.IN_PLACE, buf, op=mpi_op)
         self._count("allreduce", buf.nbytes, start)
         return buf
 
     def bcast(self, buf, root, scope="all"):
-        """In-place Bcast of a contiguous array from grid coordinate / rank ``root``."""
+        """In-place Bcast of a contiguous array from grid coordinate / rank ``root``. Over a
+        scope of one rank nothing is sent or counted."""
         _require_contiguous(buf)
+        if self._alone[scope]:
+            if root != 0:   # what MPI would reject: a caller's wrong root must not pass silently
+                raise ValueError(f"bcast root {root} outside the one-rank {scope!r} scope")
+            return buf
         start = time.perf_counter()
         self._dev[scope]["Bcast"](buf, root=root)
         self._count("bcast", buf.nbytes, start)

@@ -22,6 +22,7 @@ from solvers.backend import Collectives  # noqa: E402
 from solvers.backend.device import select_device  # noqa: E402
 from solvers.dist import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
+from solvers.sytrd import sytrd  # noqa: E402
 from solvers.sygvd.check import THRESHOLD, eigen_ratios, eigenvalue_ratio  # noqa: E402
 from solvers.testing import (grid_shapes, not_positive_definite, poison_unreferenced,  # noqa: E402
                              random_symmetric, shared_seed, spd_with_condition)
@@ -78,6 +79,34 @@ def test_sygvd_on_gpu_matches_scipy(grid, seed, itype, uplo, jobz, dtype, kind):
     for name, value in ratios.items():
         assert value < THRESHOLD, f"seed={seed}: {name} = {value}"
     assert "host_us_per_column" in coll.stats["sytrd"].notes
+
+
+@pytest.mark.parametrize("kind", _kinds())
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("n, nb", [(1, 1), (2, 2), (20, 32), (45, 8), (130, 32), (300, 64)])
+def test_sytrd_native_loop_matches_python_loop(grid, seed, kind, dtype, n, nb):
+    """The native column loop computes what the Python loop computes (up to rounding), gives a
+    T with A's eigenvalues, and the same bits on every rank."""
+    rng = np.random.default_rng([seed, n])
+    a = random_symmetric(rng, n).astype(dtype)
+    coll = Collectives(grid, kind, cupy)
+    results = {}
+    for native in (True, False):
+        c = DistMatrix.from_global(cupy.asarray(a), grid, nb)
+        d, e, tau = sytrd(c, coll, native=native)
+        results[native] = [cupy.asnumpy(x).astype(np.float64) for x in (d, e, tau, c.to_global(coll))]
+        loop = coll.stats["other"].notes["column_loop"]
+        assert loop.startswith("native" if native else "python"), loop
+    eps = float(np.finfo(dtype).eps)
+    scale = 50 * n * eps * max(np.abs(a).max(), 1.0)
+    for name, got, want in zip(("d", "e", "tau", "reflectors"), results[True], results[False]):
+        np.testing.assert_allclose(got, want, rtol=0, atol=scale, err_msg=f"seed={seed} {name}")
+    d, e = results[True][:2]
+    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    np.testing.assert_allclose(np.linalg.eigvalsh(t), np.linalg.eigvalsh(a.astype(np.float64)),
+                               rtol=0, atol=scale, err_msg=f"seed={seed} spectrum of T")
+    digests = COMM.allgather(b"".join(x.tobytes() for x in results[True][:3]))
+    assert len(set(digests)) == 1, "ranks computed different d, e, tau"
 
 
 def test_eigh_cupy_in_cupy_out(seed):

@@ -1,0 +1,59 @@
+// The column loop of the solver's blocked Householder tridiagonalization (LAPACK latrd) as one
+// native call per panel, so that no column pays a Python round trip (DESIGN.md, rules of the
+// road). solvers/sytrd.py holds the algorithm and its Python twin for the CPU; this is the same
+// computation, kernel for kernel, with the panel's one AllReduce per column issued natively
+// through a NativeComm (or through a caller-supplied fallback for NCCL/MPI transports).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "hpcolls/types.h"
+
+namespace hpcolls {
+
+class NativeComm;
+
+// Device buffers of one panel, all row-major. Global row g of the panel is panel row g - j0.
+struct SytrdPanel {
+  int64_t n;       // order of the matrix
+  int64_t j0;      // first global column of the panel
+  int64_t width;   // columns in the panel (<= kSytrdMaxWidth)
+  void* local;     // this rank's block-cyclic piece of C (C22 as at panel start), row-major
+  int64_t ld;      // its leading dimension (local columns)
+  int64_t nloc_rows, nloc_cols;
+  const int64_t* rows_host;  // global index of each local row / column (sorted), host copies
+  const int64_t* cols_host;
+  const int64_t* rows_dev;   // the same on the device
+  const int64_t* cols_dev;
+  void* panel;     // (n - j0) x width: block column at panel start, replicated
+  void* v_mat;     // (n - j0) x width: the panel's reflectors so far (zero-initialized)
+  void* w_mat;     // (n - j0) x width
+  void* d;         // n: diagonal of T
+  void* e;         // n - 1: off-diagonal of T
+  void* tau;       // n: reflector factors
+  void* work;      // sytrd_work_bytes(n, width) bytes of device scratch
+  void* p;         // n: the column product that is all-reduced (separate so a fallback can use it)
+  cudaStream_t stream;
+};
+
+constexpr int64_t kSytrdMaxWidth = 1024;
+
+size_t sytrd_work_bytes(int64_t n, int64_t width, DType t);
+
+// What the panel's AllReduces cost (host side): calls, bytes, seconds spent issuing them.
+struct SytrdCollStats {
+  int64_t calls = 0;
+  int64_t bytes = 0;
+  double seconds = 0;
+};
+
+// Runs the width column steps of one panel on `s.stream`. `comm` (may be null) carries the
+// column AllReduce of p[0:count] in place when its native path fits the message; otherwise
+// `fallback(count)` does (it must order itself on the same stream). With one rank neither is
+// called. t is F32 or F64.
+SytrdCollStats sytrd_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nranks,
+                           const std::function<void(int64_t)>& fallback);
+
+}  // namespace hpcolls

@@ -1,0 +1,354 @@
+// Native column loop of the blocked tridiagonalization (see sytrd_panel.h and solvers/sytrd.py,
+// whose _column_step is the reference for every kernel here).
+//
+// Per column j = j0 + i of the panel (mi = n - j rows from the diagonal down):
+//   form_column   col = panel[i:, i] - V[i:, :i] W[i, :i]ᵀ - W[i:, :i] V[i, :i]ᵀ,  ‖col[2:]‖ parts
+//   make_reflector  larfg: beta, tau, v = col[1:] / (alpha - beta) with v[0] = 1; d, e, tau;
+//                 v gathered at this rank's local columns; p = 0
+//   local_gemv    p[local rows] = C22_local v[local cols]
+//   AllReduce(p)  the one collective of the column (skipped on one rank)
+//   vw_dots       a = Wᵀ v, b = Vᵀ v over the panel's earlier reflectors (per-block parts)
+//   w_update      p -= V a + W b;  w = tau p;  V[:, i] = v;  parts of wᵀv
+//   w_finish      W[:, i] = w - (tau wᵀv / 2) v
+// Every reduction runs over a fixed partition in a fixed order (grid sizes depend only on the
+// column's size), so the replicated V, W, d, e, tau come out bitwise identical on every rank.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "hpcolls/errors.h"
+#include "hpcolls/native_comm.h"
+#include "hpcolls/sytrd_panel.h"
+
+namespace hpcolls {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr int kMaxParts = 64;  // blocks of the kernels whose per-block results are combined
+
+__device__ inline float hypot_(float a, float b) { return hypotf(a, b); }
+__device__ inline double hypot_(double a, double b) { return hypot(a, b); }
+__device__ inline float copysign_(float a, float b) { return copysignf(a, b); }
+__device__ inline double copysign_(double a, double b) { return copysign(a, b); }
+__device__ inline float fabs_(float a) { return fabsf(a); }
+__device__ inline double fabs_(double a) { return fabs(a); }
+__device__ inline float sqrt_(float a) { return sqrtf(a); }
+__device__ inline double sqrt_(double a) { return sqrt(a); }
+
+template <typename T>
+__device__ inline T warp_sum(T x) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+
+// Scaled sum of squares (LAPACK lassq): the norm is scale * sqrt(ssq), with no overflow for
+// large entries. A NaN entry makes ssq NaN, which survives every merge.
+template <typename T>
+struct Ssq {
+  T scale, ssq;
+  __device__ void add(T x) {
+    x = fabs_(x);
+    if (x != x) ssq = x;
+    else if (x > 0) {
+      if (scale < x) { ssq = 1 + ssq * (scale / x) * (scale / x); scale = x; }
+      else ssq += (x / scale) * (x / scale);
+    }
+  }
+  __device__ void merge(Ssq o) {
+    if (o.ssq != o.ssq) ssq = o.ssq;
+    else if (o.scale > 0) {
+      if (scale < o.scale) { ssq = o.ssq + ssq * (scale / o.scale) * (scale / o.scale); scale = o.scale; }
+      else ssq += o.ssq * (o.scale / scale) * (o.scale / scale);
+    }
+  }
+};
+
+// Block reduction in a fixed order of values held by lane 0 of each warp.
+template <typename T>
+__device__ T block_sum_of_warp_leaders(T mine) {
+  __shared__ T part[kWarps];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) part[warp] = mine;
+  __syncthreads();
+  T total = 0;
+  if (threadIdx.x == 0)
+    for (int w = 0; w < kWarps; ++w) total += part[w];
+  return total;  // meaningful in thread 0
+}
+
+template <typename T>
+__global__ void form_column(const T* panel, const T* v_mat, const T* w_mat, int64_t width, int64_t i,
+                            int64_t mi, T* col, Ssq<T>* parts) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int64_t nwarps = int64_t(gridDim.x) * blockDim.x / 32;
+  const T* vi = v_mat + i * width;
+  const T* wi = w_mat + i * width;
+  Ssq<T> acc{0, 0};
+  for (int64_t t = warp; t < mi; t += nwarps) {
+    const int64_t row = (i + t) * width;
+    T s = 0;
+    for (int64_t k = lane; k < i; k += 32) s += v_mat[row + k] * wi[k] + w_mat[row + k] * vi[k];
+    s = warp_sum(s);
+    if (lane == 0) {
+      const T value = panel[row + i] - s;
+      col[t] = value;
+      if (t >= 2) acc.add(value);
+    }
+  }
+  __shared__ Ssq<T> part[kWarps];
+  if (lane == 0) part[threadIdx.x / 32] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Ssq<T> total = part[0];
+    for (int w = 1; w < kWarps; ++w) total.merge(part[w]);
+    parts[blockIdx.x] = total;
+  }
+}
+
+// larfg on col[1:] (alpha = col[1], x = col[2:]), as solvers/householder.py: H = I when x = 0.
+template <typename T>
+__global__ void make_reflector(const T* col, int64_t mi, const Ssq<T>* parts, int nparts, int64_t j,
+                               const int64_t* cols_from_lc, int64_t nlc, T* v, T* vloc, T* p, T* d, T* e,
+                               T* tau, T* tau_now) {
+  __shared__ T denom_s;
+  if (threadIdx.x == 0) {
+    Ssq<T> total = parts[0];
+    for (int b = 1; b < nparts; ++b) total.merge(parts[b]);
+    const T alpha = col[1];
+    const T xnorm = total.scale * sqrt_(total.ssq);
+    const bool trivial = xnorm == 0;
+    const T beta = -copysign_(hypot_(alpha, xnorm), alpha);
+    denom_s = trivial ? T(1) : alpha - beta;
+    if (blockIdx.x == 0) {
+      d[j] = col[0];
+      e[j] = trivial ? alpha : beta;
+      const T t = trivial ? T(0) : (beta - alpha) / beta;
+      tau[j] = t;
+      *tau_now = t;
+    }
+  }
+  __syncthreads();
+  const T denom = denom_s;
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t t = first; t < mi - 1; t += stride) {
+    v[t] = t == 0 ? T(1) : col[t + 1] / denom;
+    p[t] = 0;
+  }
+  for (int64_t c = first; c < nlc; c += stride) {
+    const int64_t t = cols_from_lc[c] - (j + 1);
+    vloc[c] = t == 0 ? T(1) : col[t + 1] / denom;
+  }
+}
+
+// p[global row - (j+1)] = C_local[lr:, lc:] v_local, one warp per local row.
+template <typename T>
+__global__ void local_gemv(const T* a, int64_t ld, int64_t nlr, int64_t nlc, const T* vloc,
+                           const int64_t* rows_from_lr, int64_t j, T* p) {
+  const int lane = threadIdx.x % 32;
+  const int64_t nwarps = int64_t(gridDim.x) * blockDim.x / 32;
+  for (int64_t r = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < nlr; r += nwarps) {
+    const T* row = a + r * ld;
+    T s0 = 0, s1 = 0, s2 = 0, s3 = 0;  // four loads in flight per lane
+    int64_t c = lane;
+    for (; c + 96 < nlc; c += 128) {
+      s0 += row[c] * vloc[c];
+      s1 += row[c + 32] * vloc[c + 32];
+      s2 += row[c + 64] * vloc[c + 64];
+      s3 += row[c + 96] * vloc[c + 96];
+    }
+    for (; c < nlc; c += 32) s0 += row[c] * vloc[c];
+    const T s = warp_sum((s0 + s1) + (s2 + s3));
+    if (lane == 0) p[rows_from_lr[r] - (j + 1)] = s;
+  }
+}
+
+// Per-block parts of a = Wᵀ v and b = Vᵀ v over panel rows i+1.. (columns k < i).
+template <typename T>
+__global__ void vw_dots(const T* v_mat, const T* w_mat, int64_t width, int64_t i, int64_t mi, const T* v,
+                        T* parts) {
+  const int64_t rows = mi - 1;
+  const int64_t chunk = (rows + gridDim.x - 1) / gridDim.x;
+  const int64_t t0 = blockIdx.x * chunk, t1 = t0 + chunk < rows ? t0 + chunk : rows;
+  for (int64_t k = threadIdx.x; k < i; k += blockDim.x) {
+    T a = 0, b = 0;
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t at = (i + 1 + t) * width + k;
+      a += w_mat[at] * v[t];
+      b += v_mat[at] * v[t];
+    }
+    parts[(2 * int64_t(blockIdx.x)) * width + k] = a;
+    parts[(2 * int64_t(blockIdx.x) + 1) * width + k] = b;
+  }
+}
+
+template <typename T>
+__global__ void w_update(T* v_mat, T* w_mat, int64_t width, int64_t i, int64_t mi, const T* v, const T* p,
+                         const T* ab_parts, int nparts, const T* tau_now, T* dot_parts) {
+  extern __shared__ unsigned char shared_raw[];
+  T* a = reinterpret_cast<T*>(shared_raw);
+  T* b = a + width;
+  for (int64_t k = threadIdx.x; k < i; k += blockDim.x) {
+    T sa = 0, sb = 0;
+    for (int q = 0; q < nparts; ++q) {
+      sa += ab_parts[(2 * int64_t(q)) * width + k];
+      sb += ab_parts[(2 * int64_t(q) + 1) * width + k];
+    }
+    a[k] = sa;
+    b[k] = sb;
+  }
+  __syncthreads();
+  const T tau = *tau_now;
+  const int lane = threadIdx.x % 32;
+  const int64_t nwarps = int64_t(gridDim.x) * blockDim.x / 32;
+  T dot = 0;
+  for (int64_t t = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; t < mi - 1; t += nwarps) {
+    const int64_t row = (i + 1 + t) * width;
+    T s = 0;
+    for (int64_t k = lane; k < i; k += 32) s += v_mat[row + k] * a[k] + w_mat[row + k] * b[k];
+    s = warp_sum(s);
+    if (lane == 0) {
+      const T w = tau * (p[t] - s);
+      w_mat[row + i] = w;
+      v_mat[row + i] = v[t];
+      dot += w * v[t];
+    }
+  }
+  const T total = block_sum_of_warp_leaders(dot);
+  if (threadIdx.x == 0) dot_parts[blockIdx.x] = total;
+}
+
+template <typename T>
+__global__ void w_finish(T* w_mat, int64_t width, int64_t i, int64_t mi, const T* v, const T* dot_parts,
+                         int nparts, const T* tau_now) {
+  __shared__ T coef_s;
+  if (threadIdx.x == 0) {
+    T dot = 0;
+    for (int q = 0; q < nparts; ++q) dot += dot_parts[q];
+    coef_s = T(0.5) * *tau_now * dot;
+  }
+  __syncthreads();
+  const T coef = coef_s;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < mi - 1; t += stride)
+    w_mat[(i + 1 + t) * width + i] -= coef * v[t];
+}
+
+int blocks_for(int64_t items, int64_t per_block, int64_t cap) {
+  return int(std::max<int64_t>(1, std::min<int64_t>(cap, (items + per_block - 1) / per_block)));
+}
+
+// Workspace carved out of SytrdPanel::work (sizes in elements of T).
+template <typename T>
+struct Work {
+  T* col;
+  T* v;
+  T* vloc;
+  Ssq<T>* ssq_parts;
+  T* ab_parts;
+  T* dot_parts;
+  T* tau_now;
+
+  static size_t bytes(int64_t n, int64_t width) {
+    return sizeof(T) * (3 * size_t(n) + 2 * kMaxParts * size_t(width) + kMaxParts + 1) +
+           sizeof(Ssq<T>) * kMaxParts + 64;
+  }
+  explicit Work(void* base, int64_t n, int64_t width) {
+    auto* s = reinterpret_cast<Ssq<T>*>(base);  // the largest alignment first
+    ssq_parts = s;
+    T* at = reinterpret_cast<T*>(s + kMaxParts);
+    col = at;
+    v = col + n;
+    vloc = v + n;
+    ab_parts = vloc + n;
+    dot_parts = ab_parts + 2 * kMaxParts * width;
+    tau_now = dot_parts + kMaxParts;
+  }
+};
+
+void launched(const char* what) { cuda_check(cudaGetLastError(), what); }
+
+template <typename T>
+SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nranks,
+                         const std::function<void(int64_t)>& fallback) {
+  const Work<T> w(s.work, s.n, s.width);
+  const T* panel = static_cast<const T*>(s.panel);
+  T* v_mat = static_cast<T*>(s.v_mat);
+  T* w_mat = static_cast<T*>(s.w_mat);
+  T* p = static_cast<T*>(s.p);
+  const T* local = static_cast<const T*>(s.local);
+  cudaStream_t st = s.stream;
+  SytrdCollStats stats;
+  for (int64_t i = 0; i < s.width; ++i) {
+    const int64_t j = s.j0 + i;
+    const int64_t mi = s.n - j;
+    const int g1 = blocks_for(mi, kWarps, kMaxParts);
+    form_column<T><<<g1, kThreads, 0, st>>>(panel, v_mat, w_mat, s.width, i, mi, w.col, w.ssq_parts);
+    launched("launch(sytrd form_column)");
+    if (mi == 1) {  // the last column has no reflector: only d[n-1]
+      cuda_check(cudaMemcpyAsync(static_cast<T*>(s.d) + j, w.col, sizeof(T), cudaMemcpyDeviceToDevice, st),
+                 "cudaMemcpyAsync(d)");
+      break;
+    }
+    const int64_t lr = std::lower_bound(s.rows_host, s.rows_host + s.nloc_rows, j + 1) - s.rows_host;
+    const int64_t lc = std::lower_bound(s.cols_host, s.cols_host + s.nloc_cols, j + 1) - s.cols_host;
+    const int64_t nlr = s.nloc_rows - lr, nlc = s.nloc_cols - lc;
+    make_reflector<T><<<blocks_for(std::max(mi, nlc), kThreads, 1024), kThreads, 0, st>>>(
+        w.col, mi, w.ssq_parts, g1, j, s.cols_dev + lc, nlc, w.v, w.vloc, p, static_cast<T*>(s.d),
+        static_cast<T*>(s.e), static_cast<T*>(s.tau), w.tau_now);
+    launched("launch(sytrd make_reflector)");
+    if (nlr > 0 && nlc > 0) {
+      local_gemv<T><<<blocks_for(nlr, kWarps, 16384), kThreads, 0, st>>>(local + lr * s.ld + lc, s.ld, nlr, nlc,
+                                                                          w.vloc, s.rows_dev + lr, j, p);
+      launched("launch(sytrd local_gemv)");
+    }
+    if (nranks > 1) {
+      const auto start = std::chrono::steady_clock::now();
+      const int64_t count = mi - 1;
+      const bool native = comm != nullptr &&
+                          comm->allreduce(uintptr_t(p), uintptr_t(p), size_t(count), t, Op::Sum, uintptr_t(st)) >= 0;
+      if (!native) fallback(count);
+      stats.calls += 1;
+      stats.bytes += count * int64_t(sizeof(T));
+      stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    const int g4 = blocks_for(mi - 1, 128, kMaxParts);
+    if (i > 0) {
+      vw_dots<T><<<g4, kThreads, 0, st>>>(v_mat, w_mat, s.width, i, mi, w.v, w.ab_parts);
+      launched("launch(sytrd vw_dots)");
+    }
+    const int g5 = blocks_for(mi - 1, kWarps, kMaxParts);
+    w_update<T><<<g5, kThreads, 2 * s.width * sizeof(T), st>>>(v_mat, w_mat, s.width, i, mi, w.v, p, w.ab_parts,
+                                                               i > 0 ? g4 : 0, w.tau_now, w.dot_parts);
+    launched("launch(sytrd w_update)");
+    w_finish<T><<<blocks_for(mi - 1, kThreads, 256), kThreads, 0, st>>>(w_mat, s.width, i, mi, w.v, w.dot_parts,
+                                                                        g5, w.tau_now);
+    launched("launch(sytrd w_finish)");
+  }
+  return stats;
+}
+
+}  // namespace
+
+size_t sytrd_work_bytes(int64_t n, int64_t width, DType t) {
+  if (t == DType::F64) return Work<double>::bytes(n, width);
+  if (t == DType::F32) return Work<float>::bytes(n, width);
+  throw std::invalid_argument("hpcolls: sytrd_panel supports float32 and float64");
+}
+
+SytrdCollStats sytrd_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nranks,
+                           const std::function<void(int64_t)>& fallback) {
+  if (s.width < 1 || s.width > kSytrdMaxWidth)
+    throw std::invalid_argument("hpcolls: sytrd_panel width must be 1.." + std::to_string(kSytrdMaxWidth));
+  if (s.j0 < 0 || s.j0 + s.width > s.n) throw std::invalid_argument("hpcolls: sytrd_panel columns out of range");
+  if (t == DType::F64) return run_panel<double>(s, t, comm, nranks, fallback);
+  if (t == DType::F32) return run_panel<float>(s, t, comm, nranks, fallback);
+  throw std::invalid_argument("hpcolls: sytrd_panel supports float32 and float64");
+}
+
+}  // namespace hpcolls

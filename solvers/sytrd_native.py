@@ -1,0 +1,67 @@
+"""The sytrd column loop on the GPU: one native call per panel (hpcolls._native.sytrd_panel).
+
+The Python loop in sytrd.py issues a dozen cupy operations and one AllReduce per column, about a
+millisecond of host time each (DESIGN.md: latency-critical loops must not pay a Python round trip
+per column). The native loop launches the same steps as kernels from C++ and, when the solver's
+collectives are hpcolls with its native path on, issues the column's AllReduce natively too;
+with NCCL or MPI transports it calls back into Python for that one collective (counted by
+Collectives as usual). With one rank there is no collective at all.
+"""
+import numpy as np
+
+from .backend.arrays import is_numpy
+
+_CODES = {np.dtype(np.float32): 2, np.dtype(np.float64): 3}   # hpcolls.dtypes.F32 / F64
+
+
+class NativeColumnLoop:
+    """Runs sytrd's column steps of one panel in a single native call."""
+
+    @classmethod
+    def create(cls, c, coll):
+        """(loop, None) for DistMatrix ``c`` on the GPU, or (None, why the Python loop runs)."""
+        if is_numpy(c.xp):
+            return None, "numpy backend"
+        try:
+            from hpcolls import _native
+        except ImportError as exc:
+            return None, f"hpcolls native module not importable ({exc})"
+        if c.dtype not in _CODES:
+            return None, f"dtype {c.dtype} (native loop: float32, float64)"
+        if c.nb > _native.SYTRD_MAX_WIDTH:
+            return None, f"nb {c.nb} > {_native.SYTRD_MAX_WIDTH}"
+        if not c.local.flags.c_contiguous:
+            return None, "local array not C-contiguous"
+        return cls(c, coll, _native), None
+
+    def __init__(self, c, coll, native):
+        xp = c.xp
+        self._native, self._coll, self._c = native, coll, c
+        self._code = _CODES[c.dtype]
+        n = c.shape[0]
+        self._work = xp.empty(native.sytrd_work_bytes(n, c.nb, self._code), dtype=np.uint8)
+        self._p = xp.empty(max(n, 1), dtype=c.dtype)
+        self._rows_host = np.ascontiguousarray(c.rows, dtype=np.int64)
+        self._cols_host = np.ascontiguousarray(c.cols, dtype=np.int64)
+        self._rows_dev, self._cols_dev = c.device_index()
+        self._device = xp.cuda.Device().id
+        self._nranks = coll.scope_size("all")
+        self._comm = coll.native_allreduce_comm("all", self._device) if self._nranks > 1 else None
+        self.allreduce_path = ("none (one rank)" if self._nranks == 1 else
+                               "hpcolls native" if self._comm is not None else f"{coll.kind} via callback")
+
+    def _fallback(self, count):
+        self._coll.allreduce(self._p[:count], scope="all")
+
+    def run(self, panel, v_mat, w_mat, d, e, tau, j0, width):
+        c = self._c
+        calls, nbytes, seconds = self._native.sytrd_panel(
+            dtype=self._code, device=self._device, n=c.shape[0], j0=j0, width=width,
+            local=c.local.data.ptr, ld=c.local.shape[1], rows_host=self._rows_host,
+            cols_host=self._cols_host, rows_dev=self._rows_dev.data.ptr, cols_dev=self._cols_dev.data.ptr,
+            panel=panel.data.ptr, v_mat=v_mat.data.ptr, w_mat=w_mat.data.ptr, d=d.data.ptr,
+            e=e.data.ptr, tau=tau.data.ptr, work=self._work.data.ptr, p=self._p.data.ptr,
+            stream=c.xp.cuda.get_current_stream().ptr, comm=self._comm, nranks=self._nranks,
+            fallback=self._fallback)
+        if calls:
+            self._coll.count_issued("allreduce", calls, nbytes, seconds)
