@@ -1,0 +1,187 @@
+"""sygvd benchmark against cuSOLVER: python -m solvers.bench [--n 8192 16384] (under mpiexec/srun).
+
+Per n it solves the embedded known-spectrum problem (float64, itype 1, jobz V unless told) with
+solvers.sygvd on the run's grid and collectives, and — on a one-rank GPU run, in the same process
+on the same GPU — cuSOLVER's single-GPU ``cusolverDn<t>sygvd`` on the same matrices. Every solve
+is repeated; warm-up solves are excluded; medians are reported, with the per-stage times of the
+median solve and its ratio to cuSOLVER. Eigenvalues of both are checked against the exact ones.
+
+cuSOLVER is called through ctypes on the libcusolver that cupy loads (the library nvmath-python's
+cusolverDn bindings call too), so no extra package is needed on the GPU machine.
+"""
+import argparse
+import ctypes
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="python -m solvers.bench", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n", type=int, nargs="+", default=[8192, 16384], help="orders (default 8192 16384)")
+    p.add_argument("--nb", type=int, default=None, help="block size (default: the solver's)")
+    p.add_argument("--dtype", choices=("float64", "float32"), default="float64")
+    p.add_argument("--jobz", choices=("N", "V"), default="V")
+    p.add_argument("--collectives", default="auto", choices=("auto", "hpcolls", "nccl", "mpi"))
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
+    p.add_argument("--repeat", type=int, default=3, help="timed solves per n (default 3)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed solves first (default 1)")
+    p.add_argument("--no-cusolver", action="store_true", help="skip the cuSOLVER peer")
+    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    return p.parse_args(argv)
+
+
+class CusolverSygvd:
+    """cusolverDn<t>sygvd on one GPU through ctypes (column-major; our matrices are symmetric,
+    so row-major storage is the same matrix)."""
+
+    _PREFIX = {np.dtype(np.float64): "D", np.dtype(np.float32): "S"}
+
+    def __init__(self, cupy):
+        self.cp = cupy
+        self.lib = ctypes.CDLL(_loaded_library_path(cupy, "libcusolver"))
+        self.handle = ctypes.c_void_p()
+        self._ok(self.lib.cusolverDnCreate(ctypes.byref(self.handle)), "cusolverDnCreate")
+
+    def _ok(self, status, what):
+        if status != 0:
+            raise RuntimeError(f"{what} failed with cusolverStatus {status}")
+
+    def solve(self, a, b, jobz):
+        """Overwrites copies of a, b; returns (w, z or None) as cupy arrays."""
+        cp = self.cp
+        n = a.shape[0]
+        a, b = a.copy(order="F"), b.copy(order="F")
+        w = cp.empty(n, dtype=a.dtype)
+        t = self._PREFIX[a.dtype]
+        stream = cp.cuda.get_current_stream().ptr
+        self._ok(self.lib.cusolverDnSetStream(self.handle, ctypes.c_void_p(stream)), "cusolverDnSetStream")
+        args = (self.handle, 1, 1 if jobz == "V" else 0, 0, n)   # itype 1, jobz, lower, n
+        ptr = lambda x: ctypes.c_void_p(x.data.ptr)  # noqa: E731
+        lwork = ctypes.c_int()
+        self._ok(getattr(self.lib, f"cusolverDn{t}sygvd_bufferSize")(
+            *args, ptr(a), n, ptr(b), n, ptr(w), ctypes.byref(lwork)), "sygvd_bufferSize")
+        work = cp.empty(max(lwork.value, 1), dtype=a.dtype)
+        info = cp.zeros(1, dtype=np.int32)
+        self._ok(getattr(self.lib, f"cusolverDn{t}sygvd")(
+            *args, ptr(a), n, ptr(b), n, ptr(w), ptr(work), lwork.value, ptr(info)), "sygvd")
+        if int(info[0]) != 0:
+            raise RuntimeError(f"cuSOLVER sygvd info = {int(info[0])}")
+        return w, (a if jobz == "V" else None)
+
+    def close(self):
+        self.lib.cusolverDnDestroy(self.handle)
+
+
+def _loaded_library_path(cupy, stem):
+    """Path of the shared library ``stem`` that cupy's own binding has loaded in this process."""
+    if stem == "libcusolver":
+        from cupy_backends.cuda.libs import cusolver  # noqa: F401  (loads libcusolver)
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if f"/{stem}.so" in path:
+                return path
+    raise RuntimeError(f"{stem} is not loaded by cupy in this process")
+
+
+def timed(fn, repeat, warmup, sync):
+    """Median wall seconds of fn() over ``repeat`` calls after ``warmup`` calls, and the last
+    result of the median call."""
+    samples, results = [], []
+    for rep in range(warmup + repeat):
+        MPI.COMM_WORLD.Barrier()
+        start = time.perf_counter()
+        result = fn()
+        sync()
+        elapsed = time.perf_counter() - start
+        if rep >= warmup:
+            samples.append(elapsed)
+            results.append(result)
+    k = int(np.argsort(samples)[len(samples) // 2])
+    return statistics.median(samples), samples, results[k]
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    comm = MPI.COMM_WORLD
+    from .backend.arrays import module_for_device, synchronize
+    from .backend.collectives import create_collectives
+    from .backend.device import resolve_device, select_device
+    from .dist.distmatrix import DistMatrix
+    from .dist.grid import ProcessGrid
+    from .sygvd.driver import sygvd
+    from .sygvd.problem import known_spectrum_problem
+    from .sygvd.report import stage_table
+
+    device, _ = resolve_device(args.device)
+    xp = module_for_device(device)
+    if device == "gpu":
+        select_device(comm)
+    grid = ProcessGrid(comm, None)
+    coll = create_collectives(grid, args.collectives, xp)
+    dtype = np.dtype(args.dtype)
+    say = (lambda s: print(s, flush=True)) if comm.rank == 0 else (lambda s: None)
+    peer = None
+    if device == "gpu" and comm.size == 1 and not args.no_cusolver:
+        peer = CusolverSygvd(xp)
+    say(f"# solvers.bench: {comm.size} rank(s), grid {grid.nprow}x{grid.npcol}, device {device}, "
+        f"collectives {coll.kind} via {coll.transport}, {dtype.name}, jobz {args.jobz}, "
+        f"repeat {args.repeat} (warm-up {args.warmup}); peer: "
+        f"{'cuSOLVER sygvd, same GPU' if peer else 'none (cuSOLVER runs on one-rank GPU runs)'}")
+    rows = []
+    for n in args.n:
+        nb = min(args.nb or (256 if device == "gpu" else 32), n)
+        a_root = b_root = exact = None
+        if comm.rank == 0:
+            a_root, b_root, exact = known_spectrum_problem(n, 1, args.seed, xp)
+            a_root, b_root = a_root.astype(dtype), b_root.astype(dtype)
+        a = DistMatrix.scatter(a_root, (n, n), dtype, grid, nb, coll, xp=xp)
+        b = DistMatrix.scatter(b_root, (n, n), dtype, grid, nb, coll, xp=xp)
+
+        def ours():
+            coll.reset()
+            w, _ = sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L")
+            stages = {k: v.wall_s for k, v in coll.stats.items()}
+            return w, stages, stage_table(coll.stats, sum(stages.values()))
+
+        med, samples, (w, stages, table) = timed(ours, args.repeat, args.warmup, lambda: synchronize(xp))
+        row = dict(n=n, nb=nb, ranks=comm.size, dtype=dtype.name, jobz=args.jobz, collectives=coll.kind,
+                   ours_median_s=med, ours_samples_s=samples, ours_stages_s=stages)
+        if comm.rank == 0:
+            row["ours_max_eig_err"] = float(np.abs(_host(w) - exact).max())
+        if peer is not None:
+            pmed, psamples, (pw, _) = timed(lambda: peer.solve(a_root, b_root, args.jobz),
+                                            args.repeat, args.warmup, lambda: synchronize(xp))
+            row.update(cusolver_median_s=pmed, cusolver_samples_s=psamples,
+                       cusolver_max_eig_err=float(np.abs(_host(pw) - exact).max()), ratio=med / pmed)
+        rows.append(row)
+        say(f"\nn={n} nb={nb}: solvers.sygvd median {med:.3f} s (samples {', '.join(f'{s:.3f}' for s in samples)})"
+            f", max |λ-λ_exact| {row.get('ours_max_eig_err', float('nan')):.2e}")
+        say("  stages (median solve): " + ", ".join(f"{k} {v:.3f}" for k, v in stages.items()))
+        say("  " + table.replace("\n", "\n  "))
+        if peer is not None:
+            say(f"  cuSOLVER sygvd median {row['cusolver_median_s']:.3f} s, "
+                f"max |λ-λ_exact| {row['cusolver_max_eig_err']:.2e}; ratio ours/cuSOLVER = {row['ratio']:.2f}")
+    if comm.rank == 0 and args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": rows, "argv": sys.argv}, f, indent=1)
+    if peer is not None:
+        peer.close()
+    grid.free()
+    return 0
+
+
+def _host(x):
+    from .backend.arrays import to_host
+    return to_host(x).astype(np.float64)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
