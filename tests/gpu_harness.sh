@@ -2,10 +2,13 @@
 # GPU test harness: build in place, start CUDA MPS, run tests/gpu with 1, 2 and 4 ranks on one
 # GPU (one rank per GPU when there are several), stop MPS, print a pass/fail table.
 #
-#   bash tests/gpu_harness.sh [--ranks "1 2 4"] [--no-build] [--bench] [-- extra pytest args]
+#   bash tests/gpu_harness.sh [--ranks "1 2 4"] [--no-build] [--no-tests] [--bench]
+#        [--bench-args "..."] [--solver-bench "N ..."] [-- extra pytest args]
 #
-# --bench: after the tests, python -m hpcolls.bench for every rank count (out-of-place, 8 B to
-# 16 MiB; JSON and table next to the logs) for docs/PERFORMANCE.md.
+# --bench: after the tests, python -m hpcolls.bench for every rank count (JSON and table next to
+# the logs) for docs/PERFORMANCE.md; --bench-args replaces its default arguments (--no-inplace).
+# --solver-bench "8192 16384": python -m solvers.bench at those orders, one rank (beside
+# cuSOLVER), then, for each rank count > 1, the largest order with --collectives hpcolls and mpi.
 #
 # Runs with the machine's own python3 and packages (no internet): cupy, mpi4py, pybind11,
 # scikit-build-core, cmake, ninja must be there; the build uses --no-build-isolation.
@@ -15,14 +18,20 @@ cd "$(dirname "$0")/.." || exit 1
 ranks_list="1 2 4"
 build=1
 bench=0
+bench_args="--no-inplace"
+solver_orders=""
+tests=1
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks_list="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     --bench) bench=1; shift ;;
+    --bench-args) bench_args="$2"; shift 2 ;;
+    --solver-bench) solver_orders="$2"; shift 2 ;;
+    --no-tests) tests=0; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "gpu_harness: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -59,19 +68,38 @@ declare -A result
 for n in $ranks_list; do
   if [ "$n" -gt "$ngpu" ] && [ "$mps_started" = 0 ]; then start_mps; fi
   placement=$([ "$n" -gt "$ngpu" ] && echo "$n ranks on $ngpu GPU(s), MPS" || echo "one rank per GPU")
-  echo "== tests/gpu with $n rank(s): $placement"
-  log="$logs/gpu-tests-n$n.log"
-  timeout 900 mpiexec --oversubscribe -n "$n" "$py" -m pytest tests/gpu -q -x -p no:cacheprovider \
-    "${extra[@]}" >"$log" 2>&1
-  rc=$?
-  summary=$(grep -E "^(=+ )?[0-9]+ (passed|failed|skipped|error)" "$log" | tail -1)
-  result[$n]="rc=$rc ${summary:-no summary} ($placement)"
-  [ "$rc" = 0 ] || tail -60 "$log"
+  if [ "$tests" = 1 ]; then
+    echo "== tests/gpu with $n rank(s): $placement"
+    log="$logs/gpu-tests-n$n.log"
+    timeout 900 mpiexec --oversubscribe -n "$n" "$py" -m pytest tests/gpu -q -x -p no:cacheprovider --color=no \
+      "${extra[@]}" >"$log" 2>&1
+    rc=$?
+    summary=$(grep -E "^(=+ )?[0-9]+ (passed|failed|skipped|error)" "$log" | tail -1)
+    result[$n]="rc=$rc ${summary:-no summary} ($placement)"
+    [ "$rc" = 0 ] || tail -60 "$log"
+  else
+    result[$n]="rc=0 tests not run (--no-tests) ($placement)"
+  fi
   if [ "$bench" = 1 ]; then
     echo "== hpcolls.bench with $n rank(s)"
-    timeout 600 mpiexec --oversubscribe -n "$n" "$py" -m hpcolls.bench --no-inplace \
+    # shellcheck disable=SC2086  # bench_args is a list of words on purpose
+    timeout 600 mpiexec --oversubscribe -n "$n" "$py" -m hpcolls.bench $bench_args \
       --json "$logs/bench-n$n.json" >"$logs/bench-n$n.txt" 2>&1 || echo "bench with $n ranks failed (see $logs/bench-n$n.txt)"
     tail -25 "$logs/bench-n$n.txt"
+  fi
+  if [ -n "$solver_orders" ]; then
+    if [ "$n" = 1 ]; then
+      echo "== solvers.bench, 1 rank, n = $solver_orders (beside cuSOLVER)"
+      # shellcheck disable=SC2086
+      timeout 900 "$py" -m solvers.bench --n $solver_orders --json "$logs/solver-n1.json" 2>&1 | tee "$logs/solver-n1.txt" | tail -40
+    else
+      largest=$(echo "$solver_orders" | tr ' ' '\n' | sort -n | tail -1)
+      for kind in hpcolls mpi; do
+        echo "== solvers.bench, $n ranks ($placement), n = $largest, --collectives $kind"
+        timeout 900 mpiexec --oversubscribe -n "$n" "$py" -m solvers.bench --n "$largest" --repeat 2 \
+          --collectives "$kind" --json "$logs/solver-n$n-$kind.json" 2>&1 | tee "$logs/solver-n$n-$kind.txt" | tail -14
+      done
+    fi
   fi
 done
 stop_mps
