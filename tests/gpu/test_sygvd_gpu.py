@@ -109,6 +109,52 @@ def test_sytrd_native_loop_matches_python_loop(grid, seed, kind, dtype, n, nb):
     assert len(set(digests)) == 1, "ranks computed different d, e, tau"
 
 
+@pytest.mark.parametrize("leaf_size", [8, 64])
+def test_stedc_on_gpu_matches_lapack(seed, leaf_size):
+    """The GPU divide and conquer (tridiagonal stage of jobz=V): residual, orthogonality and
+    eigenvalues against LAPACK, on a random and on a clustered tridiagonal."""
+    from solvers.stedc import stedc
+    from solvers.tridiagonal import _stevd_host
+    rng = np.random.default_rng(seed)
+    n = 333
+    cases = {"random": (rng.standard_normal(n), rng.standard_normal(n - 1)),
+             "toeplitz 2,1": (np.full(n, 2.0), np.ones(n - 1))}
+
+    def leaf(d, e):
+        w, z = _stevd_host(cupy.asnumpy(d), cupy.asnumpy(e), True)
+        return cupy.asarray(w), cupy.asarray(z)
+
+    eps = np.finfo(np.float64).eps
+    for name, (d, e) in cases.items():
+        w, z = stedc(cupy, cupy.asarray(d), cupy.asarray(e), leaf, leaf_size)
+        assert isinstance(z, cupy.ndarray)
+        w, z = cupy.asnumpy(w), cupy.asnumpy(z)
+        t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+        norm = np.abs(t).max()
+        assert np.abs(t @ z - z * w).max() <= 10 * n * eps * norm, f"seed={seed} {name}: residual"
+        assert np.abs(z.T @ z - np.eye(n)).max() <= 10 * n * eps, f"seed={seed} {name}: orthogonality"
+        want = scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True)
+        np.testing.assert_allclose(w, want, rtol=0, atol=10 * n * eps * norm, err_msg=f"seed={seed} {name}")
+
+
+@pytest.mark.parametrize("kind", _kinds())
+def test_sygvd_on_gpu_through_divide_and_conquer(grid, seed, kind, monkeypatch):
+    """A solve whose tridiagonal stage merges many blocks (small leaves), residuals as LAPACK
+    asks for generalized problems."""
+    import solvers.tridiagonal
+    monkeypatch.setattr(solvers.tridiagonal, "STEDC_LEAF", 8)
+    rng = np.random.default_rng(seed)
+    n, nb = 150, 16
+    a, b = random_symmetric(rng, n), spd_with_condition(rng, n, 100.0)
+    coll = Collectives(grid, kind, cupy)
+    w, z = sygvd(DistMatrix.from_global(cupy.asarray(a), grid, nb),
+                 DistMatrix.from_global(cupy.asarray(b), grid, nb), coll, itype=1, jobz="V")
+    ratios = eigen_ratios(a, b, cupy.asnumpy(w), cupy.asnumpy(z.to_global(coll)), 1, np.finfo(np.float64).eps)
+    ratios.update(eigenvalue_ratio(a, b, cupy.asnumpy(w), 1, np.finfo(np.float64).eps))
+    for name, value in ratios.items():
+        assert value < THRESHOLD, f"seed={seed}: {name} = {value}"
+
+
 def test_eigh_cupy_in_cupy_out(seed):
     rng = np.random.default_rng(seed)
     a, b = random_symmetric(rng, 30), spd_with_condition(rng, 30, 10.0)

@@ -1,0 +1,210 @@
+"""stedc: the symmetric tridiagonal eigenproblem by divide and conquer, on numpy or cupy.
+
+The algorithm of LAPACK's dstedc (Cuppen 1981; eigenvectors by Gu and Eisenstat 1995), written
+with whole-array operations so that on a GPU the work is a few large kernels and GEMMs:
+
+  T = diag(T₁, T₂) + β u uᵀ,  u = e_m + e_{m+1}   (tear at the middle, T₁/T₂ diagonals less β)
+  T₁ = Q₁ D₁ Q₁ᵀ, T₂ = Q₂ D₂ Q₂ᵀ                   (recursively; small blocks by ``leaf``)
+  T = Q (D + ρ z zᵀ) Qᵀ,  z = Qᵀ u / ‖Qᵀ u‖,  ρ = β ‖Qᵀ u‖²,  Q = diag(Q₁, Q₂)
+
+The rank-one update D + ρ z zᵀ is solved after deflation (components with negligible ρ zⱼ, and
+pairs of nearly equal poles rotated into one, as dlaed2 does), by finding every root of the
+secular equation 1 + ρ Σ zⱼ² / (dⱼ − λ) = 0 at once (safeguarded Newton inside the root's
+bracket, each root measured from its nearer pole so that λ − dⱼ keeps full relative accuracy),
+then recomputing z from the computed roots (Löwner's formula) so the eigenvectors
+ẑᵢ / (dᵢ − λⱼ) are orthogonal to working precision. The new eigenvectors are one GEMM of Q with
+that k × k matrix.
+"""
+import math
+
+import numpy as np
+
+NEWTON_STEPS = 80   # bound; roots converge in ~10 steps (bisection at first, then quadratically)
+ROOT_CHUNK = 2048   # roots per pass of the secular solver (bounds the k × chunk temporaries)
+
+
+def stedc(xp, d, e, leaf, leaf_size=256):
+    """(w ascending, Z) with T = Z diag(w) Zᵀ for the tridiagonal with diagonal d (n) and
+    off-diagonal e (n-1), float64 arrays of ``xp``. ``leaf(d, e)`` solves blocks of order
+    <= leaf_size the same way (returning xp arrays)."""
+    n = d.shape[0]
+    scale = float(max(xp.abs(d).max(), xp.abs(e).max() if n > 1 else 0.0)) if n else 0.0
+    if n <= leaf_size or scale == 0.0:
+        return leaf(d, e)
+    # Scaled to norm ~1 (as dstedc does), so the tolerances below are absolute.
+    w, z = _solve(xp, d / scale, e / scale, leaf, leaf_size)
+    return w * scale, z
+
+
+def _solve(xp, d, e, leaf, leaf_size):
+    n = d.shape[0]
+    if n <= leaf_size:
+        return leaf(d, e)
+    m = n // 2
+    beta = e[m - 1]
+    d1, d2 = d[:m].copy(), d[m:].copy()
+    d1[-1] -= beta
+    d2[0] -= beta
+    w1, q1 = _solve(xp, d1, e[:m - 1], leaf, leaf_size)
+    w2, q2 = _solve(xp, d2, e[m:], leaf, leaf_size)
+    return merge(xp, w1, q1, w2, q2, float(beta))
+
+
+def merge(xp, w1, q1, w2, q2, beta):
+    """Eigen-decomposition of diag(Q₁ D₁ Q₁ᵀ, Q₂ D₂ Q₂ᵀ) + β u uᵀ (u = e_{n₁} + e_{n₁+1})."""
+    n1, n2 = w1.shape[0], w2.shape[0]
+    n = n1 + n2
+    poles = xp.concatenate((w1, w2))
+    z = xp.concatenate((q1[-1], q2[0]))
+    q = xp.zeros((n, n), dtype=q1.dtype)
+    q[:n1, :n1] = q1
+    q[n1:, n1:] = q2
+    flip = beta < 0            # D + ρ z zᵀ with ρ < 0 is −((−D) + |ρ| z zᵀ)
+    if flip:
+        poles = -poles
+    znorm2 = float(z @ z)
+    rho = abs(beta) * znorm2
+    z = z / math.sqrt(znorm2)
+    order = xp.argsort(poles)
+    poles, z, q = poles[order], z[order], q[:, order]
+    # Which rows each column of Q may be non-zero in: Q₁'s columns the top n₁, Q₂'s the rest;
+    # a rotation mixing one of each makes both full. The GEMM below uses only those blocks.
+    top = _host(order) < n1
+    bottom = ~top
+
+    keep, rotations = _deflate(xp, poles, z, rho)
+    for i, j, c, s in rotations:      # dlaed2's Givens rotations of nearly equal poles
+        qi, qj = q[:, i].copy(), q[:, j].copy()
+        q[:, i] = c * qi + s * qj
+        q[:, j] = c * qj - s * qi
+        top[i] = top[j] = top[i] | top[j]
+        bottom[i] = bottom[j] = bottom[i] | bottom[j]
+    lam = poles.copy()                # deflated: eigenvalue = pole, eigenvector = column of Q
+    if keep.size:
+        kk = xp.asarray(keep)
+        dk, zk = poles[kk], z[kk]
+        origin, tau = _secular_roots(xp, dk, zk, rho)
+        u = _rank_one_vectors(xp, dk, zk, rho, origin, tau)
+        lam[kk] = dk[origin] + tau
+        new = xp.empty((n, keep.size), dtype=q.dtype)
+        for rows, cols in ((slice(0, n1), top[keep]), (slice(n1, n), bottom[keep])):
+            sel = xp.asarray(np.flatnonzero(cols))
+            new[rows] = q[rows][:, kk[sel]] @ u[sel]
+        q[:, kk] = new
+    if flip:
+        lam = -lam
+    order = xp.argsort(lam)
+    return lam[order], xp.ascontiguousarray(q[:, order])
+
+
+def _deflate(xp, poles, z, rho):
+    """Indices of the non-deflated components and the rotations that deflate near-equal poles
+    (dlaed2). Modifies ``poles`` and ``z`` in place as those rotations do."""
+    eps = np.finfo(np.float64).eps
+    tol = 8.0 * eps * max(float(xp.abs(poles).max()), float(xp.abs(z).max()))
+    alive = np.flatnonzero(rho * np.abs(_host(z)) > tol)
+    if alive.size < 2:
+        return alive, []
+    d_h, z_h = _host(poles)[alive], _host(z)[alive]
+    # The rotation test of each consecutive pair; without any candidate nothing rotates
+    # (the usual case), so the sequential pass below runs only when some pair is close.
+    r = np.hypot(z_h[1:], z_h[:-1])
+    close = np.abs((d_h[1:] - d_h[:-1]) * (z_h[1:] / r) * (z_h[:-1] / r)) <= tol
+    if not close.any():
+        return alive, []
+    d_all, z_all = _host(poles).tolist(), _host(z).tolist()
+    keep, rotations = [], []
+    prev = int(alive[0])
+    for j in alive[1:].tolist():
+        s, c = z_all[prev], z_all[j]
+        tau = math.hypot(c, s)
+        c, s = c / tau, -s / tau
+        if abs((d_all[j] - d_all[prev]) * c * s) <= tol:
+            z_all[j], z_all[prev] = tau, 0.0
+            rotations.append((prev, j, c, s))
+            d_prev = d_all[prev] * c * c + d_all[j] * s * s
+            d_all[j] = d_all[prev] * s * s + d_all[j] * c * c
+            d_all[prev] = d_prev
+        else:
+            keep.append(prev)
+        prev = j
+    keep.append(prev)
+    poles[...] = xp.asarray(np.array(d_all))
+    z[...] = xp.asarray(np.array(z_all))
+    return np.array(keep, dtype=np.int64), rotations
+
+
+def _secular_roots(xp, d, z, rho):
+    """Roots λᵢ = d[origin[i]] + tau[i] of 1 + ρ Σ zⱼ²/(dⱼ − λ) (d ascending, ρ > 0, no zⱼ = 0):
+    λᵢ in (dᵢ, dᵢ₊₁), the last in (d_{k-1}, d_{k-1} + ρ‖z‖²); each measured from its nearer pole."""
+    k = d.shape[0]
+    zz = z * z
+    origin = xp.arange(k)
+    gap = xp.empty(k, dtype=d.dtype)
+    gap[:-1] = d[1:] - d[:-1]
+    gap[-1] = rho * float(zz.sum())
+    # Which pole is nearer: the sign of the secular function half-way across the gap.
+    half = gap / 2
+    right = xp.zeros(k, dtype=bool)
+    if k > 1:
+        right[:-1] = _secular(xp, d, zz, rho, origin[:-1], half[:-1]) < 0
+    origin = xp.where(right, origin + 1, origin)
+    lo = xp.where(right, -half, xp.zeros_like(half))
+    hi = xp.where(right, xp.zeros_like(half), xp.where(origin == k - 1, gap, half))
+    tau = (lo + hi) / 2
+    for start in range(0, k, ROOT_CHUNK):
+        sl = slice(start, min(k, start + ROOT_CHUNK))
+        tau[sl] = _newton(xp, d, zz, rho, origin[sl], lo[sl], hi[sl], tau[sl])
+    return origin, tau
+
+
+def _secular(xp, d, zz, rho, origin, tau, derivative=False):
+    delta = d[None, :] - d[origin][:, None] - tau[:, None]   # dⱼ − λᵢ, from the pole
+    terms = zz[None, :] / delta
+    f = 1 + rho * terms.sum(axis=1)
+    return (f, rho * (terms / delta).sum(axis=1)) if derivative else f
+
+
+def _newton(xp, d, zz, rho, origin, lo, hi, tau):
+    """Bracketed root iteration on the secular function (increasing across each bracket).
+
+    Plain Newton converges only linearly when the root hugs its pole (a small z at the origin
+    pole: the function is a hyperbola there), so each step instead solves the model
+    c + s / (0 − τ), the origin pole's own term with c, s fitted to f and f' at τ; it is exact
+    for a lone pole and quadratically convergent otherwise. A step leaving the bracket is
+    replaced by bisection."""
+    eps = np.finfo(np.float64).eps
+    lo, hi = lo.copy(), hi.copy()
+    for _ in range(NEWTON_STEPS):
+        f, df = _secular(xp, d, zz, rho, origin, tau, derivative=True)
+        lo = xp.where(f < 0, tau, lo)
+        hi = xp.where(f >= 0, tau, hi)
+        s = df * tau * tau
+        c = f + df * tau
+        step = s / xp.where(c == 0, 1.0, c)
+        inside = (step > lo) & (step < hi)
+        new = xp.where(inside, step, (lo + hi) / 2)
+        done = (xp.abs(new - tau) <= 2 * eps * xp.abs(new)) | (hi - lo <= 2 * eps * xp.maximum(xp.abs(lo), xp.abs(hi)))
+        tau = new
+        if bool(done.all()):
+            break
+    return tau
+
+
+def _rank_one_vectors(xp, d, z, rho, origin, tau):
+    """Orthonormal eigenvectors of D + ρ ẑ ẑᵀ (columns, k × k), with ẑ recomputed from the
+    roots (Löwner): ẑᵢ² = Π_j (λⱼ − dᵢ) / (ρ Π_{j≠i} (dⱼ − dᵢ)), sign of zᵢ."""
+    k = d.shape[0]
+    # lam_minus_d[j, i] = λⱼ − dᵢ, exact to the rounding of the pole differences.
+    lam_minus_d = (d[origin][:, None] - d[None, :]) + tau[:, None]
+    d_minus_d = d[:, None] - d[None, :]                        # [j, i] = dⱼ − dᵢ
+    idx = xp.arange(k)
+    d_minus_d[idx, idx] = rho
+    ratio = lam_minus_d / d_minus_d
+    zhat = xp.sqrt(xp.abs(xp.prod(ratio, axis=0))) * xp.where(z < 0, -1.0, 1.0)
+    u = zhat[:, None] / (-lam_minus_d.T)                       # [i, j] = ẑᵢ / (dᵢ − λⱼ)
+    return u / xp.sqrt((u * u).sum(axis=0))[None, :]
+
+
+def _host(x):
+    return x.get() if hasattr(x, "get") else np.asarray(x)
