@@ -14,6 +14,7 @@ from . import dtypes
 from .errors import InvalidBufferError
 
 DeviceBuffer = namedtuple("DeviceBuffer", "ptr count code device nbytes")
+DeviceArray = namedtuple("DeviceArray", "ptr nbytes dtype device")  # a whole array; dtype: numpy's, or None
 
 try:  # cupy is optional; its ndarray gets a fast path (the common case on GPU)
     import cupy as _cupy
@@ -87,6 +88,23 @@ def _resolve_array(obj):
         if kind in (2, 13):  # kDLCUDA, kDLCUDAManaged
             return _from_cupy(_cupy.from_dlpack(obj))
     return None
+
+
+def device_array(spec):
+    """DeviceArray for the whole array of a buffer spec (the spec itself, or the first item of a
+    list/tuple spec) when it is in device memory, else None. Nothing else of the spec is looked
+    at: for the calls handed to mpi4py, mpi4py interprets counts and datatypes itself. `dtype` is
+    None when numpy has no such type (torch bfloat16)."""
+    buf = spec[0] if isinstance(spec, (list, tuple)) and spec else spec
+    arr = _resolve_array(buf)
+    if arr is None:
+        return None
+    ptr, _, _, device, nbytes, dtype = arr
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        dtype = None
+    return DeviceArray(ptr, nbytes, dtype, device)
 
 
 def resolve(spec):

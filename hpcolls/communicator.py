@@ -1,9 +1,11 @@
 """hpcolls.Communicator: an mpi4py communicator whose collectives on device buffers take the
 fastest correct path. Existing code changes one line: `comm = hpcolls.wrap(MPI.COMM_WORLD)`.
 
-Host buffers go to mpi4py unchanged. Device buffers go to the native barrier-free kernels while
-the message fits their scratch, then to NCCL (when every rank has its own GPU), then to MPI.
-Every attribute this class does not define is the wrapped mpi4py communicator's.
+Host buffers go to mpi4py unchanged. Device buffers of Allreduce go to the native barrier-free
+kernels while the message fits their scratch, then to NCCL (when every rank has its own GPU),
+then to MPI; those of the other buffer calls listed in _BUFFER_ARGS go to MPI, staged through
+host memory unless MPI is CUDA-aware (fallback_mpi.device_call). Every attribute this class does
+not define is the wrapped mpi4py communicator's.
 """
 import atexit
 import weakref
@@ -13,6 +15,7 @@ from mpi4py import MPI
 from . import buffers, dtypes, fallback_mpi, log
 from .config import Config
 from .errors import InvalidBufferError, ValidationError
+from .mpi_support import cuda_aware
 from .peer_group import open_native
 
 _live = weakref.WeakSet()
@@ -37,11 +40,57 @@ def _stream_ptr(stream):
     raise TypeError(f"hpcolls: cannot use {type(stream).__name__} as a CUDA stream (pass a cupy/torch stream or an int)")
 
 
+# The mpi4py buffer calls this class wraps, by their positional parameters: a buffer that the
+# call reads ("r") or writes ("w"); "x/y" is x at the root and y elsewhere ("-": ignored there);
+# "root"; None for any other parameter (trailing ones are left out).
+_BUFFER_ARGS = {
+    "Bcast": ("r/w", "root"),
+    "Reduce": ("r", "w/-", None, "root"),
+    "Gather": ("r", "w/-", "root"),
+    "Scatter": ("r/-", "w", "root"),
+    "Allgather": ("r", "w"),
+    "Alltoall": ("r", "w"),
+    "Reduce_scatter_block": ("r", "w"),
+    "Reduce_scatter": ("r", "w"),
+    "Send": ("r",),
+    "Recv": ("w",),
+    "Sendrecv": ("r", None, None, "w"),
+}
+_POINT_TO_POINT = ("Send", "Recv", "Sendrecv")
+_ROLE_NAMES = {"r": "send", "w": "receive"}
+
+
+def _buffer_roles(name, args, me):
+    """{position: "r" or "w"} of the buffer arguments of `name`(*args) that count on this process
+    (MPI.IN_PLACE and None are not buffers). `me` is its rank, or MPI.ROOT on an
+    intercommunicator, where the root passes root=MPI.ROOT and every other process is not it."""
+    kinds = _BUFFER_ARGS[name]
+    root = args[kinds.index("root")] if "root" in kinds else None
+    roles = {}
+    for pos, kind in enumerate(kinds):
+        if kind in (None, "root") or args[pos] is None or args[pos] is MPI.IN_PLACE:
+            continue
+        kind = kind.split("/")[me != root] if "/" in kind else kind
+        if kind != "-":
+            roles[pos] = kind
+    return roles
+
+
 class Communicator:
     """Drop-in for an mpi4py communicator.
 
     Keyword arguments override the environment for this communicator: `algo` (HPCOLLS_ALGO),
     `timeout` in seconds (HPCOLLS_TIMEOUT), `validate` (HPCOLLS_VALIDATE).
+
+    Device buffers are safe in Allreduce, Bcast, Allgather, Alltoall, Reduce, Reduce_scatter,
+    Reduce_scatter_block, Gather and Scatter: with an MPI that is not CUDA-aware they are staged
+    through host memory. These take mpi4py's arguments plus `stream=` (the CUDA stream the call
+    is ordered after; cupy's current one by default). Send, Recv and Sendrecv pass device
+    buffers to a CUDA-aware MPI and raise InvalidBufferError with any other. Every other method
+    is the mpi4py communicator's, unchanged: Isend, Irecv, Sendrecv_replace, persistent and
+    nonblocking calls, the v/w variants (Gatherv, Allgatherv, Alltoallv, ...), Scan, Exscan and
+    the like hand device pointers straight to MPI, so they need a CUDA-aware MPI (else copy the
+    data to host memory first).
     """
 
     def __init__(self, comm=None, *, algo=None, timeout=None, validate=None):
@@ -139,13 +188,65 @@ class Communicator:
 
     def Bcast(self, buf, root=0, stream=None):
         """mpi4py's Bcast; a device buffer goes through MPI directly when it is CUDA-aware, else
-        staged through host memory (after the stream's earlier work), instead of handing a device
-        pointer to an MPI that would dereference it on the host."""
-        b = buffers.resolve(buf)
-        if b is None:
-            return self._comm.Bcast(buf, root=root)
-        fallback_mpi.bcast(self._comm, b, root, _stream_ptr(stream))
-        return None
+        staged through host memory, instead of handing a device pointer to an MPI that would
+        dereference it on the host. The same holds for the buffer calls below."""
+        return self._call("Bcast", stream, buf, root)
+
+    def Reduce(self, sendbuf, recvbuf, op=MPI.SUM, root=0, *, stream=None):
+        return self._call("Reduce", stream, sendbuf, recvbuf, op, root)
+
+    def Gather(self, sendbuf, recvbuf, root=0, *, stream=None):
+        return self._call("Gather", stream, sendbuf, recvbuf, root)
+
+    def Scatter(self, sendbuf, recvbuf, root=0, *, stream=None):
+        return self._call("Scatter", stream, sendbuf, recvbuf, root)
+
+    def Allgather(self, sendbuf, recvbuf, *, stream=None):
+        return self._call("Allgather", stream, sendbuf, recvbuf)
+
+    def Alltoall(self, sendbuf, recvbuf, *, stream=None):
+        return self._call("Alltoall", stream, sendbuf, recvbuf)
+
+    def Reduce_scatter_block(self, sendbuf, recvbuf, op=MPI.SUM, *, stream=None):
+        return self._call("Reduce_scatter_block", stream, sendbuf, recvbuf, op)
+
+    def Reduce_scatter(self, sendbuf, recvbuf, recvcounts=None, op=MPI.SUM, *, stream=None):
+        return self._call("Reduce_scatter", stream, sendbuf, recvbuf, recvcounts, op)
+
+    def Send(self, buf, dest, tag=0, *, stream=None):
+        return self._call("Send", stream, buf, dest, tag)
+
+    def Recv(self, buf, source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=None, *, stream=None):
+        return self._call("Recv", stream, buf, source, tag, status)
+
+    def Sendrecv(self, sendbuf, dest, sendtag=0, recvbuf=None, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG,
+                 status=None, *, stream=None):
+        return self._call("Sendrecv", stream, sendbuf, dest, sendtag, recvbuf, source, recvtag, status)
+
+    def _call(self, name, stream, *args):
+        """mpi4py's `name`(*args); device buffers in it go through fallback_mpi.device_call."""
+        call = getattr(self._comm, name)
+        roles = _buffer_roles(name, args, MPI.ROOT if self._comm.Is_inter() else self._comm.Get_rank())
+        arrays = {pos: buffers.device_array(args[pos]) for pos in roles}
+        # Bcast given a bare array fills all of it at non-roots: no copy-in needed for that one.
+        device = {pos: (arr, roles[pos] == "w",
+                        roles[pos] == "w" and name == "Bcast" and not isinstance(args[pos], (list, tuple)))
+                  for pos, arr in arrays.items() if arr is not None}
+        if not device:
+            if log.level >= 2:
+                log.info_once((name, "host"), f"{name} on host buffers: handed to mpi4py unchanged")
+            return call(*args)
+        if len(device) < len(arrays):  # two buffers, one of each kind
+            gpu, host = sorted(arrays, key=lambda pos: arrays[pos] is None)
+            raise InvalidBufferError(f"hpcolls: {name}: {_ROLE_NAMES[roles[gpu]]} buffer is on the GPU but "
+                                     f"{_ROLE_NAMES[roles[host]]} buffer in host memory")
+        aware, how = cuda_aware()
+        if name in _POINT_TO_POINT and not aware:
+            raise InvalidBufferError(f"hpcolls: {name} with a device buffer needs a CUDA-aware MPI and this one is "
+                                     f"not ({how}); copy the buffer to host memory (e.g. cupy.asnumpy) and pass that")
+        log.info_once((name, "device"), f"{name} on device buffers: " + (
+            f"MPI directly, after the stream ({how})" if aware else f"MPI, staged through host memory ({how})"))
+        return fallback_mpi.device_call(call, args, device, _stream_ptr(stream))
 
     def _allreduce_device(self, send, recv, op, opc, stream):
         if self._device is None:
@@ -210,6 +311,17 @@ class Communicator:
     def native_path(self):
         """'on', or why the native path is off (None before the first device-buffer call)."""
         return "on" if self._native is not None else self._native_off
+
+    def native_comm(self, device):
+        """The hpcolls._native.NativeComm carrying this communicator's device-buffer AllReduces
+        on GPU ``device`` (collective the first time: it opens the native path), or None when
+        that path is off (``native_path`` says why). For native code that issues its own
+        AllReduces, such as the solver's tridiagonalization loop."""
+        if self._device is None:
+            self._open(device)
+        elif device != self._device:
+            raise InvalidBufferError(f"hpcolls: GPU {device} requested, this communicator is on GPU {self._device}")
+        return self._native if self._cfg.algo in ("auto", "oneshot", "twoshot") else None
 
 
 def _check_pair(send, recv):

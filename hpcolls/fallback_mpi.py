@@ -1,15 +1,17 @@
-"""AllReduce of device buffers through MPI: the path for ranks that cannot reach each other's
-memory, for types/ops the native and NCCL paths do not take, and HPCOLLS_ALGO=mpi.
+"""Device buffers through MPI: AllReduce where the native and NCCL paths do not take it
+(ranks that cannot reach each other's memory, types/ops they lack, HPCOLLS_ALGO=mpi), and every
+other buffer call the communicator hands to mpi4py (`device_call`).
 
-CUDA-aware MPI gets the device pointers directly (after the caller's stream is drained: MPI is
-not stream-ordered). Otherwise the data is staged through host memory. float16 and bfloat16
-have no MPI datatype: they are allgathered and reduced on the host in rank order, which gives
-the native kernels' exact result.
+CUDA-aware MPI gets the device buffers directly (after the caller's stream is drained: MPI is
+not stream-ordered). Otherwise the data is staged through host memory, with the copies ordered
+on the caller's stream. For AllReduce, float16 and bfloat16 have no MPI datatype: they are
+allgathered and reduced on the host in rank order, which gives the native kernels' exact result.
 """
 import numpy as np
 from mpi4py import MPI
 
 from . import dtypes, log
+from .errors import InvalidBufferError
 from .mpi_support import cuda_aware
 from .reduction import reduce_in_rank_order
 
@@ -27,25 +29,42 @@ def _native():
     return _native
 
 
-def _host_copy(buf, stream):
-    host = np.empty(buf.count, dtype=dtypes.numpy_dtype(buf.code))
-    if buf.count:
+def _host_copy(buf, stream, dtype=None):
+    """A host array of `dtype` (default: the buffer's element type) holding `buf`'s bytes, copied
+    on `stream`, so earlier work on it is seen (a copy into pageable memory returns when done)."""
+    dtype = dtypes.numpy_dtype(buf.code) if dtype is None else dtype
+    host = np.empty(buf.nbytes // dtype.itemsize, dtype=dtype)
+    if buf.nbytes:
         _native().memcpy(host.ctypes.data, buf.ptr, buf.nbytes, stream)
     return host
 
 
-def bcast(comm, buf, root, stream):
-    """Bcast of a device buffer: directly with a CUDA-aware MPI, else staged through host memory
-    (the copies are ordered on `stream`, so earlier work on it is seen and later work waits)."""
+def device_call(call, args, device, stream):
+    """call(*args), an mpi4py buffer call, where `device` = {position in args: (DeviceArray,
+    written, filled)} names the arguments that are buffer specs in device memory (`filled`: the
+    call overwrites every byte of a written one).
+
+    A CUDA-aware MPI gets the arguments as they are once `stream`'s earlier work is done.
+    Otherwise each such array is copied whole into a host array of its dtype, which takes its
+    place in the spec (so mpi4py reads counts and datatypes exactly as it would have), and the
+    written ones are copied back on `stream` after the call, whose later work then sees them.
+    Buffers that are only written are copied in too unless `filled`: MPI may fill only part."""
     if cuda_aware()[0]:
         _native().stream_synchronize(stream)
-        comm.Bcast([_ADDRESS_BUFFER.fromaddress(buf.ptr, buf.nbytes), MPI.BYTE], root=root)
-        return
-    is_root = comm.Get_rank() == root
-    host = _host_copy(buf, stream) if is_root else np.empty(buf.count, dtype=dtypes.numpy_dtype(buf.code))
-    comm.Bcast([host, MPI.BYTE], root=root)
-    if not is_root and buf.count:
-        _native().memcpy(buf.ptr, host.ctypes.data, buf.nbytes, stream)
+        return call(*args)
+    if any(arr.dtype is None for arr, _, _ in device.values()):
+        raise InvalidBufferError("hpcolls: a bfloat16 device buffer cannot be staged through host memory for "
+                                 "MPI (numpy has no bfloat16 type); use a CUDA-aware MPI or a host copy")
+    args, hosts = list(args), {}
+    for pos, (arr, _, filled) in device.items():
+        hosts[pos] = np.empty(arr.nbytes // arr.dtype.itemsize, arr.dtype) if filled else _host_copy(arr, stream, arr.dtype)
+        spec = args[pos]
+        args[pos] = [hosts[pos], *spec[1:]] if isinstance(spec, (list, tuple)) else hosts[pos]
+    result = call(*args)
+    for pos, (arr, written, _) in device.items():
+        if written and arr.nbytes:
+            _native().memcpy(arr.ptr, hosts[pos].ctypes.data, arr.nbytes, stream)
+    return result
 
 
 def allreduce(comm, send, recv, op, mpi_op, stream):

@@ -37,6 +37,8 @@ def test_host_buffers_are_left_to_mpi4py():
     assert buffers.resolve(np.zeros(3)) is None
     assert buffers.resolve([np.zeros(3), MPI.DOUBLE]) is None
     assert buffers.resolve(bytearray(8)) is None
+    for spec in (np.zeros(3), [np.zeros(3), 2, MPI.DOUBLE], [np.zeros(3), 1, 2, MPI.DOUBLE], bytearray(8), "x"):
+        assert buffers.device_array(spec) is None  # whatever the spec: mpi4py judges host ones
 
 
 @pytest.mark.parametrize("spec,match", [([np.zeros(3)], "buffer spec"),

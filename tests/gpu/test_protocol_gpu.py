@@ -1,6 +1,7 @@
 """The protocol under stress on the GPU machine: many back-to-back calls of random sizes and
 algorithms, CUDA-graph replays, communicators used alternately, a rank that skips a call, bad
-input, and the NCCL/MPI fallbacks."""
+input, the NCCL/MPI fallbacks, and the other buffer calls (Allgather, Reduce, Gather, ...) on
+device buffers, staged through host memory or given to a CUDA-aware MPI."""
 import time
 
 import numpy as np
@@ -8,6 +9,8 @@ import pytest
 from mpi4py import MPI
 
 import hpcolls
+from buffer_calls import buffer_calls, copy_call  # tests/buffer_calls.py
+from hpcolls.mpi_support import cuda_aware
 
 cupy = pytest.importorskip("cupy")
 WORLD = MPI.COMM_WORLD
@@ -193,3 +196,71 @@ def test_bcast_of_device_buffers(gpu):
     host = np.arange(3.0) if WORLD.rank == 0 else np.zeros(3)
     comm.Bcast(host, root=0)
     assert np.array_equal(host, np.arange(3.0))
+
+
+BUFFER_CALLS = list(buffer_calls(WORLD.rank, WORLD.size, 0))
+
+
+@pytest.fixture(params=["staged", "cuda-aware"])
+def mpi_path(request, monkeypatch):
+    """The MPI path device buffers take: staged through host memory (forced), or handed to MPI
+    directly (only where MPI really is CUDA-aware: forcing it would pass device pointers to an
+    MPI that dereferences them on the host)."""
+    cuda_aware.cache_clear()
+    if request.param == "staged":
+        monkeypatch.setenv("HPCOLLS_MPI_CUDA_AWARE", "0")
+        cuda_aware.cache_clear()
+    elif not cuda_aware()[0]:
+        pytest.skip(f"MPI is not CUDA-aware ({cuda_aware()[1]})")
+    yield request.param
+    cuda_aware.cache_clear()
+
+
+@pytest.mark.parametrize("case", BUFFER_CALLS)
+def test_buffer_calls_on_device_match_host(gpu, mpi_path, case):
+    """Each call on cupy copies of random data (outputs poisoned), on a non-blocking stream,
+    against plain mpi4py on host copies: every buffer, inputs included, must match. Staged, MPI
+    runs the very same host call, so bytewise; a CUDA-aware MPI may reduce floating-point data
+    in another order on device memory, so to 1e-12 there."""
+    comm = hpcolls.Communicator(WORLD)  # these calls never open the native path: nothing to close
+    seed = WORLD.bcast(int(np.random.SeedSequence().entropy % 2**63))
+    name, args, kwargs = buffer_calls(WORLD.rank, WORLD.size, seed)[case]
+    host_args, host_kwargs, want = copy_call(args, kwargs, np.copy)
+    getattr(WORLD, name)(*host_args, **host_kwargs)
+    with cupy.cuda.Stream(non_blocking=True):
+        dev_args, dev_kwargs, got = copy_call(args, kwargs, cupy.asarray)
+        if name == "Sendrecv" and mpi_path == "staged":
+            with pytest.raises(hpcolls.InvalidBufferError, match="Sendrecv with a device buffer needs a CUDA-aware MPI"):
+                getattr(comm, name)(*dev_args, **dev_kwargs)
+            return
+        getattr(comm, name)(*dev_args, **dev_kwargs)
+        got = [cupy.asnumpy(g) for g in got]
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape, case
+        if mpi_path == "staged" or w.dtype.kind not in "fc":
+            assert g.tobytes() == w.tobytes(), f"{case} ({mpi_path}): {g} != {w}"
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=0, err_msg=f"{case} ({mpi_path})")
+
+
+def test_device_and_host_buffers_in_one_call_raise(gpu):
+    comm = hpcolls.Communicator(WORLD)
+    with pytest.raises(hpcolls.InvalidBufferError, match="Allgather: send buffer is on the GPU but receive"):
+        comm.Allgather(cupy.ones(2), np.empty(2 * WORLD.size))
+    with pytest.raises(hpcolls.InvalidBufferError, match="Reduce: receive buffer is on the GPU but send"):
+        comm.Reduce(np.ones(2), cupy.empty(2), root=WORLD.rank)  # every rank the root: no rank waits
+    comm.close()
+
+
+def test_point_to_point_without_cuda_aware_mpi_raises(gpu, monkeypatch):
+    monkeypatch.setenv("HPCOLLS_MPI_CUDA_AWARE", "0")
+    cuda_aware.cache_clear()
+    comm, x, me = hpcolls.Communicator(WORLD), cupy.ones(3), WORLD.rank
+    try:
+        for name, call in (("Send", lambda: comm.Send(x, me)), ("Recv", lambda: comm.Recv(x, me)),
+                           ("Sendrecv", lambda: comm.Sendrecv(x, me, recvbuf=cupy.empty(3), source=me))):
+            with pytest.raises(hpcolls.InvalidBufferError, match=f"{name} with a device buffer.*host memory"):
+                call()
+    finally:
+        cuda_aware.cache_clear()
+        comm.close()
