@@ -120,6 +120,10 @@ def main(argv=None):
     from .sygvd.problem import known_spectrum_problem
     from .sygvd.report import stage_table
 
+    from .backend.threads import share_cores
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    blas_line = share_cores(node.Get_size())   # as the CLI does: ranks on a node split its cores
+    node.Free()
     device, _ = resolve_device(args.device)
     xp = module_for_device(device)
     if device == "gpu":
@@ -133,7 +137,7 @@ def main(argv=None):
         peer = CusolverSygvd(xp)
     say(f"# solvers.bench: {comm.size} rank(s), grid {grid.nprow}x{grid.npcol}, device {device}, "
         f"collectives {coll.kind} via {coll.transport}, {dtype.name}, jobz {args.jobz}, "
-        f"repeat {args.repeat} (warm-up {args.warmup}); peer: "
+        f"repeat {args.repeat} (warm-up {args.warmup}); BLAS threads {blas_line}; peer: "
         f"{'cuSOLVER sygvd, same GPU' if peer else 'none (cuSOLVER runs on one-rank GPU runs)'}")
     rows = []
     for n in args.n:

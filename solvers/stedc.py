@@ -16,6 +16,8 @@ then recomputing z from the computed roots (Löwner's formula) so the eigenvecto
 that k × k matrix.
 """
 import math
+import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -23,42 +25,66 @@ NEWTON_STEPS = 80   # bound; roots converge in ~10 steps (bisection at first, th
 ROOT_CHUNK = 2048   # roots per pass of the secular solver (bounds the k × chunk temporaries)
 
 
-def stedc(xp, d, e, leaf, leaf_size=256):
+def stedc(xp, d, e, leaf, leaf_size=256, timings=None):
     """(w ascending, Z) with T = Z diag(w) Zᵀ for the tridiagonal with diagonal d (n) and
     off-diagonal e (n-1), float64 arrays of ``xp``. ``leaf(d, e)`` solves blocks of order
-    <= leaf_size the same way (returning xp arrays)."""
+    <= leaf_size the same way (returning xp arrays). ``timings``, a dict, collects seconds per
+    phase (leaf, deflate, roots, vectors, gemm), the device synchronized around each."""
     n = d.shape[0]
     scale = float(max(xp.abs(d).max(), xp.abs(e).max() if n > 1 else 0.0)) if n else 0.0
     if n <= leaf_size or scale == 0.0:
         return leaf(d, e)
-    # Scaled to norm ~1 (as dstedc does), so the tolerances below are absolute.
-    w, z = _solve(xp, d / scale, e / scale, leaf, leaf_size)
-    return w * scale, z
+    # Scaled to norm ~1 (as dstedc does), so the tolerances below are absolute. Inside, the
+    # eigenvectors are kept as rows (Qᵀ): every permutation is then one of whole rows.
+    w, qt = _solve(xp, d / scale, e / scale, leaf, leaf_size, _Phases(xp, timings))
+    return w * scale, xp.ascontiguousarray(qt.T)
 
 
-def _solve(xp, d, e, leaf, leaf_size):
+class _Phases:
+    """``with phases("name"):`` adds the block's wall time to timings["name"] (no-op without)."""
+
+    def __init__(self, xp, timings):
+        self.xp, self.timings = xp, timings
+
+    @contextmanager
+    def __call__(self, name):
+        if self.timings is None:
+            yield
+            return
+        sync = getattr(getattr(self.xp, "cuda", None), "Device", None)
+        if sync is not None:
+            sync().synchronize()
+        start = time.perf_counter()
+        yield
+        if sync is not None:
+            sync().synchronize()
+        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+
+
+def _solve(xp, d, e, leaf, leaf_size, phases):
     n = d.shape[0]
     if n <= leaf_size:
-        return leaf(d, e)
+        with phases("leaf"):
+            w, z = leaf(d, e)
+            return w, xp.ascontiguousarray(z.T)
     m = n // 2
     beta = e[m - 1]
     d1, d2 = d[:m].copy(), d[m:].copy()
     d1[-1] -= beta
     d2[0] -= beta
-    w1, q1 = _solve(xp, d1, e[:m - 1], leaf, leaf_size)
-    w2, q2 = _solve(xp, d2, e[m:], leaf, leaf_size)
-    return merge(xp, w1, q1, w2, q2, float(beta))
+    w1, qt1 = _solve(xp, d1, e[:m - 1], leaf, leaf_size, phases)
+    w2, qt2 = _solve(xp, d2, e[m:], leaf, leaf_size, phases)
+    return merge(xp, w1, qt1, w2, qt2, float(beta), phases)
 
 
-def merge(xp, w1, q1, w2, q2, beta):
-    """Eigen-decomposition of diag(Q₁ D₁ Q₁ᵀ, Q₂ D₂ Q₂ᵀ) + β u uᵀ (u = e_{n₁} + e_{n₁+1})."""
+def merge(xp, w1, qt1, w2, qt2, beta, phases=None):
+    """Eigen-decomposition of diag(Q₁ D₁ Q₁ᵀ, Q₂ D₂ Q₂ᵀ) + β u uᵀ (u = e_{n₁} + e_{n₁+1}), with
+    the eigenvector matrices given and returned transposed (one eigenvector per row)."""
+    phases = phases or _Phases(xp, None)
     n1, n2 = w1.shape[0], w2.shape[0]
     n = n1 + n2
     poles = xp.concatenate((w1, w2))
-    z = xp.concatenate((q1[-1], q2[0]))
-    q = xp.zeros((n, n), dtype=q1.dtype)
-    q[:n1, :n1] = q1
-    q[n1:, n1:] = q2
+    z = xp.concatenate((qt1[:, -1], qt2[:, 0]))
     flip = beta < 0            # D + ρ z zᵀ with ρ < 0 is −((−D) + |ρ| z zᵀ)
     if flip:
         poles = -poles
@@ -66,35 +92,45 @@ def merge(xp, w1, q1, w2, q2, beta):
     rho = abs(beta) * znorm2
     z = z / math.sqrt(znorm2)
     order = xp.argsort(poles)
-    poles, z, q = poles[order], z[order], q[:, order]
-    # Which rows each column of Q may be non-zero in: Q₁'s columns the top n₁, Q₂'s the rest;
+    poles, z = poles[order], z[order]
+    # Qᵀ = diag(Q₁, Q₂)ᵀ with its rows in the poles' sorted order, written in place.
+    place = xp.empty(n, dtype=order.dtype)
+    place[order] = xp.arange(n, dtype=order.dtype)
+    qt = xp.zeros((n, n), dtype=qt1.dtype)
+    qt[place[:n1], :n1] = qt1
+    qt[place[n1:], n1:] = qt2
+    # Where each eigenvector may be non-zero: Q₁'s in the first n₁ entries, Q₂'s in the rest;
     # a rotation mixing one of each makes both full. The GEMM below uses only those blocks.
     top = _host(order) < n1
     bottom = ~top
 
-    keep, rotations = _deflate(xp, poles, z, rho)
-    for i, j, c, s in rotations:      # dlaed2's Givens rotations of nearly equal poles
-        qi, qj = q[:, i].copy(), q[:, j].copy()
-        q[:, i] = c * qi + s * qj
-        q[:, j] = c * qj - s * qi
-        top[i] = top[j] = top[i] | top[j]
-        bottom[i] = bottom[j] = bottom[i] | bottom[j]
-    lam = poles.copy()                # deflated: eigenvalue = pole, eigenvector = column of Q
+    with phases("deflate"):
+        keep, rotations = _deflate(xp, poles, z, rho)
+        for i, j, c, s in rotations:      # dlaed2's Givens rotations of nearly equal poles
+            qi, qj = qt[i].copy(), qt[j].copy()
+            qt[i] = c * qi + s * qj
+            qt[j] = c * qj - s * qi
+            top[i] = top[j] = top[i] | top[j]
+            bottom[i] = bottom[j] = bottom[i] | bottom[j]
+    lam = poles.copy()                # deflated: eigenvalue = pole, eigenvector = row of Qᵀ
     if keep.size:
         kk = xp.asarray(keep)
         dk, zk = poles[kk], z[kk]
-        origin, tau = _secular_roots(xp, dk, zk, rho)
-        u = _rank_one_vectors(xp, dk, zk, rho, origin, tau)
+        with phases("roots"):
+            origin, tau = _secular_roots(xp, dk, zk, rho)
+        with phases("vectors"):
+            u = _rank_one_vectors(xp, dk, zk, rho, origin, tau)
         lam[kk] = dk[origin] + tau
-        new = xp.empty((n, keep.size), dtype=q.dtype)
-        for rows, cols in ((slice(0, n1), top[keep]), (slice(n1, n), bottom[keep])):
-            sel = xp.asarray(np.flatnonzero(cols))
-            new[rows] = q[rows][:, kk[sel]] @ u[sel]
-        q[:, kk] = new
+        with phases("gemm"):         # new eigenvectors: (Q[:, kept] U)ᵀ = Uᵀ Qᵀ[kept]
+            new = xp.empty((keep.size, n), dtype=qt.dtype)
+            for part, held in ((slice(0, n1), top[keep]), (slice(n1, n), bottom[keep])):
+                sel = xp.asarray(np.flatnonzero(held))
+                new[:, part] = u[sel].T @ qt[kk[sel], part]
+            qt[kk] = new
     if flip:
         lam = -lam
     order = xp.argsort(lam)
-    return lam[order], xp.ascontiguousarray(q[:, order])
+    return lam[order], qt[order]
 
 
 def _deflate(xp, poles, z, rho):

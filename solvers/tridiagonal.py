@@ -31,7 +31,7 @@ def stevd(d, e, coll, vectors_like=None):
     if is_numpy(xp):
         w, z = _stevd_host(to_host(d), to_host(e), want)
     else:
-        w, z = _eigh_device(xp, d, e, want)
+        w, z = _eigh_device(xp, d, e, want, coll)
     w = xp.asarray(w)
     if not want:
         return w, None
@@ -51,7 +51,7 @@ def _stevd_host(d, e, want):
     return w, (z if want else None)
 
 
-def _eigh_device(xp, d, e, want):
+def _eigh_device(xp, d, e, want, coll):
     if not want:
         return _stevd_host(to_host(d), to_host(e), False)
 
@@ -59,5 +59,8 @@ def _eigh_device(xp, d, e, want):
         w, z = _stevd_host(to_host(dd), to_host(ee), True)
         return xp.asarray(w), xp.asarray(z)
 
-    w, z = stedc(xp, d.astype(np.float64), e.astype(np.float64), leaf, STEDC_LEAF)
+    timings = {}
+    w, z = stedc(xp, d.astype(np.float64), e.astype(np.float64), leaf, STEDC_LEAF, timings)
+    for phase, seconds in timings.items():
+        coll.note(f"stedc_{phase}_s", seconds)
     return w.astype(d.dtype), z.astype(d.dtype)

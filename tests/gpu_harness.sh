@@ -8,7 +8,7 @@
 # --bench: after the tests, python -m hpcolls.bench for every rank count (JSON and table next to
 # the logs) for docs/PERFORMANCE.md; --bench-args replaces its default arguments (--no-inplace).
 # --solver-bench "8192 16384": python -m solvers.bench at those orders, one rank (beside
-# cuSOLVER), then, for each rank count > 1, the largest order with --collectives hpcolls and mpi.
+# cuSOLVER), then, for each rank count > 1, the smallest order with --collectives hpcolls and mpi.
 #
 # Runs with the machine's own python3 and packages (no internet): cupy, mpi4py, pybind11,
 # scikit-build-core, cmake, ninja must be there; the build uses --no-build-isolation.
@@ -91,12 +91,12 @@ for n in $ranks_list; do
     if [ "$n" = 1 ]; then
       echo "== solvers.bench, 1 rank, n = $solver_orders (beside cuSOLVER)"
       # shellcheck disable=SC2086
-      timeout 900 "$py" -m solvers.bench --n $solver_orders --json "$logs/solver-n1.json" 2>&1 | tee "$logs/solver-n1.txt" | tail -40
+      timeout 900 "$py" -m solvers.bench --n $solver_orders --repeat 2 --json "$logs/solver-n1.json" 2>&1 | tee "$logs/solver-n1.txt" | tail -40
     else
-      largest=$(echo "$solver_orders" | tr ' ' '\n' | sort -n | tail -1)
+      smallest=$(echo "$solver_orders" | tr ' ' '\n' | sort -n | head -1)
       for kind in hpcolls mpi; do
-        echo "== solvers.bench, $n ranks ($placement), n = $largest, --collectives $kind"
-        timeout 900 mpiexec --oversubscribe -n "$n" "$py" -m solvers.bench --n "$largest" --repeat 2 \
+        echo "== solvers.bench, $n ranks ($placement), n = $smallest, --collectives $kind"
+        timeout 900 mpiexec --oversubscribe -n "$n" "$py" -m solvers.bench --n "$smallest" --repeat 2 \
           --collectives "$kind" --json "$logs/solver-n$n-$kind.json" 2>&1 | tee "$logs/solver-n$n-$kind.txt" | tail -14
       done
     fi

@@ -2,14 +2,17 @@
 // whose _column_step is the reference for every kernel here).
 //
 // Per column j = j0 + i of the panel (mi = n - j rows from the diagonal down):
-//   form_column   col = panel[i:, i] - V[i:, :i] W[i, :i]ᵀ - W[i:, :i] V[i, :i]ᵀ,  ‖col[2:]‖ parts
-//   make_reflector  larfg: beta, tau, v = col[1:] / (alpha - beta) with v[0] = 1; d, e, tau;
-//                 v gathered at this rank's local columns; p = 0
-//   local_gemv    p[local rows] = C22_local v[local cols]
-//   AllReduce(p)  the one collective of the column (skipped on one rank)
-//   vw_dots       a = Wᵀ v, b = Vᵀ v over the panel's earlier reflectors (per-block parts)
-//   w_update      p -= V a + W b;  w = tau p;  V[:, i] = v;  parts of wᵀv
-//   w_finish      W[:, i] = w - (tau wᵀv / 2) v
+//   form_column        col = panel[i:, i] - V[i:, :i] W[i, :i]ᵀ - W[i:, :i] V[i, :i]ᵀ
+//   reflector_scalars  larfg's beta, tau from ‖col[2:]‖ (one block); d, e, tau
+//   make_reflector     v = col[1:] / (alpha - beta) with v[0] = 1, also gathered at this
+//                      rank's local columns; p = 0
+//   local_gemv         p[local rows] = C22_local v[local cols]
+//   AllReduce(p)       the one collective of the column (skipped on one rank)
+//   vw_dots, vw_combine  a = Wᵀ v, b = Vᵀ v over the panel's earlier reflectors
+//   w_update           p -= V a + W b;  w = tau p;  V[:, i] = v;  parts of wᵀv
+//   w_finish           W[:, i] = w - (tau wᵀv / 2) v
+// Kernels are sized so that every row or column gets its own warp or thread (the loop is
+// latency-bound below the trailing gemv); per-block results are combined in one place.
 // Every reduction runs over a fixed partition in a fixed order (grid sizes depend only on the
 // column's size), so the replicated V, W, d, e, tau come out bitwise identical on every rank.
 #include <algorithm>
@@ -27,7 +30,10 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kMaxParts = 64;  // blocks of the kernels whose per-block results are combined
+constexpr int kMaxParts = 64;      // blocks of vw_dots (their k-vectors are combined by vw_combine)
+constexpr int kMaxDotParts = 1024; // blocks of w_update (their dot products are combined by w_finish)
+constexpr int kScalarThreads = 1024;
+constexpr int kTau = 0, kDenom = 1;  // scalars[]: the column's tau and larfg's divisor
 
 __device__ inline float hypot_(float a, float b) { return hypotf(a, b); }
 __device__ inline double hypot_(double a, double b) { return hypot(a, b); }
@@ -80,60 +86,56 @@ __device__ T block_sum_of_warp_leaders(T mine) {
   return total;  // meaningful in thread 0
 }
 
+// col = panel[i:, i] - V[i:, :i] W[i, :i]ᵀ - W[i:, :i] V[i, :i]ᵀ, one warp per row.
 template <typename T>
 __global__ void form_column(const T* panel, const T* v_mat, const T* w_mat, int64_t width, int64_t i,
-                            int64_t mi, T* col, Ssq<T>* parts) {
+                            int64_t mi, T* col) {
   const int lane = threadIdx.x % 32;
-  const int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int64_t nwarps = int64_t(gridDim.x) * blockDim.x / 32;
   const T* vi = v_mat + i * width;
   const T* wi = w_mat + i * width;
-  Ssq<T> acc{0, 0};
-  for (int64_t t = warp; t < mi; t += nwarps) {
+  for (int64_t t = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; t < mi; t += nwarps) {
     const int64_t row = (i + t) * width;
     T s = 0;
     for (int64_t k = lane; k < i; k += 32) s += v_mat[row + k] * wi[k] + w_mat[row + k] * vi[k];
     s = warp_sum(s);
-    if (lane == 0) {
-      const T value = panel[row + i] - s;
-      col[t] = value;
-      if (t >= 2) acc.add(value);
-    }
-  }
-  __shared__ Ssq<T> part[kWarps];
-  if (lane == 0) part[threadIdx.x / 32] = acc;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    Ssq<T> total = part[0];
-    for (int w = 1; w < kWarps; ++w) total.merge(part[w]);
-    parts[blockIdx.x] = total;
+    if (lane == 0) col[t] = panel[row + i] - s;
   }
 }
 
-// larfg on col[1:] (alpha = col[1], x = col[2:]), as solvers/householder.py: H = I when x = 0.
+// The reflector's scalars, one block (larfg on col[1:]: alpha = col[1], x = col[2:]; H = I
+// when x = 0, as solvers/householder.py): d[j], e[j], tau[j], and tau, 1/(alpha - beta)'s
+// divisor for the kernels after it. ‖x‖ by a scaled sum of squares merged in a fixed tree.
 template <typename T>
-__global__ void make_reflector(const T* col, int64_t mi, const Ssq<T>* parts, int nparts, int64_t j,
-                               const int64_t* cols_from_lc, int64_t nlc, T* v, T* vloc, T* p, T* d, T* e,
-                               T* tau, T* tau_now) {
-  __shared__ T denom_s;
-  if (threadIdx.x == 0) {
-    Ssq<T> total = parts[0];
-    for (int b = 1; b < nparts; ++b) total.merge(parts[b]);
-    const T alpha = col[1];
-    const T xnorm = total.scale * sqrt_(total.ssq);
-    const bool trivial = xnorm == 0;
-    const T beta = -copysign_(hypot_(alpha, xnorm), alpha);
-    denom_s = trivial ? T(1) : alpha - beta;
-    if (blockIdx.x == 0) {
-      d[j] = col[0];
-      e[j] = trivial ? alpha : beta;
-      const T t = trivial ? T(0) : (beta - alpha) / beta;
-      tau[j] = t;
-      *tau_now = t;
-    }
-  }
+__global__ void reflector_scalars(const T* col, int64_t mi, int64_t j, T* d, T* e, T* tau, T* scalars) {
+  __shared__ Ssq<T> part[kScalarThreads];
+  Ssq<T> acc{0, 0};
+  for (int64_t t = 2 + threadIdx.x; t < mi; t += blockDim.x) acc.add(col[t]);
+  part[threadIdx.x] = acc;
   __syncthreads();
-  const T denom = denom_s;
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (int(threadIdx.x) < half) part[threadIdx.x].merge(part[threadIdx.x + half]);
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
+  d[j] = col[0];
+  if (mi < 2) return;
+  const T alpha = col[1];
+  const T xnorm = part[0].scale * sqrt_(part[0].ssq);
+  const bool trivial = xnorm == 0;
+  const T beta = -copysign_(hypot_(alpha, xnorm), alpha);
+  e[j] = trivial ? alpha : beta;
+  const T t = trivial ? T(0) : (beta - alpha) / beta;
+  tau[j] = t;
+  scalars[kTau] = t;
+  scalars[kDenom] = trivial ? T(1) : alpha - beta;
+}
+
+// v = col[1:] / (alpha - beta) with v[0] = 1; the same at this rank's local columns; p = 0.
+template <typename T>
+__global__ void make_reflector(const T* col, int64_t mi, int64_t j, const int64_t* cols_from_lc, int64_t nlc,
+                               const T* scalars, T* v, T* vloc, T* p) {
+  const T denom = scalars[kDenom];
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t t = first; t < mi - 1; t += stride) {
@@ -177,6 +179,7 @@ __global__ void vw_dots(const T* v_mat, const T* w_mat, int64_t width, int64_t i
   const int64_t t0 = blockIdx.x * chunk, t1 = t0 + chunk < rows ? t0 + chunk : rows;
   for (int64_t k = threadIdx.x; k < i; k += blockDim.x) {
     T a = 0, b = 0;
+#pragma unroll 8
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t at = (i + 1 + t) * width + k;
       a += w_mat[at] * v[t];
@@ -187,23 +190,33 @@ __global__ void vw_dots(const T* v_mat, const T* w_mat, int64_t width, int64_t i
   }
 }
 
+// a, b from vw_dots' per-block parts, in block order (one block: once, not per w_update block).
 template <typename T>
-__global__ void w_update(T* v_mat, T* w_mat, int64_t width, int64_t i, int64_t mi, const T* v, const T* p,
-                         const T* ab_parts, int nparts, const T* tau_now, T* dot_parts) {
-  extern __shared__ unsigned char shared_raw[];
-  T* a = reinterpret_cast<T*>(shared_raw);
-  T* b = a + width;
+__global__ void vw_combine(int64_t width, int64_t i, const T* ab_parts, int nparts, T* ab) {
   for (int64_t k = threadIdx.x; k < i; k += blockDim.x) {
     T sa = 0, sb = 0;
     for (int q = 0; q < nparts; ++q) {
       sa += ab_parts[(2 * int64_t(q)) * width + k];
       sb += ab_parts[(2 * int64_t(q) + 1) * width + k];
     }
-    a[k] = sa;
-    b[k] = sb;
+    ab[k] = sa;
+    ab[width + k] = sb;
+  }
+}
+
+// p -= V a + W b;  w = tau p;  W[:, i] = w, V[:, i] = v;  per-block parts of wᵀv.
+template <typename T>
+__global__ void w_update(T* v_mat, T* w_mat, int64_t width, int64_t i, int64_t mi, const T* v, const T* p,
+                         const T* ab, const T* scalars, T* dot_parts) {
+  extern __shared__ unsigned char shared_raw[];
+  T* a = reinterpret_cast<T*>(shared_raw);
+  T* b = a + width;
+  for (int64_t k = threadIdx.x; k < i; k += blockDim.x) {
+    a[k] = ab[k];
+    b[k] = ab[width + k];
   }
   __syncthreads();
-  const T tau = *tau_now;
+  const T tau = scalars[kTau];
   const int lane = threadIdx.x % 32;
   const int64_t nwarps = int64_t(gridDim.x) * blockDim.x / 32;
   T dot = 0;
@@ -223,17 +236,20 @@ __global__ void w_update(T* v_mat, T* w_mat, int64_t width, int64_t i, int64_t m
   if (threadIdx.x == 0) dot_parts[blockIdx.x] = total;
 }
 
+// W[:, i] -= (tau wᵀv / 2) v; every block sums the parts of wᵀv in the same fixed tree.
 template <typename T>
 __global__ void w_finish(T* w_mat, int64_t width, int64_t i, int64_t mi, const T* v, const T* dot_parts,
-                         int nparts, const T* tau_now) {
-  __shared__ T coef_s;
-  if (threadIdx.x == 0) {
-    T dot = 0;
-    for (int q = 0; q < nparts; ++q) dot += dot_parts[q];
-    coef_s = T(0.5) * *tau_now * dot;
-  }
+                         int nparts, const T* scalars) {
+  __shared__ T part[kThreads];
+  T mine = 0;
+  for (int q = threadIdx.x; q < nparts; q += blockDim.x) mine += dot_parts[q];
+  part[threadIdx.x] = mine;
   __syncthreads();
-  const T coef = coef_s;
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (int(threadIdx.x) < half) part[threadIdx.x] += part[threadIdx.x + half];
+    __syncthreads();
+  }
+  const T coef = T(0.5) * scalars[kTau] * part[0];
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < mi - 1; t += stride)
     w_mat[(i + 1 + t) * width + i] -= coef * v[t];
@@ -249,25 +265,22 @@ struct Work {
   T* col;
   T* v;
   T* vloc;
-  Ssq<T>* ssq_parts;
   T* ab_parts;
+  T* ab;
   T* dot_parts;
-  T* tau_now;
+  T* scalars;
 
   static size_t bytes(int64_t n, int64_t width) {
-    return sizeof(T) * (3 * size_t(n) + 2 * kMaxParts * size_t(width) + kMaxParts + 1) +
-           sizeof(Ssq<T>) * kMaxParts + 64;
+    return sizeof(T) * (3 * size_t(n) + 2 * (kMaxParts + 1) * size_t(width) + kMaxDotParts + 2);
   }
   explicit Work(void* base, int64_t n, int64_t width) {
-    auto* s = reinterpret_cast<Ssq<T>*>(base);  // the largest alignment first
-    ssq_parts = s;
-    T* at = reinterpret_cast<T*>(s + kMaxParts);
-    col = at;
+    col = static_cast<T*>(base);
     v = col + n;
     vloc = v + n;
     ab_parts = vloc + n;
-    dot_parts = ab_parts + 2 * kMaxParts * width;
-    tau_now = dot_parts + kMaxParts;
+    ab = ab_parts + 2 * kMaxParts * width;
+    dot_parts = ab + 2 * width;
+    scalars = dot_parts + kMaxDotParts;
   }
 };
 
@@ -287,20 +300,17 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
   for (int64_t i = 0; i < s.width; ++i) {
     const int64_t j = s.j0 + i;
     const int64_t mi = s.n - j;
-    const int g1 = blocks_for(mi, kWarps, kMaxParts);
-    form_column<T><<<g1, kThreads, 0, st>>>(panel, v_mat, w_mat, s.width, i, mi, w.col, w.ssq_parts);
+    form_column<T><<<blocks_for(mi, kWarps, 4096), kThreads, 0, st>>>(panel, v_mat, w_mat, s.width, i, mi, w.col);
     launched("launch(sytrd form_column)");
-    if (mi == 1) {  // the last column has no reflector: only d[n-1]
-      cuda_check(cudaMemcpyAsync(static_cast<T*>(s.d) + j, w.col, sizeof(T), cudaMemcpyDeviceToDevice, st),
-                 "cudaMemcpyAsync(d)");
-      break;
-    }
+    reflector_scalars<T><<<1, kScalarThreads, 0, st>>>(w.col, mi, j, static_cast<T*>(s.d), static_cast<T*>(s.e),
+                                                        static_cast<T*>(s.tau), w.scalars);
+    launched("launch(sytrd reflector_scalars)");
+    if (mi == 1) break;  // the last column has no reflector: only d[n-1]
     const int64_t lr = std::lower_bound(s.rows_host, s.rows_host + s.nloc_rows, j + 1) - s.rows_host;
     const int64_t lc = std::lower_bound(s.cols_host, s.cols_host + s.nloc_cols, j + 1) - s.cols_host;
     const int64_t nlr = s.nloc_rows - lr, nlc = s.nloc_cols - lc;
     make_reflector<T><<<blocks_for(std::max(mi, nlc), kThreads, 1024), kThreads, 0, st>>>(
-        w.col, mi, w.ssq_parts, g1, j, s.cols_dev + lc, nlc, w.v, w.vloc, p, static_cast<T*>(s.d),
-        static_cast<T*>(s.e), static_cast<T*>(s.tau), w.tau_now);
+        w.col, mi, j, s.cols_dev + lc, nlc, w.scalars, w.v, w.vloc, p);
     launched("launch(sytrd make_reflector)");
     if (nlr > 0 && nlc > 0) {
       local_gemv<T><<<blocks_for(nlr, kWarps, 16384), kThreads, 0, st>>>(local + lr * s.ld + lc, s.ld, nlr, nlc,
@@ -317,17 +327,19 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
       stats.bytes += count * int64_t(sizeof(T));
       stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
-    const int g4 = blocks_for(mi - 1, 128, kMaxParts);
+    const int g4 = blocks_for(mi - 1, 32, kMaxParts);
     if (i > 0) {
       vw_dots<T><<<g4, kThreads, 0, st>>>(v_mat, w_mat, s.width, i, mi, w.v, w.ab_parts);
       launched("launch(sytrd vw_dots)");
+      vw_combine<T><<<1, kThreads, 0, st>>>(s.width, i, w.ab_parts, g4, w.ab);
+      launched("launch(sytrd vw_combine)");
     }
-    const int g5 = blocks_for(mi - 1, kWarps, kMaxParts);
-    w_update<T><<<g5, kThreads, 2 * s.width * sizeof(T), st>>>(v_mat, w_mat, s.width, i, mi, w.v, p, w.ab_parts,
-                                                               i > 0 ? g4 : 0, w.tau_now, w.dot_parts);
+    const int g5 = blocks_for(mi - 1, kWarps, kMaxDotParts);
+    w_update<T><<<g5, kThreads, 2 * s.width * sizeof(T), st>>>(v_mat, w_mat, s.width, i, mi, w.v, p, w.ab,
+                                                               w.scalars, w.dot_parts);
     launched("launch(sytrd w_update)");
     w_finish<T><<<blocks_for(mi - 1, kThreads, 256), kThreads, 0, st>>>(w_mat, s.width, i, mi, w.v, w.dot_parts,
-                                                                        g5, w.tau_now);
+                                                                        g5, w.scalars);
     launched("launch(sytrd w_finish)");
   }
   return stats;

@@ -117,14 +117,14 @@ class DistMatrix:
         """Copy with every entry outside the lower (or upper) triangle set to zero; what a
         stage uses so that the unreferenced triangle, which may hold anything (NaN
         included), can never leak into the result."""
-        keep = _triangle_mask(self.rows, self.cols, lower, strict)
         xp = self.xp
-        local = xp.where(xp.asarray(keep), self.local, xp.zeros((), dtype=self.dtype))
+        keep = _triangle_mask(*self.device_index(), lower, strict)   # built where the data is
+        local = xp.where(keep, self.local, xp.zeros((), dtype=self.dtype))
         return DistMatrix(xp.ascontiguousarray(local), self.desc, self.grid)
 
     def referenced_finite(self, lower):
         """True if every entry of the referenced triangle held by this rank is finite."""
-        keep = self.xp.asarray(_triangle_mask(self.rows, self.cols, lower, False))
+        keep = _triangle_mask(*self.device_index(), lower, False)
         return bool(self.xp.all(self.xp.isfinite(self.local) | ~keep))
 
     def to_global(self, coll):
