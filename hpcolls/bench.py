@@ -210,24 +210,36 @@ def graph_device_time(args, cupy, count):
     comm = MPI.COMM_WORLD
     c = COMMS.setdefault("oneshot", hpcolls.Communicator(comm, algo="oneshot"))
     x = cupy.ones(count)
-    s = cupy.cuda.Stream(non_blocking=True)
-    with s:
+    with cupy.cuda.Stream(non_blocking=True) as s:
         c.Allreduce(MPI.IN_PLACE, x, op=MPI.MAX, stream=s)  # opens the native path outside capture
         s.synchronize()
-        s.begin_capture()
-        for _ in range(args.graph_calls):
-            c.Allreduce(MPI.IN_PLACE, x, op=MPI.MAX, stream=s)
-        g = s.end_capture()
-        times = []
-        for rep in range(args.warmup + args.reps):
-            comm.Barrier()
-            a, b = cupy.cuda.Event(), cupy.cuda.Event()
-            a.record(s)
-            g.launch(s)
-            b.record(s)
-            b.synchronize()
-            if rep >= args.warmup:
-                times.append(cupy.cuda.get_elapsed_time(a, b) * 1e3 / args.graph_calls)
+        return _graph_replay_us(args, cupy, s, lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.MAX, stream=s))
+
+
+def graph_noop_time(args, cupy):
+    """Device µs per empty kernel from a CUDA graph of as many: a kernel's floor in a graph."""
+    from . import _native
+    with cupy.cuda.Stream(non_blocking=True) as s:
+        return _graph_replay_us(args, cupy, s, lambda: _native.launch_noop(s.ptr))
+
+
+def _graph_replay_us(args, cupy, s, call):
+    """Median device µs per captured call over replays of a graph of --graph-calls calls."""
+    comm = MPI.COMM_WORLD
+    s.begin_capture()
+    for _ in range(args.graph_calls):
+        call()
+    g = s.end_capture()
+    times = []
+    for rep in range(args.warmup + args.reps):
+        comm.Barrier()
+        a, b = cupy.cuda.Event(), cupy.cuda.Event()
+        a.record(s)
+        g.launch(s)
+        b.record(s)
+        b.synchronize()
+        if rep >= args.warmup:
+            times.append(cupy.cuda.get_elapsed_time(a, b) * 1e3 / args.graph_calls)
     return statistics.median(times)
 
 
@@ -283,12 +295,14 @@ def main(argv=None):
         extra["host_us_per_call"] = host_overhead(args, cupy)
         extra["oneshot_device_us_per_call_8B_graph"] = graph_device_time(args, cupy, 1)
         extra["oneshot_device_us_per_call_1KiB_graph"] = graph_device_time(args, cupy, 128)
+        extra["empty_kernel_device_us_graph"] = graph_noop_time(args, cupy)
         if comm.rank == 0:
             for k, v in extra["host_us_per_call"].items():
                 print(f"# host time per call: {k}: {v:.2f}{'' if 'ratio' in k else ' us'}")
             print(f"# one-shot device time per call (CUDA graph of {args.graph_calls}): "
                   f"8 B {extra['oneshot_device_us_per_call_8B_graph']:.2f} us, "
-                  f"1 KiB {extra['oneshot_device_us_per_call_1KiB_graph']:.2f} us")
+                  f"1 KiB {extra['oneshot_device_us_per_call_1KiB_graph']:.2f} us; an empty kernel in "
+                  f"the same kind of graph {extra['empty_kernel_device_us_graph']:.2f} us")
     total_wrong = sum(r["wrong"] for r in rows)
     if comm.rank == 0:
         print(f"# total wrong elements: {total_wrong}")

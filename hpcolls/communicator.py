@@ -23,8 +23,13 @@ _live = weakref.WeakSet()
 try:
     import cupy as _cupy
     _current_stream = _cupy.cuda.get_current_stream
+    _CUPY_NDARRAY = _cupy.ndarray
 except ImportError:
     _current_stream = None
+    _CUPY_NDARRAY = None
+
+# The predefined ops the native kernels carry, by identity: the fast path's lookup.
+_FAST_OPS = {id(MPI.SUM): dtypes.SUM, id(MPI.PROD): dtypes.PROD, id(MPI.MIN): dtypes.MIN, id(MPI.MAX): dtypes.MAX}
 
 
 def _stream_ptr(stream):
@@ -100,6 +105,7 @@ class Communicator:
         self._cfg = Config.from_env(self._comm.Get_size(), algo, timeout, validate)
         self._native = None
         self._native_off = None      # reason the native path is off, once decided
+        self._fast = None            # the native comm, when Allreduce's fast path may use it
         self._device = None
         self._nccl = None
         log.set_rank(MPI.COMM_WORLD.Get_rank())  # logs name world ranks, whatever the sub-communicator
@@ -154,7 +160,7 @@ class Communicator:
             self._native.synchronize()
             self._comm.Barrier()  # no peer may still be storing into our scratch
             self._native.release()
-            self._native = None
+            self._native = self._fast = None
         if self._nccl is not None:
             self._nccl.destroy()
             self._nccl = None
@@ -162,6 +168,9 @@ class Communicator:
 
     # -- collectives ---------------------------------------------------------------------------
     def Allreduce(self, sendbuf, recvbuf, op=MPI.SUM, stream=None):
+        if type(recvbuf) is _CUPY_NDARRAY and self._fast is not None:
+            if self._allreduce_fast(sendbuf, recvbuf, op, stream):
+                return None
         recv = buffers.resolve(recvbuf)
         if recv is None:
             if sendbuf is not MPI.IN_PLACE and buffers.resolve(sendbuf) is not None:
@@ -248,6 +257,31 @@ class Communicator:
             f"MPI directly, after the stream ({how})" if aware else f"MPI, staged through host memory ({how})"))
         return fallback_mpi.device_call(call, args, device, _stream_ptr(stream))
 
+    def _allreduce_fast(self, sendbuf, recvbuf, op, stream):
+        """The common call, cupy arrays on an open native path, with no more Python than it needs
+        (host overhead is budgeted, DESIGN.md): True when it was launched. Anything unusual
+        (other ops or types, complex MIN/MAX, non-contiguous or mismatched buffers, another
+        GPU, a message the kernels do not carry) returns False and takes the full path, which
+        checks, explains and falls back."""
+        opc = _FAST_OPS.get(id(op))
+        code = dtypes.code_of_numpy_fast(recvbuf.dtype)
+        if opc is None or code is None or not recvbuf.flags.c_contiguous or recvbuf.data.device_id != self._device:
+            return False
+        if code in dtypes.COMPLEX and opc in (dtypes.MIN, dtypes.MAX):
+            return False
+        recv = recvbuf.data.ptr
+        if sendbuf is MPI.IN_PLACE:
+            send = recv
+        elif (type(sendbuf) is _CUPY_NDARRAY and sendbuf.dtype == recvbuf.dtype and sendbuf.size == recvbuf.size
+              and sendbuf.flags.c_contiguous and sendbuf.data.device_id == self._device):
+            send = sendbuf.data.ptr
+            if send != recv and send < recv + recvbuf.nbytes and recv < send + recvbuf.nbytes:
+                return False  # overlapping: the full path raises
+        else:
+            return False
+        ptr = _current_stream().ptr if stream is None else _stream_ptr(stream)
+        return self._fast.allreduce(send, recv, recvbuf.size, code, opc, ptr) >= 0
+
     def _allreduce_device(self, send, recv, op, opc, stream):
         if self._device is None:
             self._open(recv.device)
@@ -280,6 +314,10 @@ class Communicator:
             self._native_off = f"HPCOLLS_ALGO={self._cfg.algo}"
         else:
             self._native, self._native_off = open_native(self._comm, self._cfg, device)
+        # The fast path skips validation and the once-per-decision INFO log, so it stays off
+        # when either is asked for, and for algos that never use the native kernels.
+        if self._native is not None and not self._cfg.validate and log.level < 2:
+            self._fast = self._native
         if self._native_off:
             log.info(f"native path off: {self._native_off}")
 
@@ -346,6 +384,6 @@ def _release_all():
     for c in list(_live):
         if c._native is not None:
             c._native.release()
-            c._native = None
+            c._native = c._fast = None
 
 

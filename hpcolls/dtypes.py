@@ -45,6 +45,11 @@ def code_of_mpi(datatype):
     return _MPI_TYPECHAR_CODES.get(char)
 
 
+def code_of_numpy_fast(dtype):
+    """code_of_numpy for a numpy dtype object, by one dict lookup (None: not carried)."""
+    return _NUMPY_CODES.get(dtype)
+
+
 def op_code(op):
     """Native code of MPI.SUM/PROD/MIN/MAX, or None for any other MPI.Op."""
     for mpi_op, code in _MPI_OPS:

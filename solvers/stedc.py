@@ -183,22 +183,62 @@ def _secular_roots(xp, d, z, rho):
     half = gap / 2
     right = xp.zeros(k, dtype=bool)
     if k > 1:
-        right[:-1] = _secular(xp, d, zz, rho, origin[:-1], half[:-1]) < 0
+        right[:-1] = _secular_with_slope(xp, d, zz, rho, origin[:-1], half[:-1])[0] < 0
     origin = xp.where(right, origin + 1, origin)
     lo = xp.where(right, -half, xp.zeros_like(half))
     hi = xp.where(right, xp.zeros_like(half), xp.where(origin == k - 1, gap, half))
     tau = (lo + hi) / 2
-    for start in range(0, k, ROOT_CHUNK):
-        sl = slice(start, min(k, start + ROOT_CHUNK))
+    chunk = ROOT_CHUNK if xp is np else k     # the device kernel needs no k × chunk temporaries
+    for start in range(0, k, chunk):
+        sl = slice(start, min(k, start + chunk))
         tau[sl] = _newton(xp, d, zz, rho, origin[sl], lo[sl], hi[sl], tau[sl])
     return origin, tau
 
 
-def _secular(xp, d, zz, rho, origin, tau, derivative=False):
-    delta = d[None, :] - d[origin][:, None] - tau[:, None]   # dⱼ − λᵢ, from the pole
+def _secular_with_slope(xp, d, zz, rho, origin, tau):
+    """(f, f', bound): the secular function, its derivative, and 1 + ρ Σ |terms|, the scale of
+    f's rounding error (dlaed4's erretm), at each root's tau."""
+    if xp is not np:
+        return _device_secular(xp, d, zz, rho, origin, tau)
+    delta = d[None, :] - d[origin][:, None] - tau[:, None]
     terms = zz[None, :] / delta
-    f = 1 + rho * terms.sum(axis=1)
-    return (f, rho * (terms / delta).sum(axis=1)) if derivative else f
+    return (1 + rho * terms.sum(axis=1), rho * (terms / delta).sum(axis=1),
+            1 + rho * np.abs(terms).sum(axis=1))
+
+
+_SECULAR_SOURCE = r"""
+extern "C" __global__ void secular(const double* d, const double* zz, double rho, const long long* origin,
+                                   const double* tau, long long k, long long nroots,
+                                   double* f, double* df, double* bound) {
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= nroots) return;
+  const double o = d[origin[i]], t = tau[i];
+  double s = 0, s2 = 0, sa = 0;
+  for (long long j = 0; j < k; ++j) {   // every thread reads d, zz in the same order: broadcasts
+    const double delta = (d[j] - o) - t;
+    const double term = zz[j] / delta;
+    s += term;
+    s2 += term / delta;
+    sa += fabs(term);
+  }
+  f[i] = 1 + rho * s;
+  df[i] = rho * s2;
+  bound[i] = 1 + rho * sa;
+}
+"""
+_KERNELS = {}
+
+
+def _device_secular(xp, d, zz, rho, origin, tau):
+    """The same sums as _secular_with_slope, one GPU thread per root, no k × roots arrays."""
+    kernel = _KERNELS.get("secular")
+    if kernel is None:
+        kernel = _KERNELS["secular"] = xp.RawKernel(_SECULAR_SOURCE, "secular")
+    m = tau.shape[0]
+    f, df, bound = (xp.empty(m, dtype=xp.float64) for _ in range(3))
+    kernel(((m + 127) // 128,), (128,), (d, zz, xp.float64(rho), xp.ascontiguousarray(origin, dtype=xp.int64),
+                                        xp.ascontiguousarray(tau), np.int64(d.shape[0]), np.int64(m), f, df, bound))
+    return f, df, bound
 
 
 def _newton(xp, d, zz, rho, origin, lo, hi, tau):
@@ -212,7 +252,7 @@ def _newton(xp, d, zz, rho, origin, lo, hi, tau):
     eps = np.finfo(np.float64).eps
     lo, hi = lo.copy(), hi.copy()
     for _ in range(NEWTON_STEPS):
-        f, df = _secular(xp, d, zz, rho, origin, tau, derivative=True)
+        f, df, bound = _secular_with_slope(xp, d, zz, rho, origin, tau)
         lo = xp.where(f < 0, tau, lo)
         hi = xp.where(f >= 0, tau, hi)
         s = df * tau * tau
@@ -220,7 +260,12 @@ def _newton(xp, d, zz, rho, origin, lo, hi, tau):
         step = s / xp.where(c == 0, 1.0, c)
         inside = (step > lo) & (step < hi)
         new = xp.where(inside, step, (lo + hi) / 2)
-        done = (xp.abs(new - tau) <= 2 * eps * xp.abs(new)) | (hi - lo <= 2 * eps * xp.maximum(xp.abs(lo), xp.abs(hi)))
+        # Converged: f is at its rounding level (then tau is kept), the step or the bracket is
+        # at tau's own rounding level.
+        at_root = xp.abs(f) <= 4 * eps * bound
+        new = xp.where(at_root, tau, new)
+        done = at_root | (xp.abs(new - tau) <= 2 * eps * xp.abs(new)) | \
+            (hi - lo <= 2 * eps * xp.maximum(xp.abs(lo), xp.abs(hi)))
         tau = new
         if bool(done.all()):
             break
