@@ -38,8 +38,8 @@ def sytrd(c, coll, native=True):
     tau = xp.zeros(n, dtype=dtype)
     rows, cols = c.device_index()
     column_time = 0.0
-    native, why_python = NativeColumnLoop.create(c, coll) if native else (None, "requested")
-    coll.note("column_loop", f"native, allreduce {native.allreduce_path}" if native else f"python ({why_python})")
+    loop, why_python = NativeColumnLoop.create(c, coll) if native else (None, "requested")
+    coll.note("column_loop", f"native, allreduce {loop.allreduce_path}" if loop else f"python ({why_python})")
     for k in range((n + nb - 1) // nb):
         j0, j1 = block_span(k, nb, n)
         width = j1 - j0
@@ -47,8 +47,8 @@ def sytrd(c, coll, native=True):
         v_mat = xp.zeros((n - j0, width), dtype=dtype)   # row r ↔ global row j0 + r
         w_mat = xp.zeros((n - j0, width), dtype=dtype)
         start = time.perf_counter()
-        if native is not None:
-            native.run(panel, v_mat, w_mat, d, e, tau, j0, width)
+        if loop is not None:
+            loop.run(panel, v_mat, w_mat, d, e, tau, j0, width)
         else:
             with quiet_division():
                 for i in range(width):

@@ -6,7 +6,8 @@ eigenvectors bit for bit, which matters because each rank keeps only its own blo
 rows/columns of the eigenvector matrix (a sign flip on one rank would corrupt a column).
 On GPU the eigenvectors come from stedc.py (divide and conquer: the secular equations and the
 eigenvector GEMMs on the device, blocks of order <= STEDC_LEAF by LAPACK on the host), and
-eigenvalues alone from LAPACK on the host (O(n²), cheaper than any dense device solver).
+eigenvalues alone from LAPACK on the host (O(n²) work; the dense device eigensolver used
+before repeated a whole reduction to tridiagonal form).
 """
 import numpy as np
 import scipy.linalg
