@@ -6,8 +6,7 @@
 //   reflector_scalars  larfg's beta, tau from ‖col[2:]‖ (one block); d, e, tau
 //   make_reflector     v = col[1:] / (alpha - beta) with v[0] = 1, also gathered at this
 //                      rank's local columns; p = 0
-//   local_gemv         p[local rows] = C22_local v[local cols]  (one rank: symv_lower, which
-//                      reads only C22's lower triangle)
+//   local_gemv         p[local rows] = C22_local v[local cols]
 //   AllReduce(p)       the one collective of the column (skipped on one rank)
 //   vw_dots, vw_combine  a = Wᵀ v, b = Vᵀ v over the panel's earlier reflectors
 //   w_update           p -= V a + W b;  w = tau p;  V[:, i] = v;  parts of wᵀv
@@ -24,7 +23,6 @@
 
 #include "hpcolls/errors.h"
 #include "hpcolls/native_comm.h"
-#include "hpcolls/symv_lower.cuh"
 #include "hpcolls/sytrd_panel.h"
 
 namespace hpcolls {
@@ -271,12 +269,9 @@ struct Work {
   T* ab;
   T* dot_parts;
   T* scalars;
-  T* symv_rows;  // one rank: symv_lower's parts
-  T* symv_cols;
 
   static size_t bytes(int64_t n, int64_t width) {
-    return sizeof(T) * (3 * size_t(n) + 2 * (kMaxParts + 1) * size_t(width) + kMaxDotParts + 2 +
-                        size_t(symv_lower_parts(n)));
+    return sizeof(T) * (3 * size_t(n) + 2 * (kMaxParts + 1) * size_t(width) + kMaxDotParts + 2);
   }
   explicit Work(void* base, int64_t n, int64_t width) {
     col = static_cast<T*>(base);
@@ -286,8 +281,6 @@ struct Work {
     ab = ab_parts + 2 * kMaxParts * width;
     dot_parts = ab + 2 * width;
     scalars = dot_parts + kMaxDotParts;
-    symv_rows = scalars + 2;
-    symv_cols = symv_rows + symv_lower_segments(n) * n;
   }
 };
 
@@ -304,7 +297,6 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
   const T* local = static_cast<const T*>(s.local);
   cudaStream_t st = s.stream;
   SytrdCollStats stats;
-  const bool whole_matrix = nranks == 1 && s.nloc_rows == s.n && s.nloc_cols == s.n;
   for (int64_t i = 0; i < s.width; ++i) {
     const int64_t j = s.j0 + i;
     const int64_t mi = s.n - j;
@@ -320,15 +312,7 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
     make_reflector<T><<<blocks_for(std::max(mi, nlc), kThreads, 1024), kThreads, 0, st>>>(
         w.col, mi, j, s.cols_dev + lc, nlc, w.scalars, w.v, w.vloc, p);
     launched("launch(sytrd make_reflector)");
-    if (whole_matrix) {
-      // One rank holds all of C22 (both triangles, symmetric): read only the lower one.
-      const int64_t m = mi - 1;
-      symv_lower_tiles<T><<<dim3(unsigned(symv_lower_segments(m)), unsigned(symv_lower_stripes(m))), kSymvThreads, 0,
-                            st>>>(local + (j + 1) * s.ld + (j + 1), s.ld, m, w.v, w.symv_rows, w.symv_cols);
-      launched("launch(sytrd symv_lower_tiles)");
-      symv_lower_combine<T><<<blocks_for(m, kThreads, 1024), kThreads, 0, st>>>(m, w.symv_rows, w.symv_cols, p);
-      launched("launch(sytrd symv_lower_combine)");
-    } else if (nlr > 0 && nlc > 0) {
+    if (nlr > 0 && nlc > 0) {
       local_gemv<T><<<blocks_for(nlr, kWarps, 16384), kThreads, 0, st>>>(local + lr * s.ld + lc, s.ld, nlr, nlc,
                                                                           w.vloc, s.rows_dev + lr, j, p);
       launched("launch(sytrd local_gemv)");
