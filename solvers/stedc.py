@@ -21,6 +21,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .backend.arrays import synchronize, to_host
+
 NEWTON_STEPS = 80   # bound; roots converge in ~10 steps (bisection at first, then quadratically)
 ROOT_CHUNK = 2048   # roots per pass of the secular solver (bounds the k × chunk temporaries)
 
@@ -29,7 +31,7 @@ def stedc(xp, d, e, leaf, leaf_size=256, timings=None):
     """(w ascending, Z) with T = Z diag(w) Zᵀ for the tridiagonal with diagonal d (n) and
     off-diagonal e (n-1), float64 arrays of ``xp``. ``leaf(d, e)`` solves blocks of order
     <= leaf_size the same way (returning xp arrays). ``timings``, a dict, collects seconds per
-    phase (leaf, deflate, roots, vectors, gemm), the device synchronized around each."""
+    phase (leaf, deflate, roots, vectors, gemm), the stream synchronized around each."""
     n = d.shape[0]
     scale = float(max(xp.abs(d).max(), xp.abs(e).max() if n > 1 else 0.0)) if n else 0.0
     if n <= leaf_size or scale == 0.0:
@@ -51,13 +53,10 @@ class _Phases:
         if self.timings is None:
             yield
             return
-        sync = getattr(getattr(self.xp, "cuda", None), "Device", None)
-        if sync is not None:
-            sync().synchronize()
+        synchronize(self.xp)
         start = time.perf_counter()
         yield
-        if sync is not None:
-            sync().synchronize()
+        synchronize(self.xp)
         self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
 
 
@@ -101,7 +100,7 @@ def merge(xp, w1, qt1, w2, qt2, beta, phases=None):
     qt[place[n1:], n1:] = qt2
     # Where each eigenvector may be non-zero: Q₁'s in the first n₁ entries, Q₂'s in the rest;
     # a rotation mixing one of each makes both full. The GEMM below uses only those blocks.
-    top = _host(order) < n1
+    top = to_host(order) < n1
     bottom = ~top
 
     with phases("deflate"):
@@ -137,18 +136,19 @@ def _deflate(xp, poles, z, rho):
     """Indices of the non-deflated components and the rotations that deflate near-equal poles
     (dlaed2). Modifies ``poles`` and ``z`` in place as those rotations do."""
     eps = np.finfo(np.float64).eps
-    tol = 8.0 * eps * max(float(xp.abs(poles).max()), float(xp.abs(z).max()))
-    alive = np.flatnonzero(rho * np.abs(_host(z)) > tol)
+    d_host, z_host = to_host(poles), to_host(z)   # one copy each: the decisions are made here
+    tol = 8.0 * eps * max(float(np.abs(d_host).max()), float(np.abs(z_host).max()))
+    alive = np.flatnonzero(rho * np.abs(z_host) > tol)
     if alive.size < 2:
         return alive, []
-    d_h, z_h = _host(poles)[alive], _host(z)[alive]
+    d_h, z_h = d_host[alive], z_host[alive]
     # The rotation test of each consecutive pair; without any candidate nothing rotates
     # (the usual case), so the sequential pass below runs only when some pair is close.
     r = np.hypot(z_h[1:], z_h[:-1])
     close = np.abs((d_h[1:] - d_h[:-1]) * (z_h[1:] / r) * (z_h[:-1] / r)) <= tol
     if not close.any():
         return alive, []
-    d_all, z_all = _host(poles).tolist(), _host(z).tolist()
+    d_all, z_all = d_host.tolist(), z_host.tolist()
     keep, rotations = [], []
     prev = int(alive[0])
     for j in alive[1:].tolist():
@@ -286,6 +286,3 @@ def _rank_one_vectors(xp, d, z, rho, origin, tau):
     u = zhat[:, None] / (-lam_minus_d.T)                       # [i, j] = ẑᵢ / (dᵢ − λⱼ)
     return u / xp.sqrt((u * u).sum(axis=0))[None, :]
 
-
-def _host(x):
-    return x.get() if hasattr(x, "get") else np.asarray(x)
