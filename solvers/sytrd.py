@@ -39,7 +39,8 @@ def sytrd(c, coll, native=True):
     rows, cols = c.device_index()
     column_time = 0.0
     loop, why_python = NativeColumnLoop.create(c, coll) if native else (None, "requested")
-    coll.note("column_loop", f"native, allreduce {loop.allreduce_path}" if loop else f"python ({why_python})")
+    coll.note("column_loop", f"native, {loop.product} product, allreduce {loop.allreduce_path}" if loop
+              else f"python ({why_python})")
     for k in range((n + nb - 1) // nb):
         j0, j1 = block_span(k, nb, n)
         width = j1 - j0
@@ -65,6 +66,8 @@ def sytrd(c, coll, native=True):
         cv, cw = v_mat[cols[lc1:] - j0], w_mat[cols[lc1:] - j0]
         c.local[lr1:, lc1:] -= rv @ cw.T + rw @ cv.T
     coll.note("host_us_per_column", 1e6 * column_time / max(n, 1))
+    if loop is not None and loop.phase_ms() is not None:
+        coll.note("sytrd_phase_ms", loop.phase_ms())
     return d, e, tau
 
 

@@ -6,7 +6,15 @@ per column). The native loop launches the same steps as kernels from C++ and, wh
 collectives are hpcolls with its native path on, issues the column's AllReduce natively too;
 with NCCL or MPI transports it calls back into Python for that one collective (counted by
 Collectives as usual). With one rank there is no collective at all.
+
+The local product C₂₂ v is a symv reading only the lower triangle when one rank holds the whole
+matrix (half the HBM traffic of the gemv over both triangles that any other grid uses).
+Environment, for measuring: SOLVERS_SYTRD_PRODUCT=gemv forces the gemv on one rank too;
+SOLVERS_SYTRD_PROFILE=1 times each phase of the column step on the GPU (CUDA events, read once
+per panel) and notes the totals as ``sytrd_phase_ms``.
 """
+import os
+
 import numpy as np
 
 from .backend.arrays import is_numpy
@@ -39,7 +47,6 @@ class NativeColumnLoop:
         self._native, self._coll, self._c = native, coll, c
         self._code = _CODES[c.dtype]
         n = c.shape[0]
-        self._work = xp.empty(native.sytrd_work_bytes(n, c.nb, self._code), dtype=np.uint8)
         self._p = xp.empty(max(n, 1), dtype=c.dtype)
         self._rows_host = np.ascontiguousarray(c.rows, dtype=np.int64)
         self._cols_host = np.ascontiguousarray(c.cols, dtype=np.int64)
@@ -49,6 +56,26 @@ class NativeColumnLoop:
         self._comm = coll.native_allreduce_comm("all", self._device) if self._nranks > 1 else None
         self.allreduce_path = ("none (one rank)" if self._nranks == 1 else
                                "hpcolls native" if self._comm is not None else f"{coll.kind} via callback")
+        self.product = self._choose_product(native, self._nranks)
+        self._product_code = native.SYTRD_PRODUCTS.index(self.product)
+        self._work = xp.empty(native.sytrd_work_bytes(n, c.nb, self._code, self._product_code), dtype=np.uint8)
+        profile = os.environ.get("SOLVERS_SYTRD_PROFILE", "0") not in ("", "0")
+        self._phase_ms = np.zeros(len(native.SYTRD_PHASES)) if profile else None
+
+    @staticmethod
+    def _choose_product(native, nranks):
+        forced = os.environ.get("SOLVERS_SYTRD_PRODUCT", "")
+        if forced and forced not in native.SYTRD_PRODUCTS:
+            raise ValueError(f"SOLVERS_SYTRD_PRODUCT={forced!r}: expected one of {', '.join(native.SYTRD_PRODUCTS)}")
+        if forced == "symv_lower" and nranks > 1:
+            raise ValueError("SOLVERS_SYTRD_PRODUCT=symv_lower needs one rank (the whole matrix on it)")
+        return forced or ("symv_lower" if nranks == 1 else "gemv")
+
+    def phase_ms(self):
+        """{phase: GPU milliseconds} over the panels so far, or None when not profiling."""
+        if self._phase_ms is None:
+            return None
+        return {name: round(float(ms), 3) for name, ms in zip(self._native.SYTRD_PHASES, self._phase_ms)}
 
     def _fallback(self, count):
         self._coll.allreduce(self._p[:count], scope="all")
@@ -62,6 +89,6 @@ class NativeColumnLoop:
             panel=panel.data.ptr, v_mat=v_mat.data.ptr, w_mat=w_mat.data.ptr, d=d.data.ptr,
             e=e.data.ptr, tau=tau.data.ptr, work=self._work.data.ptr, p=self._p.data.ptr,
             stream=c.xp.cuda.get_current_stream().ptr, comm=self._comm, nranks=self._nranks,
-            fallback=self._fallback)
+            fallback=self._fallback, product=self._product_code, phase_ms=self._phase_ms)
         if calls:
             self._coll.count_issued("allreduce", calls, nbytes, seconds)

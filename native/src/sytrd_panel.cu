@@ -20,10 +20,12 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "hpcolls/errors.h"
 #include "hpcolls/native_comm.h"
 #include "hpcolls/sytrd_panel.h"
+#include "hpcolls/symv_lower.h"
 
 namespace hpcolls {
 namespace {
@@ -269,9 +271,14 @@ struct Work {
   T* ab;
   T* dot_parts;
   T* scalars;
+  T* symv;  // symv_lower's scratch (SytrdProduct::SymvLower only)
 
-  static size_t bytes(int64_t n, int64_t width) {
-    return sizeof(T) * (3 * size_t(n) + 2 * (kMaxParts + 1) * size_t(width) + kMaxDotParts + 2);
+  static size_t elems(int64_t n, int64_t width) {
+    return 3 * size_t(n) + 2 * (kMaxParts + 1) * size_t(width) + kMaxDotParts + 2;
+  }
+  static size_t bytes(int64_t n, int64_t width, SytrdProduct product) {
+    const size_t symv = product == SytrdProduct::SymvLower ? symv_lower_work_elems(n) : 0;
+    return sizeof(T) * (elems(n, width) + symv);
   }
   explicit Work(void* base, int64_t n, int64_t width) {
     col = static_cast<T*>(base);
@@ -281,7 +288,44 @@ struct Work {
     ab = ab_parts + 2 * kMaxParts * width;
     dot_parts = ab + 2 * width;
     scalars = dot_parts + kMaxDotParts;
+    symv = col + elems(n, width);
   }
+};
+
+// Optional GPU time per phase (SytrdPanel::phase_ms): an event at every phase boundary of the
+// panel, all read once at its end, so the timing adds no synchronization inside the loop.
+class PhaseClock {
+ public:
+  PhaseClock(double* out, cudaStream_t st) : out_(out), st_(st) { mark(kSytrdPhases); }
+  PhaseClock(const PhaseClock&) = delete;
+  PhaseClock& operator=(const PhaseClock&) = delete;
+  // Ends `phase` (the time since the previous mark is counted to it).
+  void mark(int phase) {
+    if (out_ == nullptr) return;
+    cudaEvent_t e;
+    cuda_check(cudaEventCreate(&e), "cudaEventCreate(sytrd phase)");
+    cuda_check(cudaEventRecord(e, st_), "cudaEventRecord(sytrd phase)");
+    marks_.push_back({e, phase});
+  }
+  ~PhaseClock() {
+    if (out_ == nullptr || marks_.empty()) return;
+    const bool ok = cudaEventSynchronize(marks_.back().event) == cudaSuccess;
+    for (size_t k = 1; k < marks_.size() && ok; ++k) {
+      float ms = 0;
+      if (cudaEventElapsedTime(&ms, marks_[k - 1].event, marks_[k].event) == cudaSuccess)
+        out_[marks_[k].phase] += ms;
+    }
+    for (const Mark& m : marks_) cudaEventDestroy(m.event);
+  }
+
+ private:
+  struct Mark {
+    cudaEvent_t event;
+    int phase;
+  };
+  double* out_;
+  cudaStream_t st_;
+  std::vector<Mark> marks_;
 };
 
 void launched(const char* what) { cuda_check(cudaGetLastError(), what); }
@@ -296,12 +340,15 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
   T* p = static_cast<T*>(s.p);
   const T* local = static_cast<const T*>(s.local);
   cudaStream_t st = s.stream;
+  const bool use_symv = SytrdProduct(s.product) == SytrdProduct::SymvLower;
+  PhaseClock clock(s.phase_ms, st);
   SytrdCollStats stats;
   for (int64_t i = 0; i < s.width; ++i) {
     const int64_t j = s.j0 + i;
     const int64_t mi = s.n - j;
     form_column<T><<<blocks_for(mi, kWarps, 4096), kThreads, 0, st>>>(panel, v_mat, w_mat, s.width, i, mi, w.col);
     launched("launch(sytrd form_column)");
+    clock.mark(kPhaseColumn);
     reflector_scalars<T><<<1, kScalarThreads, 0, st>>>(w.col, mi, j, static_cast<T*>(s.d), static_cast<T*>(s.e),
                                                         static_cast<T*>(s.tau), w.scalars);
     launched("launch(sytrd reflector_scalars)");
@@ -312,11 +359,15 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
     make_reflector<T><<<blocks_for(std::max(mi, nlc), kThreads, 1024), kThreads, 0, st>>>(
         w.col, mi, j, s.cols_dev + lc, nlc, w.scalars, w.v, w.vloc, p);
     launched("launch(sytrd make_reflector)");
-    if (nlr > 0 && nlc > 0) {
+    clock.mark(kPhaseReflector);
+    if (use_symv) {  // one rank: the local block is C22 itself, rows and columns j+1.. in order
+      symv_lower<T>(local + lr * s.ld + lc, s.ld, mi - 1, w.v, p, w.symv, st);
+    } else if (nlr > 0 && nlc > 0) {
       local_gemv<T><<<blocks_for(nlr, kWarps, 16384), kThreads, 0, st>>>(local + lr * s.ld + lc, s.ld, nlr, nlc,
                                                                           w.vloc, s.rows_dev + lr, j, p);
       launched("launch(sytrd local_gemv)");
     }
+    clock.mark(kPhaseProduct);
     if (nranks > 1) {
       const auto start = std::chrono::steady_clock::now();
       const int64_t count = mi - 1;
@@ -326,6 +377,7 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
       stats.calls += 1;
       stats.bytes += count * int64_t(sizeof(T));
       stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      clock.mark(kPhaseAllreduce);
     }
     const int g4 = blocks_for(mi - 1, 32, kMaxParts);
     if (i > 0) {
@@ -333,6 +385,7 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
       launched("launch(sytrd vw_dots)");
       vw_combine<T><<<1, kThreads, 0, st>>>(s.width, i, w.ab_parts, g4, w.ab);
       launched("launch(sytrd vw_combine)");
+      clock.mark(kPhaseCorrection);
     }
     const int g5 = blocks_for(mi - 1, kWarps, kMaxDotParts);
     w_update<T><<<g5, kThreads, 2 * s.width * sizeof(T), st>>>(v_mat, w_mat, s.width, i, mi, w.v, p, w.ab,
@@ -341,15 +394,16 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
     w_finish<T><<<blocks_for(mi - 1, kThreads, 256), kThreads, 0, st>>>(w_mat, s.width, i, mi, w.v, w.dot_parts,
                                                                         g5, w.scalars);
     launched("launch(sytrd w_finish)");
+    clock.mark(kPhaseW);
   }
   return stats;
 }
 
 }  // namespace
 
-size_t sytrd_work_bytes(int64_t n, int64_t width, DType t) {
-  if (t == DType::F64) return Work<double>::bytes(n, width);
-  if (t == DType::F32) return Work<float>::bytes(n, width);
+size_t sytrd_work_bytes(int64_t n, int64_t width, DType t, SytrdProduct product) {
+  if (t == DType::F64) return Work<double>::bytes(n, width, product);
+  if (t == DType::F32) return Work<float>::bytes(n, width, product);
   throw std::invalid_argument("hpcolls: sytrd_panel supports float32 and float64");
 }
 
@@ -358,6 +412,10 @@ SytrdCollStats sytrd_panel(const SytrdPanel& s, DType t, NativeComm* comm, int n
   if (s.width < 1 || s.width > kSytrdMaxWidth)
     throw std::invalid_argument("hpcolls: sytrd_panel width must be 1.." + std::to_string(kSytrdMaxWidth));
   if (s.j0 < 0 || s.j0 + s.width > s.n) throw std::invalid_argument("hpcolls: sytrd_panel columns out of range");
+  if (SytrdProduct(s.product) == SytrdProduct::SymvLower && (nranks != 1 || s.nloc_rows != s.n || s.nloc_cols != s.n))
+    throw std::invalid_argument("hpcolls: sytrd_panel symv product needs the whole matrix on one rank");
+  if (s.product != int(SytrdProduct::Gemv) && s.product != int(SytrdProduct::SymvLower))
+    throw std::invalid_argument("hpcolls: sytrd_panel product must be 0 (gemv) or 1 (symv lower)");
   if (t == DType::F64) return run_panel<double>(s, t, comm, nranks, fallback);
   if (t == DType::F32) return run_panel<float>(s, t, comm, nranks, fallback);
   throw std::invalid_argument("hpcolls: sytrd_panel supports float32 and float64");

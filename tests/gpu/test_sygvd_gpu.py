@@ -83,12 +83,14 @@ def test_sygvd_on_gpu_matches_scipy(grid, seed, itype, uplo, jobz, dtype, kind):
 
 @pytest.mark.parametrize("kind", _kinds())
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
-@pytest.mark.parametrize("n, nb", [(1, 1), (2, 2), (20, 32), (45, 8), (130, 32), (300, 64)])
-def test_sytrd_native_loop_is_a_stable_reduction(grid, seed, kind, dtype, n, nb):
+@pytest.mark.parametrize("n, nb", [(1, 1), (2, 2), (20, 32), (45, 8), (130, 32), (300, 64), (700, 256)])
+def test_sytrd_native_loop_is_a_stable_reduction(grid, seed, kind, dtype, n, nb, monkeypatch):
     """The native column loop's Q (from its reflectors, through ormtr) is orthogonal and
     Qᵀ A Q is its tridiagonal, to the backward error a Householder reduction promises, as for
-    the Python loop beside it; and every rank gets the same bits. (d and e of two correct
-    reductions may differ far beyond rounding: T's forward error is not bounded by it.)"""
+    the Python loop beside it — with each local product the grid allows (one rank: the symv
+    reading the lower triangle, and the gemv); and every rank gets the same bits. (d and e of
+    two correct reductions may differ far beyond rounding: T's forward error is not bounded by
+    it.) The upper triangle is left as it is: sytrd reads a full symmetric matrix."""
     from solvers.ormtr import ormtr
     rng = np.random.default_rng([seed, n])
     a = random_symmetric(rng, n).astype(dtype)
@@ -96,21 +98,38 @@ def test_sytrd_native_loop_is_a_stable_reduction(grid, seed, kind, dtype, n, nb)
     coll = Collectives(grid, kind, cupy)
     eps = float(np.finfo(dtype).eps)
     bound = 20 * n * eps * np.abs(a64).sum(axis=0).max()
-    for native in (True, False):
+    products = ["symv_lower", "gemv"] if COMM.Get_size() == 1 else ["gemv"]
+    for loop_kind in [f"native, {p}" for p in products] + ["python"]:
+        native = loop_kind != "python"
+        if native:
+            monkeypatch.setenv("SOLVERS_SYTRD_PRODUCT", loop_kind.split(", ")[1])
         c = DistMatrix.from_global(cupy.asarray(a), grid, nb)
         d, e, tau = sytrd(c, coll, native=native)
         loop = coll.stats["other"].notes["column_loop"]
-        assert loop.startswith("native" if native else "python"), loop
+        assert loop.startswith(loop_kind), loop
         q = ormtr(c, tau, DistMatrix.from_global(cupy.eye(n, dtype=dtype), grid, nb), coll)
         q = cupy.asnumpy(q.to_global(coll)).astype(np.float64)
         d, e = cupy.asnumpy(d).astype(np.float64), cupy.asnumpy(e).astype(np.float64)
         t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
-        what = f"seed={seed} {'native' if native else 'python'}"
+        what = f"seed={seed} {loop_kind}"
         assert np.abs(q.T @ a64 @ q - t).sum(axis=0).max() <= bound, what + ": Q^T A Q != T"
         assert np.abs(q.T @ q - np.eye(n)).sum(axis=0).max() <= 20 * n * eps, what + ": Q not orthogonal"
         if native:
             digests = COMM.allgather(d.tobytes() + e.tobytes() + cupy.asnumpy(tau).tobytes())
             assert len(set(digests)) == 1, "ranks computed different d, e, tau"
+
+
+def test_sytrd_profile_notes_every_phase(grid, seed, monkeypatch):
+    """SOLVERS_SYTRD_PROFILE=1 notes the GPU time of each phase of the native column loop."""
+    from hpcolls import _native
+    monkeypatch.setenv("SOLVERS_SYTRD_PROFILE", "1")
+    a = random_symmetric(np.random.default_rng(seed), 200)
+    coll = Collectives(grid, "hpcolls" if "hpcolls" in _kinds() else "mpi", cupy)
+    sytrd(DistMatrix.from_global(cupy.asarray(a), grid, 32), coll)
+    phases = coll.stats["other"].notes["sytrd_phase_ms"]
+    assert list(phases) == list(_native.SYTRD_PHASES)
+    assert phases["product"] > 0 and phases["column"] > 0
+    assert (phases["allreduce"] > 0) == (COMM.Get_size() > 1)
 
 
 @pytest.mark.parametrize("leaf_size", [8, 64])

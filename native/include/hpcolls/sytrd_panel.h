@@ -33,14 +33,24 @@ struct SytrdPanel {
   void* d;         // n: diagonal of T
   void* e;         // n - 1: off-diagonal of T
   void* tau;       // n: reflector factors
-  void* work;      // sytrd_work_bytes(n, width) bytes of device scratch
+  void* work;      // sytrd_work_bytes(n, width, product) bytes of device scratch
   void* p;         // n: the column product that is all-reduced (separate so a fallback can use it)
   cudaStream_t stream;
+  int product;     // a SytrdProduct: how the local product C22 v is computed
+  double* phase_ms;  // host, kSytrdPhases entries: GPU time per phase is added here; null: not timed
 };
+
+// The local product: a gemv over both stored triangles of the local block (any grid), or, when
+// the local block is the whole trailing matrix (one rank), a symv reading its lower triangle.
+enum class SytrdProduct : int { Gemv = 0, SymvLower = 1 };
+
+// Phases timed with phase_ms (CUDA events between them, so each includes its launch gaps).
+enum SytrdPhase : int { kPhaseColumn, kPhaseReflector, kPhaseProduct, kPhaseAllreduce, kPhaseCorrection,
+                        kPhaseW, kSytrdPhases };
 
 constexpr int64_t kSytrdMaxWidth = 1024;
 
-size_t sytrd_work_bytes(int64_t n, int64_t width, DType t);
+size_t sytrd_work_bytes(int64_t n, int64_t width, DType t, SytrdProduct product);
 
 // What the panel's AllReduces cost (host side): calls, bytes, seconds spent issuing them.
 struct SytrdCollStats {

@@ -1,0 +1,24 @@
+// y = A x for a symmetric m × m matrix A of which only the lower triangle (row >= column) of its
+// row-major storage is read: half the memory traffic of a gemv over both triangles. It is the
+// local product of the solver's tridiagonalization on one rank (sytrd_panel.cu), where that
+// product is bound by HBM bandwidth and costs most of the stage.
+//
+// Deterministic: every sum runs over a fixed partition in a fixed order (no atomics), so repeated
+// calls give bitwise-identical y.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hpcolls {
+
+// Elements of T of scratch that symv_lower needs for every order up to m.
+size_t symv_lower_work_elems(int64_t m);
+
+// Queues y[0:m] = A x on `stream`; A[r][c] is a[r * ld + c], read for c <= r only. `work` holds
+// symv_lower_work_elems(m) elements. T is float or double.
+template <typename T>
+void symv_lower(const T* a, int64_t ld, int64_t m, const T* x, T* y, T* work, cudaStream_t stream);
+
+}  // namespace hpcolls
