@@ -2,17 +2,20 @@
 // whose _column_step is the reference for every kernel here).
 //
 // Per column j = j0 + i of the panel (mi = n - j rows from the diagonal down):
-//   form_column        col = panel[i:, i] - V[i:, :i] W[i, :i]ᵀ - W[i:, :i] V[i, :i]ᵀ
-//   reflector_scalars  larfg's beta, tau from ‖col[2:]‖ (one block); d, e, tau
+//   form_column        col = panel[i:, i] - V[i:, :i] W[i, :i]ᵀ - W[i:, :i] V[i, :i]ᵀ, and
+//                      larfg's beta, tau from ‖col[2:]‖ (by the last block to finish); d, e, tau
 //   make_reflector     v = col[1:] / (alpha - beta) with v[0] = 1, also gathered at this
 //                      rank's local columns; p = 0
-//   local_gemv         p[local rows] = C22_local v[local cols]
+//   local product      p[local rows] = C22_local v[local cols]: local_gemv, or on one rank
+//                      symv_lower (symv_lower.cu), which reads only C22's lower triangle
 //   AllReduce(p)       the one collective of the column (skipped on one rank)
 //   vw_dots, vw_combine  a = Wᵀ v, b = Vᵀ v over the panel's earlier reflectors
 //   w_update           p -= V a + W b;  w = tau p;  V[:, i] = v;  parts of wᵀv
 //   w_finish           W[:, i] = w - (tau wᵀv / 2) v
 // Kernels are sized so that every row or column gets its own warp or thread (the loop is
-// latency-bound below the trailing gemv); per-block results are combined in one place.
+// latency-bound below the trailing gemv); per-block results are combined in one place — by a
+// second kernel, or, where the combination is small, by the last block of the same kernel to
+// finish (blocks count their arrivals; the last one sees every other block's fenced writes).
 // Every reduction runs over a fixed partition in a fixed order (grid sizes depend only on the
 // column's size), so the replicated V, W, d, e, tau come out bitwise identical on every rank.
 #include <algorithm>
@@ -32,9 +35,12 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kMaxParts = 64;      // blocks of vw_dots (their k-vectors are combined by vw_combine)
+constexpr int kMaxParts = 256;     // row chunks of vw_dots (their k-vectors are combined by vw_combine)
+constexpr int64_t kDotRows = 32;   // rows per vw_dots chunk, at least
+constexpr int kDotRowLanes = 4;    // vw_dots threads: 4 rows × 64 columns at a time
+constexpr int kDotCols = kThreads / kDotRowLanes;
 constexpr int kMaxDotParts = 1024; // blocks of w_update (their dot products are combined by w_finish)
-constexpr int kScalarThreads = 1024;
+constexpr int kMaxColumnBlocks = 4096;  // blocks of form_column (their sums of squares: its last block)
 constexpr int kTau = 0, kDenom = 1;  // scalars[]: the column's tau and larfg's divisor
 
 __device__ inline float hypot_(float a, float b) { return hypotf(a, b); }
@@ -88,42 +94,15 @@ __device__ T block_sum_of_warp_leaders(T mine) {
   return total;  // meaningful in thread 0
 }
 
-// col = panel[i:, i] - V[i:, :i] W[i, :i]ᵀ - W[i:, :i] V[i, :i]ᵀ, one warp per row.
+// The reflector's scalars from col and ‖col[2:]‖ (larfg on col[1:]: alpha = col[1], x = col[2:];
+// H = I when x = 0, as solvers/householder.py): d[j], e[j], tau[j], and tau, 1/(alpha - beta)'s
+// divisor for the kernels after it.
 template <typename T>
-__global__ void form_column(const T* panel, const T* v_mat, const T* w_mat, int64_t width, int64_t i,
-                            int64_t mi, T* col) {
-  const int lane = threadIdx.x % 32;
-  const int64_t nwarps = int64_t(gridDim.x) * blockDim.x / 32;
-  const T* vi = v_mat + i * width;
-  const T* wi = w_mat + i * width;
-  for (int64_t t = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; t < mi; t += nwarps) {
-    const int64_t row = (i + t) * width;
-    T s = 0;
-    for (int64_t k = lane; k < i; k += 32) s += v_mat[row + k] * wi[k] + w_mat[row + k] * vi[k];
-    s = warp_sum(s);
-    if (lane == 0) col[t] = panel[row + i] - s;
-  }
-}
-
-// The reflector's scalars, one block (larfg on col[1:]: alpha = col[1], x = col[2:]; H = I
-// when x = 0, as solvers/householder.py): d[j], e[j], tau[j], and tau, 1/(alpha - beta)'s
-// divisor for the kernels after it. ‖x‖ by a scaled sum of squares merged in a fixed tree.
-template <typename T>
-__global__ void reflector_scalars(const T* col, int64_t mi, int64_t j, T* d, T* e, T* tau, T* scalars) {
-  __shared__ Ssq<T> part[kScalarThreads];
-  Ssq<T> acc{0, 0};
-  for (int64_t t = 2 + threadIdx.x; t < mi; t += blockDim.x) acc.add(col[t]);
-  part[threadIdx.x] = acc;
-  __syncthreads();
-  for (int half = blockDim.x / 2; half > 0; half /= 2) {
-    if (int(threadIdx.x) < half) part[threadIdx.x].merge(part[threadIdx.x + half]);
-    __syncthreads();
-  }
-  if (threadIdx.x != 0) return;
-  d[j] = col[0];
+__device__ void reflector_scalars(const T* col, int64_t mi, int64_t j, Ssq<T> x, T* d, T* e, T* tau, T* scalars) {
+  d[j] = __ldcg(col);
   if (mi < 2) return;
-  const T alpha = col[1];
-  const T xnorm = part[0].scale * sqrt_(part[0].ssq);
+  const T alpha = __ldcg(col + 1);
+  const T xnorm = x.scale * sqrt_(x.ssq);
   const bool trivial = xnorm == 0;
   const T beta = -copysign_(hypot_(alpha, xnorm), alpha);
   e[j] = trivial ? alpha : beta;
@@ -131,6 +110,63 @@ __global__ void reflector_scalars(const T* col, int64_t mi, int64_t j, T* d, T* 
   tau[j] = t;
   scalars[kTau] = t;
   scalars[kDenom] = trivial ? T(1) : alpha - beta;
+}
+
+// Parts of ‖col[2:]‖ left by form_column's blocks (scaled sums of squares, lassq).
+template <typename T>
+struct SsqParts {
+  T* scale;
+  T* ssq;
+  unsigned* arrivals;  // blocks done so far; the last resets it for the next column
+};
+
+// col = panel[i:, i] - V[i:, :i] W[i, :i]ᵀ - W[i:, :i] V[i, :i]ᵀ, one warp per row; then the
+// last block to finish merges the blocks' sums of squares of col[2:] in block order (a fixed
+// tree) and sets the reflector's scalars.
+template <typename T>
+__global__ void form_column(const T* panel, const T* v_mat, const T* w_mat, int64_t width, int64_t i,
+                            int64_t mi, int64_t j, T* col, SsqParts<T> parts, T* d, T* e, T* tau, T* scalars) {
+  __shared__ Ssq<T> merged[kThreads];
+  __shared__ bool last;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t nwarps = int64_t(gridDim.x) * blockDim.x / 32;
+  const T* vi = v_mat + i * width;
+  const T* wi = w_mat + i * width;
+  Ssq<T> mine{0, 0};
+  for (int64_t t = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; t < mi; t += nwarps) {
+    const int64_t row = (i + t) * width;
+    T s = 0;
+    for (int64_t k = lane; k < i; k += 32) s += v_mat[row + k] * wi[k] + w_mat[row + k] * vi[k];
+    s = warp_sum(s);
+    const T value = panel[row + i] - s;
+    if (lane == 0) col[t] = value;
+    if (t >= 2) mine.add(value);
+  }
+  if (lane == 0) merged[warp] = mine;
+  __threadfence();  // col, before this block's arrival is counted
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Ssq<T> block = merged[0];
+    for (int w = 1; w < kWarps; ++w) block.merge(merged[w]);
+    parts.scale[blockIdx.x] = block.scale;
+    parts.ssq[blockIdx.x] = block.ssq;
+    __threadfence();
+    last = atomicAdd(parts.arrivals, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  Ssq<T> acc{0, 0};
+  for (int q = threadIdx.x; q < int(gridDim.x); q += blockDim.x)
+    acc.merge(Ssq<T>{__ldcg(parts.scale + q), __ldcg(parts.ssq + q)});
+  merged[threadIdx.x] = acc;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (int(threadIdx.x) < half) merged[threadIdx.x].merge(merged[threadIdx.x + half]);
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
+  *parts.arrivals = 0;
+  reflector_scalars(col, mi, j, merged[0], d, e, tau, scalars);
 }
 
 // v = col[1:] / (alpha - beta) with v[0] = 1; the same at this rank's local columns; p = 0.
@@ -172,37 +208,60 @@ __global__ void local_gemv(const T* a, int64_t ld, int64_t nlr, int64_t nlc, con
   }
 }
 
-// Per-block parts of a = Wᵀ v and b = Vᵀ v over panel rows i+1.. (columns k < i).
+// Parts of a = Wᵀ v and b = Vᵀ v over panel rows i+1.. (columns k < i): block (g, c) takes row
+// chunk g and columns 64c.., its threads 4 rows × 64 columns at a time (a row's entries are
+// contiguous), and adds its 4 row lanes in order.
 template <typename T>
 __global__ void vw_dots(const T* v_mat, const T* w_mat, int64_t width, int64_t i, int64_t mi, const T* v,
                         T* parts) {
+  __shared__ T lanes[2][kDotRowLanes][kDotCols];
   const int64_t rows = mi - 1;
   const int64_t chunk = (rows + gridDim.x - 1) / gridDim.x;
   const int64_t t0 = blockIdx.x * chunk, t1 = t0 + chunk < rows ? t0 + chunk : rows;
-  for (int64_t k = threadIdx.x; k < i; k += blockDim.x) {
-    T a = 0, b = 0;
-#pragma unroll 8
-    for (int64_t t = t0; t < t1; ++t) {
+  const int tc = threadIdx.x % kDotCols, tr = threadIdx.x / kDotCols;
+  const int64_t k = int64_t(blockIdx.y) * kDotCols + tc;
+  T a = 0, b = 0;
+  if (k < i) {
+#pragma unroll 4
+    for (int64_t t = t0 + tr; t < t1; t += kDotRowLanes) {
       const int64_t at = (i + 1 + t) * width + k;
       a += w_mat[at] * v[t];
       b += v_mat[at] * v[t];
     }
-    parts[(2 * int64_t(blockIdx.x)) * width + k] = a;
-    parts[(2 * int64_t(blockIdx.x) + 1) * width + k] = b;
+  }
+  lanes[0][tr][tc] = a;
+  lanes[1][tr][tc] = b;
+  __syncthreads();
+  if (tr == 0 && k < i) {
+    T sa = 0, sb = 0;
+#pragma unroll
+    for (int q = 0; q < kDotRowLanes; ++q) {
+      sa += lanes[0][q][tc];
+      sb += lanes[1][q][tc];
+    }
+    parts[(2 * int64_t(blockIdx.x)) * width + k] = sa;
+    parts[(2 * int64_t(blockIdx.x) + 1) * width + k] = sb;
   }
 }
 
-// a, b from vw_dots' per-block parts, in block order (one block: once, not per w_update block).
+// a, b from vw_dots' parts: block (c, which) sums columns 32c.. of a (which = 0) or b, its 8 warps
+// taking every 8th part, then adds the warps in order.
 template <typename T>
 __global__ void vw_combine(int64_t width, int64_t i, const T* ab_parts, int nparts, T* ab) {
-  for (int64_t k = threadIdx.x; k < i; k += blockDim.x) {
-    T sa = 0, sb = 0;
-    for (int q = 0; q < nparts; ++q) {
-      sa += ab_parts[(2 * int64_t(q)) * width + k];
-      sb += ab_parts[(2 * int64_t(q) + 1) * width + k];
-    }
-    ab[k] = sa;
-    ab[width + k] = sb;
+  __shared__ T sums[kWarps][32];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t k = int64_t(blockIdx.x) * 32 + lane;
+  const int which = blockIdx.y;
+  T s = 0;
+  if (k < i)
+    for (int q = warp; q < nparts; q += kWarps) s += ab_parts[(2 * int64_t(q) + which) * width + k];
+  sums[warp][lane] = s;
+  __syncthreads();
+  if (warp == 0 && k < i) {
+    T total = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) total += sums[w][lane];
+    ab[which * width + k] = total;
   }
 }
 
@@ -271,10 +330,11 @@ struct Work {
   T* ab;
   T* dot_parts;
   T* scalars;
+  SsqParts<T> ssq;
   T* symv;  // symv_lower's scratch (SytrdProduct::SymvLower only)
 
-  static size_t elems(int64_t n, int64_t width) {
-    return 3 * size_t(n) + 2 * (kMaxParts + 1) * size_t(width) + kMaxDotParts + 2;
+  static size_t elems(int64_t n, int64_t width) {  // the counter takes the last slot
+    return 3 * size_t(n) + 2 * (kMaxParts + 1) * size_t(width) + kMaxDotParts + 2 + 2 * kMaxColumnBlocks + 1;
   }
   static size_t bytes(int64_t n, int64_t width, SytrdProduct product) {
     const size_t symv = product == SytrdProduct::SymvLower ? symv_lower_work_elems(n) : 0;
@@ -288,6 +348,9 @@ struct Work {
     ab = ab_parts + 2 * kMaxParts * width;
     dot_parts = ab + 2 * width;
     scalars = dot_parts + kMaxDotParts;
+    ssq.scale = scalars + 2;
+    ssq.ssq = ssq.scale + kMaxColumnBlocks;
+    ssq.arrivals = reinterpret_cast<unsigned*>(ssq.ssq + kMaxColumnBlocks);
     symv = col + elems(n, width);
   }
 };
@@ -341,17 +404,17 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
   const T* local = static_cast<const T*>(s.local);
   cudaStream_t st = s.stream;
   const bool use_symv = SytrdProduct(s.product) == SytrdProduct::SymvLower;
+  cuda_check(cudaMemsetAsync(w.ssq.arrivals, 0, sizeof(unsigned), st), "cudaMemsetAsync(sytrd arrivals)");
   PhaseClock clock(s.phase_ms, st);
   SytrdCollStats stats;
   for (int64_t i = 0; i < s.width; ++i) {
     const int64_t j = s.j0 + i;
     const int64_t mi = s.n - j;
-    form_column<T><<<blocks_for(mi, kWarps, 4096), kThreads, 0, st>>>(panel, v_mat, w_mat, s.width, i, mi, w.col);
+    form_column<T><<<blocks_for(mi, kWarps, kMaxColumnBlocks), kThreads, 0, st>>>(
+        panel, v_mat, w_mat, s.width, i, mi, j, w.col, w.ssq, static_cast<T*>(s.d), static_cast<T*>(s.e),
+        static_cast<T*>(s.tau), w.scalars);
     launched("launch(sytrd form_column)");
     clock.mark(kPhaseColumn);
-    reflector_scalars<T><<<1, kScalarThreads, 0, st>>>(w.col, mi, j, static_cast<T*>(s.d), static_cast<T*>(s.e),
-                                                        static_cast<T*>(s.tau), w.scalars);
-    launched("launch(sytrd reflector_scalars)");
     if (mi == 1) break;  // the last column has no reflector: only d[n-1]
     const int64_t lr = std::lower_bound(s.rows_host, s.rows_host + s.nloc_rows, j + 1) - s.rows_host;
     const int64_t lc = std::lower_bound(s.cols_host, s.cols_host + s.nloc_cols, j + 1) - s.cols_host;
@@ -379,11 +442,12 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
       stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       clock.mark(kPhaseAllreduce);
     }
-    const int g4 = blocks_for(mi - 1, 32, kMaxParts);
     if (i > 0) {
-      vw_dots<T><<<g4, kThreads, 0, st>>>(v_mat, w_mat, s.width, i, mi, w.v, w.ab_parts);
+      const int chunks = blocks_for(mi - 1, kDotRows, kMaxParts);
+      const dim3 dots(chunks, unsigned((i + kDotCols - 1) / kDotCols));
+      vw_dots<T><<<dots, kThreads, 0, st>>>(v_mat, w_mat, s.width, i, mi, w.v, w.ab_parts);
       launched("launch(sytrd vw_dots)");
-      vw_combine<T><<<1, kThreads, 0, st>>>(s.width, i, w.ab_parts, g4, w.ab);
+      vw_combine<T><<<dim3(unsigned((i + 31) / 32), 2), kThreads, 0, st>>>(s.width, i, w.ab_parts, chunks, w.ab);
       launched("launch(sytrd vw_combine)");
       clock.mark(kPhaseCorrection);
     }
