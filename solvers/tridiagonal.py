@@ -5,14 +5,19 @@ broadcast from rank 0 — every rank then solves the *same* input and obtains th
 eigenvectors bit for bit, which matters because each rank keeps only its own block-cyclic
 rows/columns of the eigenvector matrix (a sign flip on one rank would corrupt a column).
 On GPU the eigenvectors come from stedc.py (divide and conquer: the secular equations and the
-eigenvector GEMMs on the device, blocks of order <= STEDC_LEAF by LAPACK on the host), and
+eigenvector GEMMs on the device, blocks of order <= STEDC_LEAF by LAPACK on the host, all of them
+up front and spread over this rank's share of the cores), and
 eigenvalues alone from LAPACK on the host (O(n²) work; the dense device eigensolver used
 before repeated a whole reduction to tridiagonal form).
 """
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import scipy.linalg
 
 from .backend.arrays import is_numpy, to_host
+from .backend.lapack import stevd_vectors
+from .backend.threads import blas_threads_lent
 from .dist.distmatrix import DistMatrix
 from .stedc import stedc
 
@@ -52,16 +57,21 @@ def _stevd_host(d, e, want):
     return w, (z if want else None)
 
 
+def _stevd_leaves(blocks, workers=None):
+    """[(w, Z)] of the (d, e) host blocks, by LAPACK: each block with one BLAS thread, the
+    blocks spread over ``workers`` threads (default: this rank's BLAS threads, which the CLI's
+    share_cores sets to its share of the node's cores). The blocks are independent and each
+    is solved the same way whatever the thread count, so the results do not depend on it."""
+    with blas_threads_lent() as lent:
+        with ThreadPoolExecutor(max(1, min(workers or lent, len(blocks)))) as pool:
+            return list(pool.map(lambda block: stevd_vectors(*block), blocks))
+
+
 def _eigh_device(xp, d, e, want, coll):
     if not want:
         return _stevd_host(to_host(d), to_host(e), False)
-
-    def leaf(dd, ee):
-        w, z = _stevd_host(to_host(dd), to_host(ee), True)
-        return xp.asarray(w), xp.asarray(z)
-
     timings = {}
-    w, z = stedc(xp, d.astype(np.float64), e.astype(np.float64), leaf, STEDC_LEAF, timings)
+    w, z = stedc(xp, d.astype(np.float64), e.astype(np.float64), _stevd_leaves, STEDC_LEAF, timings)
     for phase, seconds in timings.items():
         coll.note(f"stedc_{phase}_s", seconds)
     return w.astype(d.dtype), z.astype(d.dtype)

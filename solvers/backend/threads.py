@@ -4,13 +4,17 @@ numpy/scipy's OpenBLAS starts one thread per core in *every* rank; with 4 ranks 
 the threads spin against each other and a solve gets ~30x slower. Environment variables only
 work before numpy is imported, which is too late for ``python -m solvers.sygvd``, so the
 thread count of each OpenBLAS already loaded is set through its C API (as threadpoolctl does).
+A rank's share can also be lent to a pool of its own threads (blas_threads_lent), each then
+calling BLAS with one thread.
 """
 import ctypes
 import os
 import re
+from contextlib import contextmanager
 
-_SETTERS = ("openblas_set_num_threads", "openblas_set_num_threads64_",
-            "scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_")
+# Each OpenBLAS build exports one of these (with "set" or "get" filled in).
+_NAMES = ("openblas_{}_num_threads", "openblas_{}_num_threads64_",
+          "scipy_openblas_{}_num_threads", "scipy_openblas_{}_num_threads64_")
 _ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -22,21 +26,49 @@ def _loaded_openblas():
         return []
 
 
-def limit_blas_threads(count):
-    """Set every loaded OpenBLAS to ``count`` threads; returns how many libraries were set."""
-    done = 0
+def _openblas_controls():
+    """(get, set) of the thread count of every loaded OpenBLAS."""
+    controls = []
     for path in _loaded_openblas():
         try:
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        for name in _SETTERS:
-            setter = getattr(lib, name, None)
-            if setter is not None:
-                setter(int(count))
-                done += 1
+        for name in _NAMES:
+            get, set_ = getattr(lib, name.format("get"), None), getattr(lib, name.format("set"), None)
+            if get is not None and set_ is not None:
+                controls.append((get, set_))
                 break
-    return done
+    return controls
+
+
+def limit_blas_threads(count):
+    """Set every loaded OpenBLAS to ``count`` threads; returns how many libraries were set."""
+    controls = _openblas_controls()
+    for _, set_ in controls:
+        set_(int(count))
+    return len(controls)
+
+
+def _usable_cores():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+@contextmanager
+def blas_threads_lent():
+    """Lend this rank's BLAS threads to a pool of workers: yields how many workers to run, the
+    thread count BLAS had (share_cores' share, the environment's choice, or OpenBLAS' own
+    default of every core), with BLAS at one thread per call until the block ends. Without an
+    OpenBLAS to set (so possibly a threaded BLAS under each worker), one worker."""
+    controls = _openblas_controls()
+    before = [int(get()) for get, _ in controls]
+    for _, set_ in controls:
+        set_(1)
+    try:
+        yield max(1, min(max(before, default=1), _usable_cores()))
+    finally:
+        for (_, set_), count in zip(controls, before):
+            set_(count)
 
 
 def share_cores(ranks_on_node):
@@ -45,8 +77,8 @@ def share_cores(ranks_on_node):
     chosen = [f"{var}={os.environ[var]}" for var in _ENV if var in os.environ]
     if chosen:
         return f"left as set by the environment ({', '.join(chosen)})"
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    threads = max(1, (cores or 1) // max(1, ranks_on_node))
+    cores = _usable_cores()
+    threads = max(1, cores // max(1, ranks_on_node))
     libs = limit_blas_threads(threads)
     return (f"{threads} per rank ({cores} cores, {ranks_on_node} ranks on this node; "
             f"{libs} OpenBLAS libraries set)")

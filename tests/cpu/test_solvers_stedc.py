@@ -1,18 +1,22 @@
 """stedc (divide and conquer for the tridiagonal eigenproblem) on numpy, with small leaves so
-that every merge path runs: residual, orthogonality and eigenvalues against LAPACK."""
+that every merge path runs: residual, orthogonality and eigenvalues against LAPACK; and the
+leaves, split up front and solved by a thread pool, as the recursion would have them."""
 import numpy as np
 import pytest
 import scipy.linalg
 
-from solvers.stedc import stedc
+from solvers.backend.threads import blas_threads_lent
+from solvers.stedc import _leaf_blocks, stedc
 from solvers.testing import shared_seed
-from solvers.tridiagonal import _stevd_host
+from solvers.tridiagonal import _stevd_host, _stevd_leaves
 
 EPS = np.finfo(np.float64).eps
 
 
-def _leaf(d, e):
-    return _stevd_host(d, e, True)
+def _leaves(blocks):
+    """The reference: scipy's LAPACK wrapper, one block after the other, one BLAS thread."""
+    with blas_threads_lent():
+        return [_stevd_host(d, e, True) for d, e in blocks]
 
 
 def _tridiagonals(rng):
@@ -44,7 +48,7 @@ def test_stedc_against_lapack(leaf_size):
     seed = shared_seed()
     for name, d, e in _tridiagonals(np.random.default_rng(seed)):
         n = d.shape[0]
-        w, z = stedc(np, d, e, _leaf, leaf_size)
+        w, z = stedc(np, d, e, _leaves, leaf_size)
         t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
         norm = np.abs(t).max()
         what = f"seed={seed} {name} leaf={leaf_size}"
@@ -58,11 +62,52 @@ def test_stedc_against_lapack(leaf_size):
 def test_stedc_small_orders_go_to_the_leaf():
     calls = []
 
-    def leaf(d, e):
-        calls.append(d.shape[0])
-        return _leaf(d, e)
+    def leaves(blocks):
+        calls.append([d.shape[0] for d, _ in blocks])
+        return _leaves(blocks)
 
-    w, z = stedc(np, np.array([2.0]), np.zeros(0), leaf, 4)
-    assert calls == [1] and w.tolist() == [2.0] and z.tolist() == [[1.0]]
-    stedc(np, np.arange(9.0), np.ones(8), leaf, 4)
-    assert calls[1:] == [4, 2, 3], calls   # 9 -> 4 + 5, and 5 -> 2 + 3
+    w, z = stedc(np, np.array([2.0]), np.zeros(0), leaves, 4)
+    assert calls == [[1]] and w.tolist() == [2.0] and z.tolist() == [[1.0]]
+    stedc(np, np.arange(9.0), np.ones(8), leaves, 4)
+    assert calls[1:] == [[4, 2, 3]], calls   # one batch: 9 -> 4 + 5, and 5 -> 2 + 3
+
+
+@pytest.mark.parametrize("n, leaf_size, orders", [
+    (9, 4, [4, 2, 3]), (513, 512, [256, 257]), (512, 512, [512]), (1001, 256, [250, 250, 250, 251]),
+    (1025, 512, [512, 256, 257]), (3, 1, [1, 1, 1]), (6, 2, [1, 2, 1, 2])])
+def test_leaf_blocks_are_the_recursions_leaves(n, leaf_size, orders):
+    """Orders as m = n // 2 splits them, and blocks that add up to T again: diag(blocks) plus
+    β u uᵀ at every tear between two blocks (integers, so exactly)."""
+    rng = np.random.default_rng(shared_seed())
+    d, e = rng.integers(-9, 9, n).astype(float), rng.integers(-9, 9, n - 1).astype(float)
+    blocks = _leaf_blocks(d, e, leaf_size)
+    assert [b.shape[0] for b, _ in blocks] == orders
+    tears = np.cumsum(orders)[:-1] - 1
+    back = np.concatenate([b for b, _ in blocks])
+    np.add.at(back, tears, e[tears])
+    np.add.at(back, tears + 1, e[tears])
+    assert np.array_equal(back, d)
+    assert np.array_equal(np.concatenate([be for _, be in blocks]), np.delete(e, tears))
+    assert all(be.shape[0] == b.shape[0] - 1 for b, be in blocks)
+
+
+def test_threaded_leaves_are_the_serial_leaves():
+    """The thread pool (LAPACK through ctypes, without the GIL) returns the serial wrapper's
+    bits, whatever the number of workers; stedc on them too, and the BLAS threads come back."""
+    rng = np.random.default_rng(shared_seed())
+    n = 2000 + 3
+    d, e = rng.standard_normal(n), rng.standard_normal(n - 1)
+    blocks = _leaf_blocks(d, e, 130)
+    want = _leaves(blocks)
+    with blas_threads_lent() as before:
+        pass
+    for workers in (1, 2, 3, None):
+        got = _stevd_leaves(blocks, workers)
+        assert len(got) == len(want)
+        for (w, z), (w0, z0) in zip(got, want):
+            assert np.array_equal(w, w0) and np.array_equal(z, z0), f"workers={workers}"
+    with blas_threads_lent() as after:
+        assert after == before
+    w, z = stedc(np, d, e, _stevd_leaves, 130)
+    w0, z0 = stedc(np, d, e, _leaves, 130)
+    assert np.array_equal(w, w0) and np.array_equal(z, z0)

@@ -1,0 +1,120 @@
+"""stedc on the GPU: the divide and conquer against LAPACK, the device secular root finder (one
+kernel launch per merge, a warp per root) against the numpy reference, and the same bits from
+run to run and on every rank. Skips where cupy or a GPU is missing."""
+import hashlib
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+cupy = pytest.importorskip("cupy", reason="cupy not installed (pip install hpcolls[cu13])")
+try:
+    _NDEV = cupy.cuda.runtime.getDeviceCount()
+except Exception:  # no driver / no device both mean: nothing to run on
+    _NDEV = 0
+if _NDEV < 1:
+    pytest.skip("no CUDA GPU visible", allow_module_level=True)
+
+from mpi4py import MPI  # noqa: E402
+
+import solvers.stedc as stedc_module  # noqa: E402
+from solvers.backend.device import select_device  # noqa: E402
+from solvers.stedc import _secular_roots, stedc  # noqa: E402
+from solvers.testing import shared_seed  # noqa: E402
+from solvers.tridiagonal import _stevd_leaves  # noqa: E402
+
+COMM = MPI.COMM_WORLD
+select_device(COMM)
+EPS = np.finfo(np.float64).eps
+
+
+@pytest.fixture
+def seed():
+    return shared_seed(COMM)
+
+
+def _tridiagonals(rng, n):
+    return {"random": (rng.standard_normal(n), rng.standard_normal(n - 1)),
+            "toeplitz 2,1 (clustered)": (np.full(n, 2.0), np.ones(n - 1)),
+            "graded": (10.0 ** (-np.arange(n) / 20), 10.0 ** (-np.arange(n - 1) / 20))}
+
+
+def _merge_problems(rng, monkeypatch):
+    """(name, d, z, ρ) of the secular equations that numpy stedc's merges solve (deflated, as
+    the device sees them), and synthetic ones: random, clustered poles with graded z, graded."""
+    problems = []
+    reference = stedc_module._secular_roots
+
+    def record(xp, d, z, rho):
+        problems.append(("merge", d.copy(), z.copy(), rho))
+        return reference(xp, d, z, rho)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(stedc_module, "_secular_roots", record)
+        for d, e in _tridiagonals(rng, 300).values():
+            stedc(np, d, e, _stevd_leaves, 16)
+
+    def unit(v):
+        return v / np.linalg.norm(v)
+
+    for k in (1, 2, 33, 1000, 3000):
+        problems.append(("random", np.sort(rng.standard_normal(k)), unit(rng.standard_normal(k)), 1.3))
+        centres = np.repeat(rng.standard_normal(8), -(-k // 8))[:k]
+        problems.append(("clustered", np.sort(centres + 1e-9 * rng.standard_normal(k)),
+                         unit(rng.standard_normal(k) * 10.0 ** -rng.uniform(0, 6, k)), 0.7))
+        problems.append(("graded", np.sort(10.0 ** -np.linspace(0, 12, k)),
+                         unit(10.0 ** -np.linspace(0, 6, k) * rng.choice([-1.0, 1.0], k)), 1e-3))
+    return problems
+
+
+@pytest.mark.parametrize("leaf_size", [8, 64])
+def test_stedc_on_gpu_matches_lapack(seed, leaf_size):
+    """The GPU divide and conquer (tridiagonal stage of jobz=V): residual, orthogonality and
+    eigenvalues against LAPACK, on random, clustered and graded tridiagonals."""
+    n = 333
+    for name, (d, e) in _tridiagonals(np.random.default_rng(seed), n).items():
+        w, z = stedc(cupy, cupy.asarray(d), cupy.asarray(e), _stevd_leaves, leaf_size)
+        assert isinstance(z, cupy.ndarray)
+        w, z = cupy.asnumpy(w), cupy.asnumpy(z)
+        t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+        norm = np.abs(t).max()
+        assert np.abs(t @ z - z * w).max() <= 10 * n * EPS * norm, f"seed={seed} {name}: residual"
+        assert np.abs(z.T @ z - np.eye(n)).max() <= 10 * n * EPS, f"seed={seed} {name}: orthogonality"
+        want = scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True)
+        np.testing.assert_allclose(w, want, rtol=0, atol=10 * n * EPS * norm, err_msg=f"seed={seed} {name}")
+
+
+def test_device_secular_roots_match_numpy(seed, monkeypatch):
+    """Every root within a few eps·‖D + ρ z zᵀ‖ of the numpy reference's (the two differ in the
+    order of the pole sums, and in the reference iterating converged roots until its whole
+    chunk is done), and the same bits on a second run."""
+    for name, d, z, rho in _merge_problems(np.random.default_rng(seed), monkeypatch):
+        k = d.shape[0]
+        origin, tau = _secular_roots(np, d, z, rho)
+        dev = [_secular_roots(cupy, cupy.asarray(d), cupy.asarray(z), rho) for _ in range(2)]
+        (o1, t1), (o2, t2) = [(cupy.asnumpy(o), cupy.asnumpy(t)) for o, t in dev]
+        what = f"seed={seed} {name} k={k}"
+        assert o1.tobytes() == o2.tobytes() and t1.tobytes() == t2.tobytes(), what + ": not deterministic"
+        lam, lam_dev = d[origin] + tau, d[o1] + t1
+        scale = max(np.abs(d).max(), rho)
+        assert np.abs(lam_dev - lam).max() <= 8 * EPS * scale, \
+            f"{what}: max |λ_gpu − λ_np| = {np.abs(lam_dev - lam).max() / (EPS * scale):.1f} eps·scale"
+        # Each root in its own bracket, measured from one of its two poles.
+        assert np.all((o1 == np.arange(k)) | (o1 == np.arange(k) + 1)), what
+        assert np.all(lam_dev >= d) and np.all(lam_dev[:-1] <= d[1:]), what + ": outside its bracket"
+
+
+def test_stedc_on_gpu_same_bits_every_run_and_rank(seed):
+    """Two runs give the same bits, and so does every rank (each keeps only its block-cyclic
+    part of the eigenvectors, so they must agree); eigenvalues as numpy's stedc within rounding."""
+    n = 1000
+    for name, (d, e) in _tridiagonals(np.random.default_rng(seed), n).items():
+        runs = [stedc(cupy, cupy.asarray(d), cupy.asarray(e), _stevd_leaves, 64) for _ in range(2)]
+        (w1, z1), (w2, z2) = [(cupy.asnumpy(w), cupy.asnumpy(z)) for w, z in runs]
+        what = f"seed={seed} {name}"
+        assert w1.tobytes() == w2.tobytes() and z1.tobytes() == z2.tobytes(), what + ": not deterministic"
+        digest = hashlib.sha256(w1.tobytes() + z1.tobytes()).hexdigest()
+        assert len(set(COMM.allgather(digest))) == 1, what + ": ranks differ"
+        w_np, _ = stedc(np, d, e, _stevd_leaves, 64)
+        norm = max(np.abs(d).max(), np.abs(e).max())
+        np.testing.assert_allclose(w1, w_np, rtol=0, atol=10 * n * EPS * norm, err_msg=what)
