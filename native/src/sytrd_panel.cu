@@ -39,7 +39,7 @@ constexpr int kMaxParts = 256;     // row chunks of vw_dots (their k-vectors are
 constexpr int64_t kDotRows = 32;   // rows per vw_dots chunk, at least
 constexpr int kDotRowLanes = 4;    // vw_dots threads: 4 rows × 64 columns at a time
 constexpr int kDotCols = kThreads / kDotRowLanes;
-constexpr int kMaxDotParts = 1024; // blocks of w_update (their dot products are combined by w_finish)
+constexpr int kMaxDotParts = 256;  // blocks of w_update (their dot products are combined by w_finish)
 constexpr int kMaxColumnBlocks = 4096;  // blocks of form_column (their sums of squares: its last block)
 constexpr int kTau = 0, kDenom = 1;  // scalars[]: the column's tau and larfg's divisor
 
@@ -59,25 +59,25 @@ __device__ inline T warp_sum(T x) {
   return x;
 }
 
-// Scaled sum of squares (LAPACK lassq): the norm is scale * sqrt(ssq), with no overflow for
-// large entries. A NaN entry makes ssq NaN, which survives every merge.
+// Sum of squares and largest magnitude, merged by adding and taking the max (no division per
+// element). Its norm sqrt(sum) is exact to rounding unless a square overflowed (sum not finite,
+// also when an entry is NaN or Inf) or the largest is so small that squares lose digits; then
+// the norm is recomputed from the entries scaled by the largest (scaled_norm).
 template <typename T>
-struct Ssq {
-  T scale, ssq;
+struct SumSq {
+  T sum, amax;
   __device__ void add(T x) {
-    x = fabs_(x);
-    if (x != x) ssq = x;
-    else if (x > 0) {
-      if (scale < x) { ssq = 1 + ssq * (scale / x) * (scale / x); scale = x; }
-      else ssq += (x / scale) * (x / scale);
-    }
+    sum += x * x;
+    amax = fmax(amax, fabs_(x));
   }
-  __device__ void merge(Ssq o) {
-    if (o.ssq != o.ssq) ssq = o.ssq;
-    else if (o.scale > 0) {
-      if (scale < o.scale) { ssq = o.ssq + ssq * (scale / o.scale) * (scale / o.scale); scale = o.scale; }
-      else ssq += o.ssq * (o.scale / scale) * (o.scale / scale);
-    }
+  __device__ void merge(SumSq o) {
+    sum += o.sum;
+    amax = fmax(amax, o.amax);
+  }
+  __device__ bool plain_is_exact() const {
+    // sqrt(smallest normal / eps): below it, squares of the largest entries are subnormal.
+    const T tiny = sizeof(T) == 8 ? T(1e-145) : T(1e-15);
+    return isfinite(sum) && amax >= tiny;
   }
 };
 
@@ -98,11 +98,10 @@ __device__ T block_sum_of_warp_leaders(T mine) {
 // H = I when x = 0, as solvers/householder.py): d[j], e[j], tau[j], and tau, 1/(alpha - beta)'s
 // divisor for the kernels after it.
 template <typename T>
-__device__ void reflector_scalars(const T* col, int64_t mi, int64_t j, Ssq<T> x, T* d, T* e, T* tau, T* scalars) {
+__device__ void reflector_scalars(const T* col, int64_t mi, int64_t j, T xnorm, T* d, T* e, T* tau, T* scalars) {
   d[j] = __ldcg(col);
   if (mi < 2) return;
   const T alpha = __ldcg(col + 1);
-  const T xnorm = x.scale * sqrt_(x.ssq);
   const bool trivial = xnorm == 0;
   const T beta = -copysign_(hypot_(alpha, xnorm), alpha);
   e[j] = trivial ? alpha : beta;
@@ -112,27 +111,42 @@ __device__ void reflector_scalars(const T* col, int64_t mi, int64_t j, Ssq<T> x,
   scalars[kDenom] = trivial ? T(1) : alpha - beta;
 }
 
-// Parts of ‖col[2:]‖ left by form_column's blocks (scaled sums of squares, lassq).
+// Parts of ‖col[2:]‖ left by form_column's blocks.
 template <typename T>
-struct SsqParts {
-  T* scale;
-  T* ssq;
+struct NormParts {
+  T* sum;
+  T* amax;
   unsigned* arrivals;  // blocks done so far; the last resets it for the next column
 };
+
+// Sum of `mine` over the block's threads in a fixed tree (every thread gets it back).
+template <typename T>
+__device__ T block_tree_sum(T mine, T* scratch) {
+  scratch[threadIdx.x] = mine;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (int(threadIdx.x) < half) scratch[threadIdx.x] += scratch[threadIdx.x + half];
+    __syncthreads();
+  }
+  const T total = scratch[0];
+  __syncthreads();
+  return total;
+}
 
 // col = panel[i:, i] - V[i:, :i] W[i, :i]ᵀ - W[i:, :i] V[i, :i]ᵀ, one warp per row; then the
 // last block to finish merges the blocks' sums of squares of col[2:] in block order (a fixed
 // tree) and sets the reflector's scalars.
 template <typename T>
 __global__ void form_column(const T* panel, const T* v_mat, const T* w_mat, int64_t width, int64_t i,
-                            int64_t mi, int64_t j, T* col, SsqParts<T> parts, T* d, T* e, T* tau, T* scalars) {
-  __shared__ Ssq<T> merged[kThreads];
+                            int64_t mi, int64_t j, T* col, NormParts<T> parts, T* d, T* e, T* tau, T* scalars) {
+  __shared__ SumSq<T> merged[kThreads];
+  __shared__ T sums[kThreads];
   __shared__ bool last;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t nwarps = int64_t(gridDim.x) * blockDim.x / 32;
   const T* vi = v_mat + i * width;
   const T* wi = w_mat + i * width;
-  Ssq<T> mine{0, 0};
+  SumSq<T> mine{0, 0};
   for (int64_t t = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; t < mi; t += nwarps) {
     const int64_t row = (i + t) * width;
     T s = 0;
@@ -146,27 +160,37 @@ __global__ void form_column(const T* panel, const T* v_mat, const T* w_mat, int6
   __threadfence();  // col, before this block's arrival is counted
   __syncthreads();
   if (threadIdx.x == 0) {
-    Ssq<T> block = merged[0];
+    SumSq<T> block = merged[0];
     for (int w = 1; w < kWarps; ++w) block.merge(merged[w]);
-    parts.scale[blockIdx.x] = block.scale;
-    parts.ssq[blockIdx.x] = block.ssq;
+    parts.sum[blockIdx.x] = block.sum;
+    parts.amax[blockIdx.x] = block.amax;
     __threadfence();
     last = atomicAdd(parts.arrivals, 1u) == gridDim.x - 1;
   }
   __syncthreads();
   if (!last) return;
-  Ssq<T> acc{0, 0};
+  SumSq<T> acc{0, 0};
   for (int q = threadIdx.x; q < int(gridDim.x); q += blockDim.x)
-    acc.merge(Ssq<T>{__ldcg(parts.scale + q), __ldcg(parts.ssq + q)});
+    acc.merge(SumSq<T>{__ldcg(parts.sum + q), __ldcg(parts.amax + q)});
   merged[threadIdx.x] = acc;
   __syncthreads();
   for (int half = blockDim.x / 2; half > 0; half /= 2) {
     if (int(threadIdx.x) < half) merged[threadIdx.x].merge(merged[threadIdx.x + half]);
     __syncthreads();
   }
+  const SumSq<T> total = merged[0];
+  T xnorm = sqrt_(total.sum);
+  if (!total.plain_is_exact() && total.amax > 0) {  // rare: scale by the largest, one more pass
+    T scaled = 0;
+    for (int64_t t = 2 + threadIdx.x; t < mi; t += blockDim.x) {
+      const T x = __ldcg(col + t) / total.amax;
+      scaled += x * x;
+    }
+    xnorm = isinf(total.amax) ? total.amax : total.amax * sqrt_(block_tree_sum(scaled, sums));
+  }
   if (threadIdx.x != 0) return;
   *parts.arrivals = 0;
-  reflector_scalars(col, mi, j, merged[0], d, e, tau, scalars);
+  reflector_scalars(col, mi, j, xnorm, d, e, tau, scalars);
 }
 
 // v = col[1:] / (alpha - beta) with v[0] = 1; the same at this rank's local columns; p = 0.
@@ -244,23 +268,24 @@ __global__ void vw_dots(const T* v_mat, const T* w_mat, int64_t width, int64_t i
   }
 }
 
-// a, b from vw_dots' parts: block (c, which) sums columns 32c.. of a (which = 0) or b, its 8 warps
-// taking every 8th part, then adds the warps in order.
+// a, b from vw_dots' parts: block (c, which) sums columns 32c.. of a (which = 0) or b, its 32
+// warps taking every 32nd part (few loads in a row per thread), then adds the warps in order.
+constexpr int kCombineWarps = 32;
 template <typename T>
 __global__ void vw_combine(int64_t width, int64_t i, const T* ab_parts, int nparts, T* ab) {
-  __shared__ T sums[kWarps][32];
+  __shared__ T sums[kCombineWarps][32];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t k = int64_t(blockIdx.x) * 32 + lane;
   const int which = blockIdx.y;
   T s = 0;
   if (k < i)
-    for (int q = warp; q < nparts; q += kWarps) s += ab_parts[(2 * int64_t(q) + which) * width + k];
+    for (int q = warp; q < nparts; q += kCombineWarps) s += ab_parts[(2 * int64_t(q) + which) * width + k];
   sums[warp][lane] = s;
   __syncthreads();
   if (warp == 0 && k < i) {
     T total = 0;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) total += sums[w][lane];
+    for (int w = 0; w < kCombineWarps; ++w) total += sums[w][lane];
     ab[which * width + k] = total;
   }
 }
@@ -330,7 +355,7 @@ struct Work {
   T* ab;
   T* dot_parts;
   T* scalars;
-  SsqParts<T> ssq;
+  NormParts<T> ssq;
   T* symv;  // symv_lower's scratch (SytrdProduct::SymvLower only)
 
   static size_t elems(int64_t n, int64_t width) {  // the counter takes the last slot
@@ -348,9 +373,9 @@ struct Work {
     ab = ab_parts + 2 * kMaxParts * width;
     dot_parts = ab + 2 * width;
     scalars = dot_parts + kMaxDotParts;
-    ssq.scale = scalars + 2;
-    ssq.ssq = ssq.scale + kMaxColumnBlocks;
-    ssq.arrivals = reinterpret_cast<unsigned*>(ssq.ssq + kMaxColumnBlocks);
+    ssq.sum = scalars + 2;
+    ssq.amax = ssq.sum + kMaxColumnBlocks;
+    ssq.arrivals = reinterpret_cast<unsigned*>(ssq.amax + kMaxColumnBlocks);
     symv = col + elems(n, width);
   }
 };
@@ -447,7 +472,8 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
       const dim3 dots(chunks, unsigned((i + kDotCols - 1) / kDotCols));
       vw_dots<T><<<dots, kThreads, 0, st>>>(v_mat, w_mat, s.width, i, mi, w.v, w.ab_parts);
       launched("launch(sytrd vw_dots)");
-      vw_combine<T><<<dim3(unsigned((i + 31) / 32), 2), kThreads, 0, st>>>(s.width, i, w.ab_parts, chunks, w.ab);
+      vw_combine<T><<<dim3(unsigned((i + 31) / 32), 2), kCombineWarps * 32, 0, st>>>(s.width, i, w.ab_parts, chunks,
+                                                                                    w.ab);
       launched("launch(sytrd vw_combine)");
       clock.mark(kPhaseCorrection);
     }

@@ -91,32 +91,42 @@ def test_sytrd_native_loop_is_a_stable_reduction(grid, seed, kind, dtype, n, nb,
     reading the lower triangle, and the gemv); and every rank gets the same bits. (d and e of
     two correct reductions may differ far beyond rounding: T's forward error is not bounded by
     it.) The upper triangle is left as it is: sytrd reads a full symmetric matrix."""
-    from solvers.ormtr import ormtr
-    rng = np.random.default_rng([seed, n])
-    a = random_symmetric(rng, n).astype(dtype)
-    a64 = a.astype(np.float64)
+    a = random_symmetric(np.random.default_rng([seed, n]), n).astype(dtype)
     coll = Collectives(grid, kind, cupy)
-    eps = float(np.finfo(dtype).eps)
-    bound = 20 * n * eps * np.abs(a64).sum(axis=0).max()
     products = ["symv_lower", "gemv"] if COMM.Get_size() == 1 else ["gemv"]
     for loop_kind in [f"native, {p}" for p in products] + ["python"]:
-        native = loop_kind != "python"
-        if native:
+        if loop_kind != "python":
             monkeypatch.setenv("SOLVERS_SYTRD_PRODUCT", loop_kind.split(", ")[1])
-        c = DistMatrix.from_global(cupy.asarray(a), grid, nb)
-        d, e, tau = sytrd(c, coll, native=native)
-        loop = coll.stats["other"].notes["column_loop"]
-        assert loop.startswith(loop_kind), loop
-        q = ormtr(c, tau, DistMatrix.from_global(cupy.eye(n, dtype=dtype), grid, nb), coll)
-        q = cupy.asnumpy(q.to_global(coll)).astype(np.float64)
-        d, e = cupy.asnumpy(d).astype(np.float64), cupy.asnumpy(e).astype(np.float64)
-        t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
-        what = f"seed={seed} {loop_kind}"
-        assert np.abs(q.T @ a64 @ q - t).sum(axis=0).max() <= bound, what + ": Q^T A Q != T"
-        assert np.abs(q.T @ q - np.eye(n)).sum(axis=0).max() <= 20 * n * eps, what + ": Q not orthogonal"
-        if native:
-            digests = COMM.allgather(d.tobytes() + e.tobytes() + cupy.asnumpy(tau).tobytes())
-            assert len(set(digests)) == 1, "ranks computed different d, e, tau"
+        _check_sytrd(a, grid, coll, nb, loop_kind, f"seed={seed} {loop_kind}")
+
+
+@pytest.mark.parametrize("scale", [1e-160, 1e160])
+def test_sytrd_native_loop_on_tiny_and_huge_entries(grid, seed, scale):
+    """Columns whose squares underflow or overflow take the scaled norm of the reflector."""
+    a = random_symmetric(np.random.default_rng([seed, 7]), 130) * scale
+    _check_sytrd(a, grid, Collectives(grid, "mpi", cupy), 32, "native", f"seed={seed} scale={scale}")
+
+
+def _check_sytrd(a, grid, coll, nb, loop_kind, what):
+    from solvers.ormtr import ormtr
+    n, dtype = a.shape[0], a.dtype
+    a64 = a.astype(np.float64)
+    eps = float(np.finfo(dtype).eps)
+    bound = 20 * n * eps * np.abs(a64).sum(axis=0).max()
+    native = loop_kind != "python"
+    c = DistMatrix.from_global(cupy.asarray(a), grid, nb)
+    d, e, tau = sytrd(c, coll, native=native)
+    loop = coll.stats["other"].notes["column_loop"]
+    assert loop.startswith(loop_kind), loop
+    q = ormtr(c, tau, DistMatrix.from_global(cupy.eye(n, dtype=dtype), grid, nb), coll)
+    q = cupy.asnumpy(q.to_global(coll)).astype(np.float64)
+    d, e = cupy.asnumpy(d).astype(np.float64), cupy.asnumpy(e).astype(np.float64)
+    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    assert np.abs(q.T @ a64 @ q - t).sum(axis=0).max() <= bound, what + ": Q^T A Q != T"
+    assert np.abs(q.T @ q - np.eye(n)).sum(axis=0).max() <= 20 * n * eps, what + ": Q not orthogonal"
+    if native:
+        digests = COMM.allgather(d.tobytes() + e.tobytes() + cupy.asnumpy(tau).tobytes())
+        assert len(set(digests)) == 1, "ranks computed different d, e, tau"
 
 
 def test_sytrd_profile_notes_every_phase(grid, seed, monkeypatch):
