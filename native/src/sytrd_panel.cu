@@ -461,10 +461,13 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
       const int64_t count = mi - 1;
       const bool native = comm != nullptr &&
                           comm->allreduce(uintptr_t(p), uintptr_t(p), size_t(count), t, Op::Sum, uintptr_t(st)) >= 0;
-      if (!native) fallback(count);
-      stats.calls += 1;
-      stats.bytes += count * int64_t(sizeof(T));
-      stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (native) {  // a fallback call is counted by the caller's own collective
+        stats.calls += 1;
+        stats.bytes += count * int64_t(sizeof(T));
+        stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      } else {
+        fallback(count);
+      }
       clock.mark(kPhaseAllreduce);
     }
     if (i > 0) {
