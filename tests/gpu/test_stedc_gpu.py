@@ -7,13 +7,9 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-cupy = pytest.importorskip("cupy", reason="cupy not installed (pip install hpcolls[cu13])")
-try:
-    _NDEV = cupy.cuda.runtime.getDeviceCount()
-except Exception:  # no driver / no device both mean: nothing to run on
-    _NDEV = 0
-if _NDEV < 1:
-    pytest.skip("no CUDA GPU visible", allow_module_level=True)
+from gpu_required import cupy_with_a_gpu
+
+cupy = cupy_with_a_gpu()
 
 from mpi4py import MPI  # noqa: E402
 
