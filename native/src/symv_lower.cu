@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "hpcolls/errors.h"
+#include "hpcolls/ordered_sum.cuh"
 #include "hpcolls/symv_lower.h"
 
 namespace hpcolls {
@@ -150,12 +151,7 @@ __global__ void combine(int64_t m, Layout l, const T* colpart, const T* rowpart,
   }
   part[g][tc] = s;
   __syncthreads();
-  if (g == 0 && c < m) {
-    T total = 0;
-#pragma unroll
-    for (int q = 0; q < kCombineGroups; ++q) total += part[q][tc];
-    y[c] = total;
-  }
+  if (g == 0 && c < m) y[c] = sum_rows_in_order(part, tc);
 }
 
 }  // namespace

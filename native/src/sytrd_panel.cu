@@ -27,6 +27,7 @@
 
 #include "hpcolls/errors.h"
 #include "hpcolls/native_comm.h"
+#include "hpcolls/ordered_sum.cuh"
 #include "hpcolls/sytrd_panel.h"
 #include "hpcolls/symv_lower.h"
 
@@ -282,12 +283,7 @@ __global__ void vw_combine(int64_t width, int64_t i, const T* ab_parts, int npar
     for (int q = warp; q < nparts; q += kCombineWarps) s += ab_parts[(2 * int64_t(q) + which) * width + k];
   sums[warp][lane] = s;
   __syncthreads();
-  if (warp == 0 && k < i) {
-    T total = 0;
-#pragma unroll
-    for (int w = 0; w < kCombineWarps; ++w) total += sums[w][lane];
-    ab[which * width + k] = total;
-  }
+  if (warp == 0 && k < i) ab[which * width + k] = sum_rows_in_order(sums, lane);
 }
 
 // p -= V a + W b;  w = tau p;  W[:, i] = w, V[:, i] = v;  per-block parts of wᵀv.
@@ -329,13 +325,7 @@ __global__ void w_finish(T* w_mat, int64_t width, int64_t i, int64_t mi, const T
   __shared__ T part[kThreads];
   T mine = 0;
   for (int q = threadIdx.x; q < nparts; q += blockDim.x) mine += dot_parts[q];
-  part[threadIdx.x] = mine;
-  __syncthreads();
-  for (int half = blockDim.x / 2; half > 0; half /= 2) {
-    if (int(threadIdx.x) < half) part[threadIdx.x] += part[threadIdx.x + half];
-    __syncthreads();
-  }
-  const T coef = T(0.5) * scalars[kTau] * part[0];
+  const T coef = T(0.5) * scalars[kTau] * block_tree_sum(mine, part);
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < mi - 1; t += stride)
     w_mat[(i + 1 + t) * width + i] -= coef * v[t];
