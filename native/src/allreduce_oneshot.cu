@@ -3,9 +3,8 @@
 // the user's receive buffer. One remote-store latency; no barrier before or after.
 //
 // The same thread handles chunk i in both phases, so an in-place call reads chunk i (to push it)
-// before it overwrites it. A thread's first chunk is loaded before the epoch is read, so the two
-// loads are in flight together: a small call pays one memory round trip before it can push,
-// not two.
+// before it overwrites it. (Loading a thread's first chunk ahead of the epoch read, so that the two
+// loads overlap, was measured and bought nothing: native/bench/oneshot_anatomy.cu, PERFORMANCE.md.)
 #include "hpcolls/call_state.cuh"
 #include "hpcolls/collective_args.h"
 #include "hpcolls/dispatch.cuh"
@@ -22,23 +21,15 @@ __global__ void allreduce_oneshot(DevComm c, const char* send, char* recv, size_
   const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const size_t stride = size_t(gridDim.x) * blockDim.x;
   const size_t slot_lines = chunks * kLinesPerChunk;
-  const uint4 first_mine = first < chunks ? load_chunk<kUnit>(send, first, bytes, vec_ok) : uint4{};
-  asm volatile("" ::: "memory");  // keeps that load issued here, ahead of the epoch read
   CallState call(c, Algo::OneShot);
-  const auto mine_at = [&](size_t i) { return i == first ? first_mine : load_chunk<kUnit>(send, i, bytes, vec_ok); };
+  const auto mine = [&](size_t i) { return load_chunk<kUnit>(send, i, bytes, vec_ok); };
 
   if (!call.broken()) {
-    for (size_t i = first; i < chunks; i += stride) {
-      const uint4 mine = mine_at(i);
-      for (int k = 1; k < c.nranks; ++k) {
-        const int peer = (c.rank + k) % c.nranks;  // staggered, so ranks do not all hit rank 0 first
-        ll_store_chunk(call.half(peer) + c.rank * slot_lines + i * kLinesPerChunk, mine, call.flag(), call.ll_mode());
-      }
-    }
+    for (size_t i = first; i < chunks; i += stride) call.push_to_peers(c.rank * slot_lines + i * kLinesPerChunk, mine(i));
     const uint4* own = call.half(c.rank);
     for (size_t i = first; i < chunks; i += stride) {
       uint4 acc;
-      if (!reduce_in_rank_order<T, OP>(call, c, own, slot_lines, i * kLinesPerChunk, mine_at(i), acc))
+      if (!reduce_in_rank_order<T, OP>(call, c, own, slot_lines, i * kLinesPerChunk, mine(i), acc))
         break;
       store_chunk<kUnit>(recv, i, bytes, vec_ok, acc);
     }

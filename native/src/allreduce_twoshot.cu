@@ -49,10 +49,7 @@ __global__ void allreduce_twoshot(DevComm c, const char* send, char* recv, size_
     ok = reduce_in_rank_order<T, OP>(call, c, own, slot_lines, line, load_chunk<kUnit>(send, i, bytes, vec_ok), acc);
     if (!ok) break;
     store_chunk<kUnit>(recv, i, bytes, vec_ok, acc);
-    for (int k = 1; k < c.nranks; ++k) {
-      const int peer = (c.rank + k) % c.nranks;
-      ll_store_chunk(call.half(peer) + gather_base + c.rank * slot_lines + line, acc, call.flag(), call.ll_mode());
-    }
+    call.push_to_peers(gather_base + c.rank * slot_lines + line, acc);
   }
   // Phase 3: all-gather receives.
   for (size_t i = first; ok && i < chunks; i += stride) {

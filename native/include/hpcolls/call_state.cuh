@@ -19,7 +19,6 @@ class CallState {
     const volatile DeviceCounters* k = c.counters;
     epoch_ = k->epoch + 1;  // stable for the whole call: only the call's last block advances it
     broken_ = k->error != 0;
-    deadline_ = global_timer_ns() + c.timeout_ns;
   }
 
   __device__ uint32_t flag() const { return epoch_; }
@@ -43,7 +42,7 @@ class CallState {
       if (broken_) return false;
       if ((spin & 255) == 255) {
         if (static_cast<const volatile DeviceCounters*>(c_.counters)->error) broken_ = true;
-        else if (global_timer_ns() > deadline_) { report_timeout(peer); broken_ = true; }
+        else if (past_deadline()) { report_timeout(peer); broken_ = true; }
       }
     }
     out = make_uint4(lo.x, lo.y, hi.x, hi.y);
@@ -68,7 +67,23 @@ class CallState {
     }
   }
 
+  // Pushes one chunk to `lines` of this call's half of every peer's scratch, starting from the
+  // next rank up, so that ranks do not all hit rank 0 first. Not unrolled: the rank count is
+  // known only at run time, and unrolled copies made the kernel 60% larger for nothing.
+  __device__ void push_to_peers(size_t lines, uint4 chunk) const {
+#pragma unroll 1
+    for (int k = 1; k < c_.nranks; ++k) ll_store_chunk(half((c_.rank + k) % c_.nranks) + lines, chunk, epoch_, c_.ll_mode);
+  }
+
  private:
+  // The deadline starts at a thread's first slow poll, not at kernel entry: a call that never
+  // waits (one rank, or data already there) does not read the clock at all.
+  __device__ bool past_deadline() {
+    const uint64_t now = global_timer_ns();
+    if (deadline_ == 0) deadline_ = now + c_.timeout_ns;
+    return now > deadline_;
+  }
+
   __device__ void report_timeout(int peer) {
     if (atomicCAS(&c_.counters->error, 0, 1) != 0) return;  // another thread already reported
     volatile ErrorRecord* r = c_.host_error;
@@ -85,7 +100,7 @@ class CallState {
   Algo algo_;
   uint32_t epoch_;
   bool broken_;
-  uint64_t deadline_;
+  uint64_t deadline_ = 0;  // set by past_deadline()
 };
 
 }  // namespace hpcolls

@@ -16,6 +16,7 @@ template <typename T, Op OP>
 __device__ inline bool reduce_in_rank_order(CallState& call, const DevComm& c, const uint4* slots, size_t slot_lines,
                                             size_t line, uint4 mine, uint4& acc) {
   acc = mine;
+#pragma unroll 1  // as push_to_peers: the rank count is a run-time value
   for (int q = 0; q < c.nranks; ++q) {
     uint4 v = mine;
     if (q != c.rank && !call.receive_chunk(slots + q * slot_lines + line, q, v)) return false;

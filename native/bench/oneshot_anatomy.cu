@@ -1,0 +1,152 @@
+// Where the device time of a one-rank, one-shot AllReduce goes: a ladder of kernels, each adding
+// one thing the real kernel does (its by-value DevComm argument, the counter read, the clock read
+// of the poll deadline, the payload load and store, the end-of-call epoch store), timed the way
+// hpcolls.bench times the real one (a CUDA graph of many launches on one stream, median µs per
+// launch over replays), with the real kernel (linked from native/src) last. Beside it, the host's
+// enqueue time per launch of the same kernel (launches in a loop, no graph): what the argument
+// block costs the CPU, apart from pybind11 and Python.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Inative/include native/bench/oneshot_anatomy.cu \
+//        native/src/allreduce_oneshot.cu -o oneshot_anatomy && ./oneshot_anatomy [launches] [replays]
+//
+// A diagnostic for docs/PERFORMANCE.md, not part of the module. One GPU, one process.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#include "hpcolls/collective_args.h"
+#include "hpcolls/device_clock.cuh"
+#include "hpcolls/types.h"
+
+using hpcolls::DevComm;
+
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+__global__ void empty_no_arguments() {}
+
+// kStage: 0 the arguments alone; 1 + read the counters; 2 + the epoch store after a block
+// barrier; 3 + the clock read; 4 + thread 0 loads 8 bytes and stores them (the whole ladder).
+template <int kStage>
+__global__ void ladder(DevComm c, const char* send, char* recv, size_t bytes, bool vec_ok) {
+  uint2 mine{};
+  if (kStage >= 4 && threadIdx.x == 0) mine = *reinterpret_cast<const uint2*>(send);
+  uint32_t epoch = 0;
+  if (kStage >= 1) {
+    const volatile hpcolls::DeviceCounters* k = c.counters;
+    epoch = k->epoch + 1;
+    if (k->error) return;
+  }
+  if (kStage >= 3 && hpcolls::global_timer_ns() + c.timeout_ns == 0) return;  // never true; keeps the read
+  if (kStage >= 4 && threadIdx.x == 0) *reinterpret_cast<uint2*>(recv) = mine;
+  if (kStage >= 2) {
+    __syncthreads();
+    if (threadIdx.x == 0) c.counters->epoch = epoch;
+  }
+}
+
+// Median µs per launch over `replays` replays of a graph of `launches` launches of `launch`.
+double graph_us(cudaStream_t s, int launches, int replays, const std::function<void()>& launch) {
+  cudaGraph_t g;
+  cudaGraphExec_t exec;
+  check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "begin capture");
+  for (int i = 0; i < launches; ++i) launch();
+  check(cudaStreamEndCapture(s, &g), "end capture");
+  check(cudaGraphInstantiate(&exec, g, 0), "instantiate");
+  cudaEvent_t a, b;
+  check(cudaEventCreate(&a), "event");
+  check(cudaEventCreate(&b), "event");
+  std::vector<float> us;
+  for (int r = 0; r < replays + 5; ++r) {  // the first five are warm-up
+    check(cudaEventRecord(a, s), "record");
+    check(cudaGraphLaunch(exec, s), "graph launch");
+    check(cudaEventRecord(b, s), "record");
+    check(cudaEventSynchronize(b), "sync");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, a, b), "elapsed");
+    if (r >= 5) us.push_back(1e3f * ms / launches);
+  }
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(g);
+  return us[us.size() / 2];
+}
+
+// Median host µs per enqueue over 15 loops of `launches` launches (the device keeps up: each
+// kernel is shorter than its launch, so the queue never fills and the loop measures the CPU).
+double enqueue_us(cudaStream_t s, int launches, const std::function<void()>& launch) {
+  std::vector<double> us;
+  for (int r = 0; r < 16; ++r) {  // the first is warm-up
+    check(cudaStreamSynchronize(s), "sync");
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < launches; ++i) launch();
+    const auto t1 = std::chrono::steady_clock::now();
+    if (r > 0) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / launches);
+  }
+  check(cudaStreamSynchronize(s), "sync");
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int launches = argc > 1 ? std::atoi(argv[1]) : 200;
+  const int replays = argc > 2 ? std::atoi(argv[2]) : 51;
+  cudaStream_t s;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+
+  // A one-rank communicator as the native layer builds one: own scratch, zeroed counters,
+  // the error record in host-mapped memory.
+  DevComm c{};
+  const size_t half = 1 << 20;
+  check(cudaMalloc(&c.scratch[0], 2 * half), "scratch");
+  check(cudaMemset(c.scratch[0], 0, 2 * half), "scratch");
+  check(cudaMalloc(&c.counters, sizeof(hpcolls::DeviceCounters)), "counters");
+  check(cudaMemset(c.counters, 0, sizeof(hpcolls::DeviceCounters)), "counters");
+  hpcolls::ErrorRecord* host_error;
+  check(cudaHostAlloc(&host_error, sizeof(*host_error), cudaHostAllocMapped), "error record");
+  check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&c.host_error), host_error, 0), "error record");
+  c.half_bytes = half;
+  c.timeout_ns = 10'000'000'000ull;
+  c.rank = 0;
+  c.nranks = 1;
+  char* buf;
+  check(cudaMalloc(&buf, 1024), "buffer");
+  check(cudaMemset(buf, 0, 1024), "buffer");
+
+  const auto real = [&](size_t bytes) {
+    hpcolls::AllreduceArgs a{buf, buf, bytes, true, 1, int((bytes + 15) / 16 + 31) / 32 * 32, s};
+    return [=] { check(hpcolls::launch_allreduce_oneshot(c, hpcolls::DType::F64, hpcolls::Op::Max, a), "launch"); };
+  };
+  struct Row { const char* what; std::function<void()> launch; };
+  const std::vector<Row> rows = {
+      {"empty kernel, no arguments, 1x32", [&] { empty_no_arguments<<<1, 32, 0, s>>>(); }},
+      {"+ the real kernel's arguments (DevComm by value)", [&] { ladder<0><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
+      {"+ read the device counters (epoch, error)", [&] { ladder<1><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
+      {"+ block barrier, epoch store", [&] { ladder<2><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
+      {"+ %globaltimer read (poll deadline)", [&] { ladder<3><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
+      {"+ 8-byte payload load and store", [&] { ladder<4><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
+      {"real one-shot kernel, 1 x float64 MAX", real(8)},
+      {"real one-shot kernel, 128 x float64 MAX (1 KiB)", real(1024)},
+  };
+  std::printf("# one-rank one-shot anatomy: CUDA graph of %d launches, median of %d replays\n", launches, replays);
+  std::printf("| kernel | device us per launch (graph) | host us per enqueue (loop of 2000) |\n| --- | --- | --- |\n");
+  for (const Row& r : rows)
+    std::printf("| %s | %.3f | %.3f |\n", r.what, graph_us(s, launches, replays, r.launch), enqueue_us(s, 2000, r.launch));
+  check(cudaDeviceSynchronize(), "final sync");
+  return 0;
+}
