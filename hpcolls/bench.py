@@ -162,9 +162,10 @@ NCCL_CALL = "cupy NCCL allReduce, 1 x float64"
 
 
 def host_overhead(args, cupy):
-    """Host µs per call, medians over --reps batches of 2000 calls: the bare-launch baseline (an
+    """Host µs per call, medians over --reps rounds of 2000 calls per row: the bare-launch baseline (an
     empty kernel launched by one Python->native call), hpcolls' Allreduce (whole Python layer),
-    its native call alone (integers in, no buffer resolution), cupy's NCCL call, and a cupy
+    its native call alone (integers in, no buffer resolution), a native method that makes
+    no CUDA call (the pybind11 floor), cupy's NCCL call, and a cupy
     elementwise kernel for reference. Derived: hpcolls above the bare launch (DESIGN.md's
     budget: 0.7 us) and hpcolls / NCCL."""
     import hpcolls
@@ -179,26 +180,31 @@ def host_overhead(args, cupy):
     rows = {BARE_LAUNCH: lambda: _native.launch_noop(stream),
             HPCOLLS_CALL: lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM),
             "hpcolls native call alone (integer arguments)": lambda: c._native.allreduce(*native_args),
+            "pybind11 floor: native method, no CUDA call (select)": lambda: c._native.select(8),
             "cupy ElementwiseKernel launch": lambda: elementwise(x)}
     nccl = nccl_peer(cupy)
     if nccl is not None:
         rows[NCCL_CALL] = lambda: nccl.comm.allReduce(
             x.data.ptr, x.data.ptr, 1, nccl.types[dtypes.F64], nccl.ops[dtypes.SUM],
             cupy.cuda.get_current_stream().ptr)
-    result = {}
+    # The rows take turns within every repetition, so that a drift of this machine's launch cost
+    # (±1 µs from minute to minute here) moves them together; the difference to the bare launch
+    # is the median of the per-repetition differences.
     n = 2000
-    for name, fn in rows.items():
-        times = []
-        for _ in range(args.reps):
+    times = {name: [] for name in rows}
+    for _ in range(args.warmup + args.reps):
+        for name, fn in rows.items():
             cupy.cuda.get_current_stream().synchronize()
             comm.Barrier()
             t0 = time.perf_counter()
             for _ in range(n):
                 fn()
-            times.append((time.perf_counter() - t0) * 1e6 / n)
-        cupy.cuda.get_current_stream().synchronize()
-        result[name] = statistics.median(times)
-    result["hpcolls above the bare launch"] = result[HPCOLLS_CALL] - result[BARE_LAUNCH]
+            times[name].append((time.perf_counter() - t0) * 1e6 / n)
+    cupy.cuda.get_current_stream().synchronize()
+    times = {name: t[args.warmup:] for name, t in times.items()}
+    result = {name: statistics.median(t) for name, t in times.items()}
+    result["hpcolls above the bare launch"] = statistics.median(
+        a - b for a, b in zip(times[HPCOLLS_CALL], times[BARE_LAUNCH]))
     if NCCL_CALL in result:
         result["hpcolls / NCCL (ratio)"] = result[HPCOLLS_CALL] / result[NCCL_CALL]
     return result

@@ -8,6 +8,7 @@ host memory unless MPI is CUDA-aware (fallback_mpi.device_call). Every attribute
 not define is the wrapped mpi4py communicator's.
 """
 import atexit
+import operator
 import weakref
 
 from mpi4py import MPI
@@ -24,9 +25,14 @@ try:
     import cupy as _cupy
     _current_stream = _cupy.cuda.get_current_stream
     _CUPY_NDARRAY = _cupy.ndarray
+    # cupy's ndarray keeps C-contiguity in a plain attribute (`_c_contiguous`, cupy 13 and 14);
+    # `flags.c_contiguous` builds a Flags object on every call. Use the attribute where it exists.
+    _is_c_contiguous = operator.attrgetter(
+        "_c_contiguous" if hasattr(_CUPY_NDARRAY, "_c_contiguous") else "flags.c_contiguous")
 except ImportError:
     _current_stream = None
     _CUPY_NDARRAY = None
+    _is_c_contiguous = None
 
 # The predefined ops the native kernels carry, by identity: the fast path's lookup.
 _FAST_OPS = {id(MPI.SUM): dtypes.SUM, id(MPI.PROD): dtypes.PROD, id(MPI.MIN): dtypes.MIN, id(MPI.MAX): dtypes.MAX}
@@ -265,15 +271,16 @@ class Communicator:
         checks, explains and falls back."""
         opc = _FAST_OPS.get(id(op))
         code = dtypes.code_of_numpy_fast(recvbuf.dtype)
-        if opc is None or code is None or not recvbuf.flags.c_contiguous or recvbuf.data.device_id != self._device:
+        mem = recvbuf.data
+        if opc is None or code is None or mem.device_id != self._device or not _is_c_contiguous(recvbuf):
             return False
         if code in dtypes.COMPLEX and opc in (dtypes.MIN, dtypes.MAX):
             return False
-        recv = recvbuf.data.ptr
+        recv = mem.ptr
         if sendbuf is MPI.IN_PLACE:
             send = recv
         elif (type(sendbuf) is _CUPY_NDARRAY and sendbuf.dtype == recvbuf.dtype and sendbuf.size == recvbuf.size
-              and sendbuf.flags.c_contiguous and sendbuf.data.device_id == self._device):
+              and _is_c_contiguous(sendbuf) and sendbuf.data.device_id == self._device):
             send = sendbuf.data.ptr
             if send != recv and send < recv + recvbuf.nbytes and recv < send + recvbuf.nbytes:
                 return False  # overlapping: the full path raises
