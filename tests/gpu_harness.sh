@@ -3,12 +3,14 @@
 # GPU (one rank per GPU when there are several), stop MPS, print a pass/fail table.
 #
 #   bash tests/gpu_harness.sh [--ranks "1 2 4"] [--no-build] [--no-tests] [--bench]
-#        [--bench-args "..."] [--solver-bench "N ..."] [-- extra pytest args]
+#        [--bench-args "..."] [--solver-bench "N ..."] [--microbench] [-- extra pytest args]
 #
 # --bench: after the tests, python -m hpcolls.bench for every rank count (JSON and table next to
 # the logs) for docs/PERFORMANCE.md; --bench-args replaces its default arguments (--no-inplace).
 # --solver-bench "8192 16384": python -m solvers.bench at those orders, one rank (beside
 # cuSOLVER), then, for each rank count > 1, the smallest order with --collectives hpcolls and mpi.
+# --microbench: first, build and run native/bench's one-process diagnostics (the one-shot
+# anatomy ladder, and the speed-of-light flags between GPU 0 and every GPU it reaches).
 #
 # Runs with the machine's own python3 and packages (no internet): cupy, mpi4py, pybind11,
 # scikit-build-core, cmake, ninja must be there; the build uses --no-build-isolation.
@@ -21,6 +23,7 @@ bench=0
 bench_args="--no-inplace"
 solver_orders=""
 tests=1
+microbench=0
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -30,8 +33,9 @@ while [ $# -gt 0 ]; do
     --bench-args) bench_args="$2"; shift 2 ;;
     --solver-bench) solver_orders="$2"; shift 2 ;;
     --no-tests) tests=0; shift ;;
+    --microbench) microbench=1; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "gpu_harness: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,6 +56,21 @@ ngpu=$("$py" -c 'import hpcolls; print(hpcolls.device_count())')
 echo "== $ngpu GPU(s) visible"
 "$py" -m hpcolls info | tee "$logs/info.txt"
 [ "$ngpu" -ge 1 ] || { echo "no GPU visible: nothing to run"; exit 1; }
+
+if [ "$microbench" = 1 ]; then
+  arch="${HPCOLLS_CUDA_ARCHITECTURES:-90-real}"
+  arch="${arch%%-*}"
+  for b in oneshot_anatomy sol_microbench; do
+    extra_src=$([ "$b" = oneshot_anatomy ] && echo native/src/allreduce_oneshot.cu)
+    echo "== native/bench/$b"
+    # shellcheck disable=SC2086  # extra_src is empty or one path
+    if nvcc -O3 -std=c++17 -arch=sm_"${arch:-90}" -Inative/include "native/bench/$b.cu" $extra_src -o "/tmp/hpcolls-$b"; then
+      "/tmp/hpcolls-$b" | tee "$logs/$b.txt"
+    else
+      echo "$b did not build"
+    fi
+  done
+fi
 
 mps_started=0
 start_mps() {
