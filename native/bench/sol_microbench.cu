@@ -1,7 +1,7 @@
 // Speed of light for the LL protocol on this machine: what one flag costs to read, to write and
 // to see on another GPU, against which hpcolls' kernel times are judged (DESIGN.md's floor).
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 native/bench/sol_microbench.cu -o sol_microbench && ./sol_microbench [rounds]
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Inative/include native/bench/sol_microbench.cu -o sol_microbench && ./sol_microbench [rounds]
 //
 // Rows, for GPU 0 and each GPU it can reach by peer access (itself included):
 //   load:      dependent volatile loads of a line in that GPU's memory (L2-resident after the
@@ -22,6 +22,10 @@
 #include <string>
 #include <vector>
 
+#include "hpcolls/device_clock.cuh"
+
+using hpcolls::global_timer_ns;
+
 namespace {
 
 void check(cudaError_t e, const char* what) {
@@ -31,40 +35,34 @@ void check(cudaError_t e, const char* what) {
   }
 }
 
-__device__ uint64_t now_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 // The line holds its own address, so each load depends on the one before.
 __global__ void chase(const uint64_t* line, int n, uint64_t* ns_out) {
   const uint64_t* p = line;
-  const uint64_t t0 = now_ns();
+  const uint64_t t0 = global_timer_ns();
   for (int i = 0; i < n; ++i) p = reinterpret_cast<const uint64_t*>(*reinterpret_cast<const volatile uint64_t*>(p));
-  const uint64_t t1 = now_ns();
+  const uint64_t t1 = global_timer_ns();
   ns_out[0] = t1 - t0;
   ns_out[1] = reinterpret_cast<uint64_t>(p);  // keeps the chain
 }
 
 __global__ void store_fence(volatile uint64_t* where, int n, uint64_t* ns_out) {
-  const uint64_t t0 = now_ns();
+  const uint64_t t0 = global_timer_ns();
   for (int i = 0; i < n; ++i) {
     *where = i;
     __threadfence_system();
   }
-  ns_out[0] = now_ns() - t0;
+  ns_out[0] = global_timer_ns() - t0;
 }
 
 // Block b waits for its flag to reach its turn, then writes the next value into the other side's
 // flag. mine[b] is read locally; theirs[b] is the other side's flag (possibly on another GPU).
 __device__ bool ping_pong_side(volatile uint64_t* mine, volatile uint64_t* theirs, int rounds, bool starts) {
-  const uint64_t deadline = now_ns() + 2'000'000'000ull;
+  const uint64_t deadline = global_timer_ns() + 2'000'000'000ull;
   for (int r = 0; r < rounds; ++r) {
     const uint64_t want = 2ull * r + (starts ? 0 : 1);
     if (!(starts && r == 0)) {
       while (*mine < want)
-        if (now_ns() > deadline) return false;
+        if (global_timer_ns() > deadline) return false;
     }
     *theirs = want + 1;
   }
@@ -75,17 +73,17 @@ __device__ bool ping_pong_side(volatile uint64_t* mine, volatile uint64_t* their
 // Two sides in one kernel (one GPU): block 0 starts.
 __global__ void ping_pong_local(volatile uint64_t* flag0, volatile uint64_t* flag1, int rounds, uint64_t* out) {
   if (threadIdx.x != 0) return;
-  const uint64_t t0 = now_ns();
+  const uint64_t t0 = global_timer_ns();
   const bool ok = blockIdx.x == 0 ? ping_pong_side(flag0, flag1, rounds, true) : ping_pong_side(flag1, flag0, rounds, false);
-  if (blockIdx.x == 0) out[0] = now_ns() - t0;
+  if (blockIdx.x == 0) out[0] = global_timer_ns() - t0;
   if (!ok) atomicAdd(reinterpret_cast<unsigned long long*>(out + 1), 1ull);
 }
 
 // One side per GPU: each launched on its own device, concurrently.
 __global__ void ping_pong_remote(volatile uint64_t* mine, volatile uint64_t* theirs, int rounds, bool starts, uint64_t* out) {
-  const uint64_t t0 = now_ns();
+  const uint64_t t0 = global_timer_ns();
   const bool ok = ping_pong_side(mine, theirs, rounds, starts);
-  out[0] = now_ns() - t0;
+  out[0] = global_timer_ns() - t0;
   out[1] = ok ? 0 : 1;
 }
 
