@@ -23,21 +23,16 @@
 #include "hpcolls/call_state.cuh"
 #include "hpcolls/collective_args.h"
 #include "hpcolls/device_clock.cuh"
+#include "hpcolls/errors.h"
 #include "hpcolls/dispatch.cuh"
 #include "hpcolls/payload.cuh"
 #include "hpcolls/rank_order.cuh"
 #include "hpcolls/types.h"
 
+using hpcolls::cuda_check;
 using hpcolls::DevComm;
 
 namespace {
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
 
 __global__ void empty_no_arguments() {}
 
@@ -84,21 +79,21 @@ __global__ void oneshot_single_block(DevComm c, const char* send, char* recv, ui
 double graph_us(cudaStream_t s, int launches, int replays, const std::function<void()>& launch) {
   cudaGraph_t g;
   cudaGraphExec_t exec;
-  check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "begin capture");
+  cuda_check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "begin capture");
   for (int i = 0; i < launches; ++i) launch();
-  check(cudaStreamEndCapture(s, &g), "end capture");
-  check(cudaGraphInstantiate(&exec, g, 0), "instantiate");
+  cuda_check(cudaStreamEndCapture(s, &g), "end capture");
+  cuda_check(cudaGraphInstantiate(&exec, g, 0), "instantiate");
   cudaEvent_t a, b;
-  check(cudaEventCreate(&a), "event");
-  check(cudaEventCreate(&b), "event");
+  cuda_check(cudaEventCreate(&a), "event");
+  cuda_check(cudaEventCreate(&b), "event");
   std::vector<float> us;
   for (int r = 0; r < replays + 5; ++r) {  // the first five are warm-up
-    check(cudaEventRecord(a, s), "record");
-    check(cudaGraphLaunch(exec, s), "graph launch");
-    check(cudaEventRecord(b, s), "record");
-    check(cudaEventSynchronize(b), "sync");
+    cuda_check(cudaEventRecord(a, s), "record");
+    cuda_check(cudaGraphLaunch(exec, s), "graph launch");
+    cuda_check(cudaEventRecord(b, s), "record");
+    cuda_check(cudaEventSynchronize(b), "sync");
     float ms = 0;
-    check(cudaEventElapsedTime(&ms, a, b), "elapsed");
+    cuda_check(cudaEventElapsedTime(&ms, a, b), "elapsed");
     if (r >= 5) us.push_back(1e3f * ms / launches);
   }
   std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
@@ -114,13 +109,13 @@ double graph_us(cudaStream_t s, int launches, int replays, const std::function<v
 double enqueue_us(cudaStream_t s, int launches, const std::function<void()>& launch) {
   std::vector<double> us;
   for (int r = 0; r < 16; ++r) {  // the first is warm-up
-    check(cudaStreamSynchronize(s), "sync");
+    cuda_check(cudaStreamSynchronize(s), "sync");
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < launches; ++i) launch();
     const auto t1 = std::chrono::steady_clock::now();
     if (r > 0) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / launches);
   }
-  check(cudaStreamSynchronize(s), "sync");
+  cuda_check(cudaStreamSynchronize(s), "sync");
   std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
   return us[us.size() / 2];
 }
@@ -131,30 +126,30 @@ int main(int argc, char** argv) {
   const int launches = argc > 1 ? std::atoi(argv[1]) : 200;
   const int replays = argc > 2 ? std::atoi(argv[2]) : 51;
   cudaStream_t s;
-  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
 
   // A one-rank communicator as the native layer builds one: own scratch, zeroed counters,
   // the error record in host-mapped memory.
   DevComm c{};
   const size_t half = 1 << 20;
-  check(cudaMalloc(&c.scratch[0], 2 * half), "scratch");
-  check(cudaMemset(c.scratch[0], 0, 2 * half), "scratch");
-  check(cudaMalloc(&c.counters, sizeof(hpcolls::DeviceCounters)), "counters");
-  check(cudaMemset(c.counters, 0, sizeof(hpcolls::DeviceCounters)), "counters");
+  cuda_check(cudaMalloc(&c.scratch[0], 2 * half), "scratch");
+  cuda_check(cudaMemset(c.scratch[0], 0, 2 * half), "scratch");
+  cuda_check(cudaMalloc(&c.counters, sizeof(hpcolls::DeviceCounters)), "counters");
+  cuda_check(cudaMemset(c.counters, 0, sizeof(hpcolls::DeviceCounters)), "counters");
   hpcolls::ErrorRecord* host_error;
-  check(cudaHostAlloc(&host_error, sizeof(*host_error), cudaHostAllocMapped), "error record");
-  check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&c.host_error), host_error, 0), "error record");
+  cuda_check(cudaHostAlloc(&host_error, sizeof(*host_error), cudaHostAllocMapped), "error record");
+  cuda_check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&c.host_error), host_error, 0), "error record");
   c.half_bytes = half;
   c.timeout_ns = 10'000'000'000ull;
   c.rank = 0;
   c.nranks = 1;
   char* buf;
-  check(cudaMalloc(&buf, 1024), "buffer");
-  check(cudaMemset(buf, 0, 1024), "buffer");
+  cuda_check(cudaMalloc(&buf, 1024), "buffer");
+  cuda_check(cudaMemset(buf, 0, 1024), "buffer");
 
   const auto real = [&](size_t bytes) {
     hpcolls::AllreduceArgs a{buf, buf, bytes, true, 1, int((bytes + 15) / 16 + 31) / 32 * 32, s};
-    return [=] { check(hpcolls::launch_allreduce_oneshot(c, hpcolls::DType::F64, hpcolls::Op::Max, a), "launch"); };
+    return [=] { cuda_check(hpcolls::launch_allreduce_oneshot(c, hpcolls::DType::F64, hpcolls::Op::Max, a), "launch"); };
   };
   struct Row { const char* what; std::function<void()> launch; };
   const std::vector<Row> rows = {
@@ -175,6 +170,6 @@ int main(int argc, char** argv) {
   std::printf("| kernel | device us per launch (graph) | host us per enqueue (loop of 2000) |\n| --- | --- | --- |\n");
   for (const Row& r : rows)
     std::printf("| %s | %.3f | %.3f |\n", r.what, graph_us(s, launches, replays, r.launch), enqueue_us(s, 2000, r.launch));
-  check(cudaDeviceSynchronize(), "final sync");
+  cuda_check(cudaDeviceSynchronize(), "final sync");
   return 0;
 }

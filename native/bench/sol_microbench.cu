@@ -23,17 +23,12 @@
 #include <vector>
 
 #include "hpcolls/device_clock.cuh"
+#include "hpcolls/errors.h"
 
+using hpcolls::cuda_check;
 using hpcolls::global_timer_ns;
 
 namespace {
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
 
 // The line holds its own address, so each load depends on the one before.
 __global__ void chase(const uint64_t* line, int n, uint64_t* ns_out) {
@@ -88,87 +83,87 @@ __global__ void ping_pong_remote(volatile uint64_t* mine, volatile uint64_t* the
 }
 
 double chase_ns(int target, int rounds) {
-  check(cudaSetDevice(target), "set device");
+  cuda_check(cudaSetDevice(target), "set device");
   uint64_t* line;
-  check(cudaMalloc(&line, 128), "malloc line");
-  check(cudaMemcpy(line, &line, sizeof(line), cudaMemcpyHostToDevice), "line");
-  check(cudaSetDevice(0), "set device");
+  cuda_check(cudaMalloc(&line, 128), "malloc line");
+  cuda_check(cudaMemcpy(line, &line, sizeof(line), cudaMemcpyHostToDevice), "line");
+  cuda_check(cudaSetDevice(0), "set device");
   uint64_t* out;
-  check(cudaMalloc(&out, 16), "malloc out");
+  cuda_check(cudaMalloc(&out, 16), "malloc out");
   chase<<<1, 1>>>(line, 16, out);  // warm-up: brings the line into the caches
   chase<<<1, 1>>>(line, rounds, out);
   uint64_t host[2];
-  check(cudaMemcpy(host, out, sizeof(host), cudaMemcpyDeviceToHost), "chase");
+  cuda_check(cudaMemcpy(host, out, sizeof(host), cudaMemcpyDeviceToHost), "chase");
   cudaFree(out);
-  check(cudaSetDevice(target), "set device");
+  cuda_check(cudaSetDevice(target), "set device");
   cudaFree(line);
-  check(cudaSetDevice(0), "set device");
+  cuda_check(cudaSetDevice(0), "set device");
   return double(host[0]) / rounds;
 }
 
 double fence_ns(int target, int rounds) {
-  check(cudaSetDevice(target), "set device");
+  cuda_check(cudaSetDevice(target), "set device");
   uint64_t* where;
-  check(cudaMalloc(&where, 128), "malloc");
-  check(cudaSetDevice(0), "set device");
+  cuda_check(cudaMalloc(&where, 128), "malloc");
+  cuda_check(cudaSetDevice(0), "set device");
   uint64_t* out;
-  check(cudaMalloc(&out, 16), "malloc out");
+  cuda_check(cudaMalloc(&out, 16), "malloc out");
   store_fence<<<1, 1>>>(where, 16, out);
   store_fence<<<1, 1>>>(where, rounds, out);
   uint64_t ns;
-  check(cudaMemcpy(&ns, out, sizeof(ns), cudaMemcpyDeviceToHost), "fence");
+  cuda_check(cudaMemcpy(&ns, out, sizeof(ns), cudaMemcpyDeviceToHost), "fence");
   cudaFree(out);
-  check(cudaSetDevice(target), "set device");
+  cuda_check(cudaSetDevice(target), "set device");
   cudaFree(where);
-  check(cudaSetDevice(0), "set device");
+  cuda_check(cudaSetDevice(0), "set device");
   return double(ns) / rounds;
 }
 
 // One-way ns, or a negative number on time-out.
 double ping_pong_ns(int other, int rounds) {
   uint64_t *flag0, *flag1, *out0, *out1;
-  check(cudaSetDevice(0), "set device");
-  check(cudaMalloc(&flag0, 128), "malloc");
-  check(cudaMemset(flag0, 0, 128), "memset");
-  check(cudaMalloc(&out0, 16), "malloc");
-  check(cudaMemset(out0, 0, 16), "memset");
-  check(cudaSetDevice(other), "set device");
-  check(cudaMalloc(&flag1, 128), "malloc");
-  check(cudaMemset(flag1, 0, 128), "memset");
-  check(cudaMalloc(&out1, 16), "malloc");
-  check(cudaMemset(out1, 0, 16), "memset");
-  check(cudaDeviceSynchronize(), "sync");
+  cuda_check(cudaSetDevice(0), "set device");
+  cuda_check(cudaMalloc(&flag0, 128), "malloc");
+  cuda_check(cudaMemset(flag0, 0, 128), "memset");
+  cuda_check(cudaMalloc(&out0, 16), "malloc");
+  cuda_check(cudaMemset(out0, 0, 16), "memset");
+  cuda_check(cudaSetDevice(other), "set device");
+  cuda_check(cudaMalloc(&flag1, 128), "malloc");
+  cuda_check(cudaMemset(flag1, 0, 128), "memset");
+  cuda_check(cudaMalloc(&out1, 16), "malloc");
+  cuda_check(cudaMemset(out1, 0, 16), "memset");
+  cuda_check(cudaDeviceSynchronize(), "sync");
   uint64_t host[2] = {0, 0};
   if (other == 0) {
-    check(cudaSetDevice(0), "set device");
+    cuda_check(cudaSetDevice(0), "set device");
     ping_pong_local<<<2, 32>>>(flag0, flag1, rounds, out0);
-    check(cudaDeviceSynchronize(), "ping-pong");
-    check(cudaMemcpy(host, out0, sizeof(host), cudaMemcpyDeviceToHost), "result");
+    cuda_check(cudaDeviceSynchronize(), "ping-pong");
+    cuda_check(cudaMemcpy(host, out0, sizeof(host), cudaMemcpyDeviceToHost), "result");
   } else {
     cudaStream_t s0, s1;
-    check(cudaSetDevice(other), "set device");
-    check(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking), "stream");
+    cuda_check(cudaSetDevice(other), "set device");
+    cuda_check(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking), "stream");
     ping_pong_remote<<<1, 1, 0, s1>>>(flag1, flag0, rounds, false, out1);
-    check(cudaSetDevice(0), "set device");
-    check(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking), "stream");
+    cuda_check(cudaSetDevice(0), "set device");
+    cuda_check(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking), "stream");
     ping_pong_remote<<<1, 1, 0, s0>>>(flag0, flag1, rounds, true, out0);
-    check(cudaStreamSynchronize(s0), "ping-pong");
-    check(cudaMemcpy(host, out0, sizeof(host), cudaMemcpyDeviceToHost), "result");
-    check(cudaSetDevice(other), "set device");
-    check(cudaStreamSynchronize(s1), "ping-pong");
+    cuda_check(cudaStreamSynchronize(s0), "ping-pong");
+    cuda_check(cudaMemcpy(host, out0, sizeof(host), cudaMemcpyDeviceToHost), "result");
+    cuda_check(cudaSetDevice(other), "set device");
+    cuda_check(cudaStreamSynchronize(s1), "ping-pong");
     uint64_t other_side[2];
-    check(cudaMemcpy(other_side, out1, sizeof(other_side), cudaMemcpyDeviceToHost), "result");
+    cuda_check(cudaMemcpy(other_side, out1, sizeof(other_side), cudaMemcpyDeviceToHost), "result");
     host[1] += other_side[1];
     cudaStreamDestroy(s1);
-    check(cudaSetDevice(0), "set device");
+    cuda_check(cudaSetDevice(0), "set device");
     cudaStreamDestroy(s0);
   }
   cudaFree(flag0);
   cudaFree(out0);
-  check(cudaSetDevice(other), "set device");
+  cuda_check(cudaSetDevice(other), "set device");
   cudaFree(flag1);
   cudaFree(out1);
-  check(cudaSetDevice(0), "set device");
+  cuda_check(cudaSetDevice(0), "set device");
   // The starting side's time spans 2 x rounds - 1 one-way trips (it does not wait for the last).
   return host[1] == 0 ? double(host[0]) / (2.0 * rounds - 1) : -1.0;
 }
@@ -178,20 +173,20 @@ double ping_pong_ns(int other, int rounds) {
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 10000;
   int ngpu = 0;
-  check(cudaGetDeviceCount(&ngpu), "device count");
+  cuda_check(cudaGetDeviceCount(&ngpu), "device count");
   std::vector<int> targets = {0};
   for (int d = 1; d < ngpu; ++d) {
     int can = 0;
-    check(cudaDeviceCanAccessPeer(&can, 0, d), "can access peer");
+    cuda_check(cudaDeviceCanAccessPeer(&can, 0, d), "can access peer");
     if (!can) {
       std::printf("# GPU %d: no peer access from GPU 0, skipped\n", d);
       continue;
     }
-    check(cudaSetDevice(0), "set device");
-    check(cudaDeviceEnablePeerAccess(d, 0), "enable peer access 0->d");
-    check(cudaSetDevice(d), "set device");
-    check(cudaDeviceEnablePeerAccess(0, 0), "enable peer access d->0");
-    check(cudaSetDevice(0), "set device");
+    cuda_check(cudaSetDevice(0), "set device");
+    cuda_check(cudaDeviceEnablePeerAccess(d, 0), "enable peer access 0->d");
+    cuda_check(cudaSetDevice(d), "set device");
+    cuda_check(cudaDeviceEnablePeerAccess(0, 0), "enable peer access d->0");
+    cuda_check(cudaSetDevice(0), "set device");
     targets.push_back(d);
   }
   std::printf("# speed of light from GPU 0 (%d GPU(s) visible), %d rounds per figure\n", ngpu, rounds);
