@@ -1,10 +1,14 @@
 """sygvd benchmark against cuSOLVER: python -m solvers.bench [--n 8192 16384] (under mpiexec/srun).
 
 Per n it solves the embedded known-spectrum problem (float64, itype 1, jobz V unless told) with
-solvers.sygvd on the run's grid and collectives, and — on a one-rank GPU run, in the same process
-on the same GPU — cuSOLVER's single-GPU ``cusolverDn<t>sygvd`` on the same matrices. Every solve
-is repeated; warm-up solves are excluded; medians are reported, with the per-stage times of the
-median solve and its ratio to cuSOLVER. Eigenvalues of both are checked against the exact ones.
+solvers.sygvd on the run's grid and collectives, and beside it, on the same matrices: on a
+one-rank GPU run, in the same process on the same GPU, cuSOLVER's single-GPU
+``cusolverDn<t>sygvd``; on a GPU run with every rank on its own GPU (one rank included),
+cuSOLVERMp's distributed ``sygvd`` on the same grid and layout (bench_cusolvermp.py; needs
+nvmath-python and the cuSOLVERMp library). The header says which peers run and, for each that
+does not, why. Every solve is repeated; warm-up solves are excluded; medians are reported, with
+the per-stage times of the median solve and its ratio to each peer. Eigenvalues are checked
+against the exact ones.
 
 cuSOLVER is called through ctypes on the libcusolver that cupy loads (the library nvmath-python's
 cusolverDn bindings call too), so no extra package is needed on the GPU machine.
@@ -32,6 +36,7 @@ def parse_args(argv):
     p.add_argument("--repeat", type=int, default=3, help="timed solves per n (default 3)")
     p.add_argument("--warmup", type=int, default=1, help="untimed solves first (default 1)")
     p.add_argument("--no-cusolver", action="store_true", help="skip the cuSOLVER peer")
+    p.add_argument("--no-cusolvermp", action="store_true", help="skip the cuSOLVERMp peer")
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     return p.parse_args(argv)
@@ -135,10 +140,14 @@ def main(argv=None):
     peer = None
     if device == "gpu" and comm.size == 1 and not args.no_cusolver:
         peer = CusolverSygvd(xp)
+    from .bench_cusolvermp import CusolverMpSygvd
+    mp_peer, mp_why = (None, "--no-cusolvermp") if args.no_cusolvermp else \
+        CusolverMpSygvd.create(grid, xp, device, args.jobz)
     say(f"# solvers.bench: {comm.size} rank(s), grid {grid.nprow}x{grid.npcol}, device {device}, "
         f"collectives {coll.kind} via {coll.transport}, {dtype.name}, jobz {args.jobz}, "
-        f"repeat {args.repeat} (warm-up {args.warmup}); BLAS threads {blas_line}; peer: "
-        f"{'cuSOLVER sygvd, same GPU' if peer else 'none (cuSOLVER runs on one-rank GPU runs)'}")
+        f"repeat {args.repeat} (warm-up {args.warmup}); BLAS threads {blas_line}; peers: "
+        f"{'cuSOLVER sygvd, same GPU' if peer else 'no cuSOLVER (it runs on one-rank GPU runs)'}; "
+        f"{'cuSOLVERMp sygvd, same grid' if mp_peer else f'no cuSOLVERMp ({mp_why})'}")
     rows = []
     for n in args.n:
         nb = min(args.nb or (256 if device == "gpu" else 32), n)
@@ -165,6 +174,11 @@ def main(argv=None):
                                             args.repeat, args.warmup, lambda: synchronize(xp))
             row.update(cusolver_median_s=pmed, cusolver_samples_s=psamples,
                        cusolver_max_eig_err=float(np.abs(_host(pw) - exact).max()), ratio=med / pmed)
+        if mp_peer is not None:
+            mmed, msamples, mw = timed(lambda: mp_peer.solve(a, b), args.repeat, args.warmup, lambda: synchronize(xp))
+            row.update(cusolvermp_median_s=mmed, cusolvermp_samples_s=msamples, ratio_cusolvermp=med / mmed)
+            if comm.rank == 0:
+                row["cusolvermp_max_eig_err"] = float(np.abs(_host(mw) - exact).max())
         rows.append(row)
         say(f"\nn={n} nb={nb}: solvers.sygvd median {med:.3f} s (samples {', '.join(f'{s:.3f}' for s in samples)})"
             f", max |λ-λ_exact| {row.get('ours_max_eig_err', float('nan')):.2e}")
@@ -173,11 +187,17 @@ def main(argv=None):
         if peer is not None:
             say(f"  cuSOLVER sygvd median {row['cusolver_median_s']:.3f} s, "
                 f"max |λ-λ_exact| {row['cusolver_max_eig_err']:.2e}; ratio ours/cuSOLVER = {row['ratio']:.2f}")
+        if mp_peer is not None:
+            say(f"  cuSOLVERMp sygvd median {row['cusolvermp_median_s']:.3f} s, "
+                f"max |λ-λ_exact| {row['cusolvermp_max_eig_err']:.2e}; "
+                f"ratio ours/cuSOLVERMp = {row['ratio_cusolvermp']:.2f}")
     if comm.rank == 0 and args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "argv": sys.argv}, f, indent=1)
     if peer is not None:
         peer.close()
+    if mp_peer is not None:
+        mp_peer.close()
     grid.free()
     return 0
 

@@ -1,0 +1,94 @@
+"""cuSOLVERMp's distributed ``sygvd`` as a peer of solvers.bench, on the run's own grid.
+
+It needs every rank on its own GPU (it talks over NCCL, which refuses two ranks on one GPU), jobz
+V (the only mode cuSOLVERMp's sygvd has), and nvmath-python's cusolverMp bindings with the library
+they load (``pip install nvmath-python nvidia-cusolvermp-cu13``; nvmath-python 1.0 binds
+cuSOLVERMp 0.7.2 to 0.8.0). ``CusolverMpSygvd.create`` says why when any of that is missing.
+
+It solves on the layout solvers.sygvd uses (the ScaLAPACK descriptor every DistMatrix carries,
+ranks row-major over the grid), on Fortran-order copies of the local arrays, since cuSOLVERMp
+reads local arrays column-major; the copies are part of the timed solve, as the cuSOLVER peer's
+are. Written for N GPUs; not yet run on the GPU machine (see docs/PERFORMANCE.md).
+"""
+import numpy as np
+from mpi4py import MPI
+
+# cudaDataType codes (library_types.h) and the cusolver / cublas enum values sygvd takes.
+_CUDA_TYPE = {np.dtype(np.float32): 0, np.dtype(np.float64): 1}   # CUDA_R_32F, CUDA_R_64F
+_EIG_TYPE_1, _EIG_MODE_VECTOR, _FILL_LOWER = 1, 1, 0
+
+
+class CusolverMpSygvd:
+    @classmethod
+    def create(cls, grid, xp, device, jobz):
+        """(peer, None) where cuSOLVERMp can run on this grid, else (None, why). Collective: every
+        rank of the grid must call it, and all get the same answer."""
+        why = None
+        if device != "gpu":
+            why = "a CPU run"
+        elif jobz != "V":
+            why = "jobz N (cuSOLVERMp's sygvd computes eigenvectors only)"
+        else:
+            try:
+                from nvmath.bindings import cusolverMp  # noqa: F401
+            except Exception as exc:  # noqa: BLE001 - a missing package or library: not here
+                why = (f"nvmath-python's cusolverMp bindings unavailable ({exc.__class__.__name__}: {exc}); "
+                       "pip install nvmath-python nvidia-cusolvermp-cu13")
+        if device == "gpu":
+            where = (MPI.Get_processor_name(), xp.cuda.Device().pci_bus_id)
+            places = grid.comm.allgather(where)
+            if why is None and len(set(places)) != len(places):
+                why = "several ranks share a GPU, which NCCL (cuSOLVERMp's transport) refuses"
+        whys = grid.comm.allgather(why)
+        why = next((w for w in whys if w), None)
+        return (None, why) if why else (cls(grid, xp), None)
+
+    def __init__(self, grid, xp):
+        from cupy.cuda import nccl
+        from nvmath.bindings import cusolverMp as mp
+        self.mp, self.xp, self.grid = mp, xp, grid
+        comm = grid.comm
+        uid = comm.bcast(nccl.get_unique_id() if comm.Get_rank() == 0 else None, root=0)
+        self.nccl = nccl.NcclCommunicator(comm.Get_size(), uid, comm.Get_rank())
+        self.stream = xp.cuda.Stream(non_blocking=True)
+        self.handle = mp.create(xp.cuda.Device().id, self.stream.ptr)
+        self.mp_grid = mp.create_device_grid(self.handle, self.nccl.comm, grid.nprow, grid.npcol,
+                                             mp.GridMapping.ROW_MAJOR)
+
+    def _desc(self, dm):
+        d = dm.desc
+        return self.mp.create_matrix_desc(self.mp_grid, _CUDA_TYPE[dm.dtype], d.m, d.n, d.mb, d.nb,
+                                          d.rsrc, d.csrc, d.lld)
+
+    def solve(self, a, b):
+        """Eigenvalues of A x = λ B x (lower triangles of the DistMatrix a, b), on every rank."""
+        xp, mp = self.xp, self.mp
+        n = a.shape[0]
+        compute = _CUDA_TYPE[a.dtype]
+        with self.stream:
+            la, lb = xp.asfortranarray(a.local), xp.asfortranarray(b.local)
+            lz = xp.empty_like(la, order="F")
+            w = xp.empty(n, dtype=a.dtype)
+            info = xp.zeros(1, dtype=np.int32)
+        descs = [self._desc(a), self._desc(b), self._desc(a)]
+        try:
+            da, db, dz = descs
+            dev_bytes, host_bytes = mp.sygvd_buffer_size(
+                self.handle, _EIG_TYPE_1, _EIG_MODE_VECTOR, _FILL_LOWER, n, 1, 1, da, 1, 1, db, 1, 1, dz, compute)
+            dev_work = xp.empty(max(dev_bytes, 1), dtype=np.uint8)
+            host_work = np.empty(max(host_bytes, 1), dtype=np.uint8)
+            mp.sygvd(self.handle, _EIG_TYPE_1, _EIG_MODE_VECTOR, _FILL_LOWER, n, la.data.ptr, 1, 1, da,
+                     lb.data.ptr, 1, 1, db, w.data.ptr, lz.data.ptr, 1, 1, dz, compute,
+                     dev_work.data.ptr, dev_bytes, host_work.ctypes.data, host_bytes, info.data.ptr)
+            self.stream.synchronize()
+        finally:
+            for d in descs:
+                mp.destroy_matrix_desc(d)
+        if int(info[0]) != 0:
+            raise RuntimeError(f"cuSOLVERMp sygvd info = {int(info[0])} on rank {self.grid.comm.Get_rank()}")
+        return w
+
+    def close(self):
+        self.mp.destroy_grid(self.mp_grid)
+        self.mp.destroy(self.handle)
+        self.nccl.destroy()
