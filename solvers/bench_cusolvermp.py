@@ -11,7 +11,6 @@ reads local arrays column-major; the copies are part of the timed solve, as the 
 are. Written for N GPUs; not yet run on the GPU machine (see docs/PERFORMANCE.md).
 """
 import numpy as np
-from mpi4py import MPI
 
 # cudaDataType codes (library_types.h) and the cusolver / cublas enum values sygvd takes.
 _CUDA_TYPE = {np.dtype(np.float32): 0, np.dtype(np.float64): 1}   # CUDA_R_32F, CUDA_R_64F
@@ -34,25 +33,24 @@ class CusolverMpSygvd:
             except Exception as exc:  # noqa: BLE001 - a missing package or library: not here
                 why = (f"nvmath-python's cusolverMp bindings unavailable ({exc.__class__.__name__}: {exc}); "
                        "pip install nvmath-python nvidia-cusolvermp-cu13")
-        if device == "gpu":
-            where = (MPI.Get_processor_name(), xp.cuda.Device().pci_bus_id)
-            places = grid.comm.allgather(where)
-            if why is None and len(set(places)) != len(places):
-                why = "several ranks share a GPU, which NCCL (cuSOLVERMp's transport) refuses"
-        whys = grid.comm.allgather(why)
-        why = next((w for w in whys if w), None)
-        return (None, why) if why else (cls(grid, xp), None)
+        why = next((w for w in grid.comm.allgather(why) if w), None)
+        if why:
+            return None, why
+        # hpcolls' NCCL fallback already makes an NCCL communicator from an MPI one, and knows when
+        # NCCL cannot run (ranks sharing a GPU): the same object serves here.
+        from hpcolls._native import device_info
+        from hpcolls.fallback_nccl import NcclPath
+        nccl = NcclPath(grid.comm, device_info(xp.cuda.Device().id)["uuid"])
+        if nccl.comm is None:
+            return None, nccl.reason
+        return cls(grid, xp, nccl), None
 
-    def __init__(self, grid, xp):
-        from cupy.cuda import nccl
+    def __init__(self, grid, xp, nccl):
         from nvmath.bindings import cusolverMp as mp
-        self.mp, self.xp, self.grid = mp, xp, grid
-        comm = grid.comm
-        uid = comm.bcast(nccl.get_unique_id() if comm.Get_rank() == 0 else None, root=0)
-        self.nccl = nccl.NcclCommunicator(comm.Get_size(), uid, comm.Get_rank())
+        self.mp, self.xp, self.grid, self.nccl = mp, xp, grid, nccl
         self.stream = xp.cuda.Stream(non_blocking=True)
         self.handle = mp.create(xp.cuda.Device().id, self.stream.ptr)
-        self.mp_grid = mp.create_device_grid(self.handle, self.nccl.comm, grid.nprow, grid.npcol,
+        self.mp_grid = mp.create_device_grid(self.handle, nccl.comm.comm, grid.nprow, grid.npcol,
                                              mp.GridMapping.ROW_MAJOR)
 
     def _desc(self, dm):

@@ -64,7 +64,7 @@ if [ "$microbench" = 1 ]; then
     extra_src=$([ "$b" = oneshot_anatomy ] && echo native/src/allreduce_oneshot.cu)
     echo "== native/bench/$b"
     # shellcheck disable=SC2086  # extra_src is empty or one path
-    if nvcc -O3 -std=c++17 -arch=sm_"${arch:-90}" -Inative/include "native/bench/$b.cu" $extra_src -o "/tmp/hpcolls-$b"; then
+    if nvcc -O3 -std=c++17 -arch=sm_"$arch" -Inative/include "native/bench/$b.cu" $extra_src -o "/tmp/hpcolls-$b"; then
       "/tmp/hpcolls-$b" | tee "$logs/$b.txt"
     else
       echo "$b did not build"
