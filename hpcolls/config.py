@@ -10,11 +10,16 @@
 | HPCOLLS_VALIDATE | 1: check on every call that all ranks agree on count, dtype, op | 0 |
 | HPCOLLS_DEBUG | WARN, INFO or TRACE (see hpcolls.log) | WARN |
 | HPCOLLS_MPI_CUDA_AWARE | 0/1: override detection of a CUDA-aware MPI | detected |
+| HPCOLLS_LL_MODE | diagnosis: LL store/poll variant 0..3 (native/include/hpcolls/ll_line.cuh) | 0 |
 """
 import os
 from dataclasses import dataclass
 
 ALGOS = ("auto", "oneshot", "twoshot", "nccl", "mpi")
+# As native/include/hpcolls/types.h: LL variants the kernels are built for, and the scratch the
+# kernels' 32-bit offsets can index.
+LL_MODES = 4
+MAX_SCRATCH_BYTES = 8 << 30
 
 # The one selection table: per maximum rank count, the largest message (bytes) for one-shot and
 # for two-shot under HPCOLLS_ALGO=auto. Larger messages go to NCCL when it can run, else MPI.
@@ -55,6 +60,7 @@ class Config:
     scratch_bytes: int
     timeout_s: float
     validate: bool
+    ll_mode: int = 0
 
     @classmethod
     def from_env(cls, nranks, algo=None, timeout=None, validate=None):
@@ -66,10 +72,18 @@ class Config:
         timeout = float(timeout if timeout is not None else os.environ.get("HPCOLLS_TIMEOUT") or 10.0)
         if timeout <= 0:
             raise ValueError("hpcolls: HPCOLLS_TIMEOUT must be a positive number of seconds")
+        scratch = _int_env("HPCOLLS_SCRATCH_BYTES", 8 << 20)
+        if scratch > MAX_SCRATCH_BYTES:
+            raise ValueError(f"hpcolls: HPCOLLS_SCRATCH_BYTES={scratch} is over the {MAX_SCRATCH_BYTES >> 30} GiB "
+                             "the kernels can index (a few MiB is enough: larger messages go to NCCL)")
+        ll_mode = _int_env("HPCOLLS_LL_MODE", 0)
+        if ll_mode >= LL_MODES:
+            raise ValueError(f"hpcolls: HPCOLLS_LL_MODE={ll_mode} is not one of 0..{LL_MODES - 1}")
         return cls(algo=algo,
                    oneshot_max_bytes=_int_env("HPCOLLS_ONESHOT_MAX_BYTES", one),
                    twoshot_max_bytes=_int_env("HPCOLLS_TWOSHOT_MAX_BYTES", two),
-                   scratch_bytes=_int_env("HPCOLLS_SCRATCH_BYTES", 8 << 20),
+                   scratch_bytes=scratch,
+                   ll_mode=ll_mode,
                    timeout_s=timeout,
                    validate=(os.environ.get("HPCOLLS_VALIDATE", "0") not in ("", "0")
                              if validate is None else bool(validate)))

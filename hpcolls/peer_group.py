@@ -47,6 +47,7 @@ def open_native(comm, cfg, device):
     nc = handle = None
     try:
         nc = native.NativeComm(comm.Get_rank(), size, device, cfg.scratch_bytes, cfg.timeout_s, ranks_on_device)
+        nc.set_ll_mode(cfg.ll_mode)
         handle = nc.export_handle()
     except Exception as exc:  # noqa: BLE001 - any failure here means "no native path", agreed below
         why = f"scratch allocation/export failed: {exc}"

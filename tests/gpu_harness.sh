@@ -10,7 +10,8 @@
 # --solver-bench "8192 16384": python -m solvers.bench at those orders, one rank (beside
 # cuSOLVER), then, for each rank count > 1, the smallest order with --collectives hpcolls and mpi.
 # --microbench: first, build and run native/bench's one-process diagnostics (the one-shot
-# anatomy ladder, and the speed-of-light flags between GPU 0 and every GPU it reaches).
+# anatomy ladder, with Nsight Compute's counters of its kernels when ncu is there, and the
+# speed-of-light flags between GPU 0 and every GPU it reaches).
 #
 # Runs with the machine's own python3 and packages (no internet): cupy, mpi4py, pybind11,
 # scikit-build-core, cmake, ninja must be there; the build uses --no-build-isolation.
@@ -66,6 +67,16 @@ if [ "$microbench" = 1 ]; then
     # shellcheck disable=SC2086  # extra_src is empty or one path
     if nvcc -O3 -std=c++17 -arch=sm_"$arch" -Inative/include "native/bench/$b.cu" $extra_src -o "/tmp/hpcolls-$b"; then
       "/tmp/hpcolls-$b" | tee "$logs/$b.txt"
+      if [ "$b" = oneshot_anatomy ] && command -v ncu >/dev/null; then
+        # Per-kernel instruction counts and stall reasons of every row (clocks left alone).
+        if ncu --clock-control none --cache-control none --section WarpStateStats \
+             --metrics smsp__inst_executed.sum,gpu__time_duration.sum,sm__cycles_elapsed.max --csv \
+             "/tmp/hpcolls-$b" --profile >"$logs/$b-ncu.csv" 2>"$logs/$b-ncu.err"; then
+          echo "ncu counters: $logs/$b-ncu.csv"
+        else
+          echo "ncu failed:"; tail -5 "$logs/$b-ncu.err"
+        fi
+      fi
     else
       echo "$b did not build"
     fi

@@ -9,6 +9,7 @@
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Inative/include native/bench/oneshot_anatomy.cu \
 //        native/src/allreduce_oneshot.cu -o oneshot_anatomy && ./oneshot_anatomy [launches] [replays]
+//   ./oneshot_anatomy --profile    (three plain launches of every row, to run under ncu)
 //
 // A diagnostic for docs/PERFORMANCE.md, not part of the module. One GPU, one process.
 #include <cuda_runtime.h>
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "hpcolls/call_state.cuh"
@@ -57,15 +59,18 @@ __global__ void ladder(DevComm c, const char* send, char* recv, size_t bytes, bo
 }
 
 // The candidate: the real one-shot kernel's steps for a call that fits one block (every call up to
-// 4 KiB), without its stride loops and with 32-bit indices (ncu counted ~200 executed warp
-// instructions in the real kernel's 8-byte call, ~30 in the ladder's).
-template <typename T, hpcolls::Op OP>
+// 4 KiB), without its stride loops (ncu counted ~200 executed warp instructions in the 64-bit
+// build of the real kernel's 8-byte call, ~30 in the ladder's). kPreload: the payload load is
+// issued before the counter read, so the two round trips overlap.
+template <typename T, hpcolls::Op OP, bool kPreload>
 __global__ void oneshot_single_block(DevComm c, const char* send, char* recv, uint32_t bytes, bool vec_ok) {
   constexpr size_t kUnit = hpcolls::Unit<T>::value;
   const uint32_t i = threadIdx.x, chunks = (bytes + 15) / 16;
-  hpcolls::CallState call(c, hpcolls::Algo::OneShot);
+  uint4 mine{};
+  if (kPreload && i < chunks) mine = hpcolls::load_chunk<kUnit>(send, i, bytes, vec_ok);
+  hpcolls::CallState<0> call(c, hpcolls::Algo::OneShot);
   if (!call.broken() && i < chunks) {
-    const uint4 mine = hpcolls::load_chunk<kUnit>(send, i, bytes, vec_ok);
+    if (!kPreload) mine = hpcolls::load_chunk<kUnit>(send, i, bytes, vec_ok);
     const uint32_t slot_lines = 2 * chunks;
     call.push_to_peers(c.rank * slot_lines + 2 * i, mine);
     uint4 acc;
@@ -123,7 +128,8 @@ double enqueue_us(cudaStream_t s, int launches, const std::function<void()>& lau
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int launches = argc > 1 ? std::atoi(argv[1]) : 200;
+  const bool profile = argc > 1 && std::string(argv[1]) == "--profile";
+  const int launches = argc > 1 && !profile ? std::atoi(argv[1]) : 200;
   const int replays = argc > 2 ? std::atoi(argv[2]) : 51;
   cudaStream_t s;
   cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
@@ -162,10 +168,20 @@ int main(int argc, char** argv) {
       {"real one-shot kernel, 1 x float64 MAX", real(8)},
       {"real one-shot kernel, 128 x float64 MAX (1 KiB)", real(1024)},
       {"candidate single-block kernel, 1 x float64 MAX",
-       [&] { oneshot_single_block<double, hpcolls::Op::Max><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
+       [&] { oneshot_single_block<double, hpcolls::Op::Max, false><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
       {"candidate single-block kernel, 128 x float64 MAX",
-       [&] { oneshot_single_block<double, hpcolls::Op::Max><<<1, 64, 0, s>>>(c, buf, buf, 1024, true); }},
+       [&] { oneshot_single_block<double, hpcolls::Op::Max, false><<<1, 64, 0, s>>>(c, buf, buf, 1024, true); }},
+      {"candidate, payload loaded before the counters, 1 x float64 MAX",
+       [&] { oneshot_single_block<double, hpcolls::Op::Max, true><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
+      {"candidate, payload loaded before the counters, 128 x float64 MAX",
+       [&] { oneshot_single_block<double, hpcolls::Op::Max, true><<<1, 64, 0, s>>>(c, buf, buf, 1024, true); }},
   };
+  if (profile) {  // a few plain launches of every row, for Nsight Compute's per-kernel counters
+    for (const Row& r : rows)
+      for (int k = 0; k < 3; ++k) r.launch();
+    cuda_check(cudaDeviceSynchronize(), "final sync");
+    return 0;
+  }
   std::printf("# one-rank one-shot anatomy: CUDA graph of %d launches, median of %d replays\n", launches, replays);
   std::printf("| kernel | device us per launch (graph) | host us per enqueue (loop of 2000) |\n| --- | --- | --- |\n");
   for (const Row& r : rows)

@@ -3,7 +3,7 @@
 // the user's receive buffer. One remote-store latency; no barrier before or after.
 //
 // The same thread handles chunk i in both phases, so an in-place call reads chunk i (to push it)
-// before it overwrites it. (Loading a thread's first chunk ahead of the epoch read, so that the two
+// before it overwrites it; its first chunk is read once. (Loading a thread's first chunk ahead of the epoch read, so that the two
 // loads overlap, was measured and bought nothing: native/bench/oneshot_anatomy.cu, PERFORMANCE.md.)
 #include "hpcolls/call_state.cuh"
 #include "hpcolls/collective_args.h"
@@ -14,22 +14,27 @@
 namespace hpcolls {
 namespace {
 
-template <typename T, Op OP>
-__global__ void allreduce_oneshot(DevComm c, const char* send, char* recv, size_t bytes, bool vec_ok) {
+template <typename T, Op OP, int kMode>
+__global__ void allreduce_oneshot(DevComm c, const char* send, char* recv, uint32_t bytes, bool vec_ok) {
   constexpr size_t kUnit = Unit<T>::value;
-  const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
-  const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const size_t stride = size_t(gridDim.x) * blockDim.x;
-  const size_t slot_lines = chunks * kLinesPerChunk;
-  CallState call(c, Algo::OneShot);
-  const auto mine = [&](size_t i) { return load_chunk<kUnit>(send, i, bytes, vec_ok); };
+  const uint32_t chunks = (bytes + uint32_t(kChunkBytes) - 1) / uint32_t(kChunkBytes);
+  const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
+  const uint32_t stride = gridDim.x * blockDim.x;
+  const uint32_t slot_lines = chunks * uint32_t(kLinesPerChunk);
+  CallState<kMode> call(c, Algo::OneShot);
+  const auto mine = [&](uint32_t i) { return load_chunk<kUnit>(send, i, bytes, vec_ok); };
 
   if (!call.broken()) {
-    for (size_t i = first; i < chunks; i += stride) call.push_to_peers(c.rank * slot_lines + i * kLinesPerChunk, mine(i));
+    // A thread's first chunk stays in registers from push to reduce: for a call of one chunk per
+    // thread (every call up to 4 KiB) the reduction then waits on no second load of it.
+    const uint4 first_mine = first < chunks ? mine(first) : uint4{};
+    const auto mine_at = [&](uint32_t i) { return i == first ? first_mine : mine(i); };
+    for (uint32_t i = first; i < chunks; i += stride)
+      call.push_to_peers(c.rank * slot_lines + i * uint32_t(kLinesPerChunk), mine_at(i));
     const uint4* own = call.half(c.rank);
-    for (size_t i = first; i < chunks; i += stride) {
+    for (uint32_t i = first; i < chunks; i += stride) {
       uint4 acc;
-      if (!reduce_in_rank_order<T, OP>(call, c, own, slot_lines, i * kLinesPerChunk, mine(i), acc))
+      if (!reduce_in_rank_order<T, OP>(call, c, own, slot_lines, i * uint32_t(kLinesPerChunk), mine_at(i), acc))
         break;
       store_chunk<kUnit>(recv, i, bytes, vec_ok, acc);
     }
@@ -40,8 +45,8 @@ __global__ void allreduce_oneshot(DevComm c, const char* send, char* recv, size_
 }  // namespace
 
 cudaError_t launch_allreduce_oneshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a) {
-  return launch_allreduce_kernel(c, t, op, a, [](auto type_tag, auto op_tag) {
-    return &allreduce_oneshot<decltype(type_tag), decltype(op_tag)::value>;
+  return launch_allreduce_kernel(c, t, op, a, [](auto type_tag, auto op_tag, auto mode_tag) {
+    return &allreduce_oneshot<decltype(type_tag), decltype(op_tag)::value, decltype(mode_tag)::value>;
   });
 }
 

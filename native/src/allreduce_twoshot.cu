@@ -19,45 +19,45 @@
 namespace hpcolls {
 namespace {
 
-template <typename T, Op OP>
-__global__ void allreduce_twoshot(DevComm c, const char* send, char* recv, size_t bytes, bool vec_ok) {
+template <typename T, Op OP, int kMode>
+__global__ void allreduce_twoshot(DevComm c, const char* send, char* recv, uint32_t bytes, bool vec_ok) {
   constexpr size_t kUnit = Unit<T>::value;
-  CallState call(c, Algo::TwoShot);
-  const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
-  const size_t part = (chunks + c.nranks - 1) / c.nranks;
-  const size_t slot_lines = part * kLinesPerChunk;
-  const size_t gather_base = size_t(c.nranks) * slot_lines;  // all-gather region after reduce-scatter's
-  const size_t first = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const size_t stride = size_t(gridDim.x) * blockDim.x;
-  const size_t own_begin = c.rank * part;
-  const size_t own_end = min(chunks, own_begin + part);
+  constexpr uint32_t kLines = kLinesPerChunk;
+  CallState<kMode> call(c, Algo::TwoShot);
+  const uint32_t nranks = c.nranks, rank = c.rank;
+  const uint32_t chunks = (bytes + uint32_t(kChunkBytes) - 1) / uint32_t(kChunkBytes);
+  const uint32_t part = (chunks + nranks - 1) / nranks;
+  const uint32_t slot_lines = part * kLines;
+  const uint32_t gather_base = nranks * slot_lines;  // all-gather region after reduce-scatter's
+  const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
+  const uint32_t stride = gridDim.x * blockDim.x;
+  const uint32_t own_begin = rank * part;
+  const uint32_t own_end = min(chunks, own_begin + part);
   const uint4* own = call.half(c.rank);
   bool ok = !call.broken();
 
   // Phase 1: reduce-scatter sends.
-  for (size_t i = first; ok && i < chunks; i += stride) {
-    const size_t owner = i / part;
-    if (owner == size_t(c.rank)) continue;
+  for (uint32_t i = first; ok && i < chunks; i += stride) {
+    const uint32_t owner = i / part;
+    if (owner == rank) continue;
     const uint4 v = load_chunk<kUnit>(send, i, bytes, vec_ok);
-    ll_store_chunk(call.half(owner) + c.rank * slot_lines + (i - owner * part) * kLinesPerChunk, v,
-                   call.flag(), call.ll_mode());
+    call.send_chunk(call.half(int(owner)) + rank * slot_lines + (i - owner * part) * kLines, v);
   }
   // Phase 2: reduce our own part in rank order, keep it, and send it to every peer.
-  for (size_t i = own_begin + first; ok && i < own_end; i += stride) {
-    const size_t line = (i - own_begin) * kLinesPerChunk;
+  for (uint32_t i = own_begin + first; ok && i < own_end; i += stride) {
+    const uint32_t line = (i - own_begin) * kLines;
     uint4 acc;
     ok = reduce_in_rank_order<T, OP>(call, c, own, slot_lines, line, load_chunk<kUnit>(send, i, bytes, vec_ok), acc);
     if (!ok) break;
     store_chunk<kUnit>(recv, i, bytes, vec_ok, acc);
-    call.push_to_peers(gather_base + c.rank * slot_lines + line, acc);
+    call.push_to_peers(gather_base + rank * slot_lines + line, acc);
   }
   // Phase 3: all-gather receives.
-  for (size_t i = first; ok && i < chunks; i += stride) {
-    const size_t owner = i / part;
-    if (owner == size_t(c.rank)) continue;
+  for (uint32_t i = first; ok && i < chunks; i += stride) {
+    const uint32_t owner = i / part;
+    if (owner == rank) continue;
     uint4 v;
-    ok = call.receive_chunk(own + gather_base + owner * slot_lines + (i - owner * part) * kLinesPerChunk,
-                            int(owner), v);
+    ok = call.receive_chunk(own + gather_base + owner * slot_lines + (i - owner * part) * kLines, int(owner), v);
     if (ok) store_chunk<kUnit>(recv, i, bytes, vec_ok, v);
   }
   call.finish();
@@ -66,8 +66,8 @@ __global__ void allreduce_twoshot(DevComm c, const char* send, char* recv, size_
 }  // namespace
 
 cudaError_t launch_allreduce_twoshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a) {
-  return launch_allreduce_kernel(c, t, op, a, [](auto type_tag, auto op_tag) {
-    return &allreduce_twoshot<decltype(type_tag), decltype(op_tag)::value>;
+  return launch_allreduce_kernel(c, t, op, a, [](auto type_tag, auto op_tag, auto mode_tag) {
+    return &allreduce_twoshot<decltype(type_tag), decltype(op_tag)::value, decltype(mode_tag)::value>;
   });
 }
 

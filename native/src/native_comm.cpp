@@ -22,7 +22,13 @@ NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, d
     throw std::invalid_argument("hpcolls: the native path supports 1.." + std::to_string(kMaxRanks) +
                                 " ranks, not " + std::to_string(nranks));
   if (rank < 0 || rank >= nranks) throw std::invalid_argument("hpcolls: rank out of range");
-  // Two halves, each a multiple of one LL chunk's lines.
+  // Two halves, each a multiple of one LL chunk's lines. The kernels index a half, and the
+  // messages that fit one, with 32-bit byte offsets (cheaper on the device than 64-bit ones).
+  constexpr size_t kMaxScratchBytes = size_t(8) << 30;
+  if (scratch_bytes > kMaxScratchBytes)
+    throw std::invalid_argument("hpcolls: LL scratch of " + std::to_string(scratch_bytes) +
+                                " bytes is over the 8 GiB the kernels can index (HPCOLLS_SCRATCH_BYTES; "
+                                "a few MiB is enough: larger messages go to NCCL)");
   scratch_bytes = std::max<size_t>(scratch_bytes, 4096) / 64 * 64;
   scratch_ = std::make_unique<PeerScratch>(device, scratch_bytes);
   cuda_check(cudaMalloc(&counters_, sizeof(DeviceCounters)), "cudaMalloc(counters)");
@@ -46,10 +52,16 @@ NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, d
   dev_.nranks = nranks;
   set_timeout(timeout_s);
   if (const char* t = std::getenv("HPCOLLS_THREADS_PER_BLOCK")) threads_override_ = std::atoi(t);
-  if (const char* m = std::getenv("HPCOLLS_LL_MODE")) dev_.ll_mode = std::atoi(m);
 }
 
 NativeComm::~NativeComm() { release(); }
+
+void NativeComm::set_ll_mode(int mode) {
+  if (mode < 0 || mode >= kLLModes)
+    throw std::invalid_argument("hpcolls: LL mode " + std::to_string(mode) + " is not one of 0.." +
+                                std::to_string(kLLModes - 1) + " (native/include/hpcolls/ll_line.cuh)");
+  dev_.ll_mode = mode;
+}
 
 void NativeComm::set_timeout(double seconds) {
   if (!(seconds > 0)) throw std::invalid_argument("hpcolls: the time-out must be positive seconds");

@@ -56,14 +56,18 @@ def test_settings_from_environment(monkeypatch):
     monkeypatch.setenv("HPCOLLS_TIMEOUT", "2.5")
     monkeypatch.setenv("HPCOLLS_VALIDATE", "1")
     c = config.Config.from_env(4)
-    assert (c.algo, c.scratch_bytes, c.timeout_s, c.validate) == ("twoshot", 1000000, 2.5, True)
+    monkeypatch.setenv("HPCOLLS_LL_MODE", "2")
+    c = config.Config.from_env(4)
+    assert (c.algo, c.scratch_bytes, c.timeout_s, c.validate, c.ll_mode) == ("twoshot", 1000000, 2.5, True, 2)
     assert config.Config.from_env(4, algo="nccl", timeout=1, validate=False).algo == "nccl"
 
 
 @pytest.mark.parametrize("var,value,match", [("HPCOLLS_ALGO", "fast", "not one of"),
                                               ("HPCOLLS_SCRATCH_BYTES", "lots", "not a number"),
                                               ("HPCOLLS_ONESHOT_MAX_BYTES", "-1", ">= 0"),
-                                              ("HPCOLLS_TIMEOUT", "0", "positive")])
+                                              ("HPCOLLS_TIMEOUT", "0", "positive"),
+                                              ("HPCOLLS_SCRATCH_BYTES", str(9 << 30), "over the 8 GiB"),
+                                              ("HPCOLLS_LL_MODE", "4", "not one of 0..3")])
 def test_bad_settings_are_clear_errors(monkeypatch, var, value, match):
     monkeypatch.setenv(var, value)
     with pytest.raises(ValueError, match=match):

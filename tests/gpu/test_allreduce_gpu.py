@@ -8,7 +8,7 @@ import pytest
 from mpi4py import MPI
 
 import hpcolls
-from hpcolls import dtypes
+from hpcolls import config, dtypes
 
 from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, host_input, poison,
                              reference, supported)
@@ -62,6 +62,25 @@ def test_every_dtype_and_op(comms, seed, algo, code):
                 assert_bitwise(got, reference(code, op, count, seed, WORLD.size), what)
                 digests = WORLD.allgather(digest(got))
                 assert len(set(digests)) == 1, f"{what}: ranks got different bits"
+
+
+@pytest.mark.parametrize("mode", range(config.LL_MODES))
+def test_every_ll_mode(gpu, monkeypatch, seed, mode):
+    """Each LL store/poll variant is its own kernel instantiation: run every one of them, both
+    algorithms, a type of each element size, a few sizes, bitwise against the reference."""
+    monkeypatch.setenv("HPCOLLS_LL_MODE", str(mode))
+    for algo in ("oneshot", "twoshot"):
+        comm = hpcolls.Communicator(WORLD, algo=algo)
+        try:
+            for code, op in ((dtypes.F64, dtypes.SUM), (dtypes.C128, dtypes.PROD), (dtypes.I32, dtypes.MAX),
+                             (dtypes.F16, dtypes.MIN)):
+                for count in (1, 9, 1000, 4097):
+                    got = run_case(comm, code, op, count, seed, inplace=count % 2 == 1)
+                    assert_bitwise(got, reference(code, op, count, seed, WORLD.size),
+                                   f"LL mode {mode} {algo} {dtypes.NAMES[code]} count={count}")
+            assert comm.native_path == "on", comm.native_path
+        finally:
+            comm.close()
 
 
 @pytest.mark.parametrize("nbytes", [64 << 10, 1 << 20, 4 << 20, 16 << 20])

@@ -4,6 +4,9 @@
 // Double buffering by epoch parity: call e uses half (e & 1). A rank sends call e only after it
 // has received every peer's data of call e-1, and a peer sends e-1 only after finishing e-2, so
 // by then every peer is done reading half (e & 1) from call e-2: a receive grants the next send.
+//
+// Indices into a half are 32-bit line numbers: the native layer keeps a half below 2^32 lines
+// (NativeComm's constructor), and 64-bit index arithmetic was a measurable part of a small call.
 #pragma once
 #include <cstdint>
 
@@ -13,16 +16,18 @@
 
 namespace hpcolls {
 
+// kMode: the LL store/poll variant (ll_line.cuh), fixed per kernel instantiation.
+template <int kMode>
 class CallState {
  public:
+  using LL = LLLine<kMode>;
+
   __device__ explicit CallState(const DevComm& c, Algo algo) : c_(c), algo_(algo) {
     const volatile DeviceCounters* k = c.counters;
     epoch_ = k->epoch + 1;  // stable for the whole call: only the call's last block advances it
     broken_ = k->error != 0;
   }
 
-  __device__ uint32_t flag() const { return epoch_; }
-  __device__ int ll_mode() const { return c_.ll_mode; }
   __device__ bool broken() const { return broken_; }
 
   // This call's half of `rank`'s scratch, as LL lines.
@@ -30,23 +35,63 @@ class CallState {
     return reinterpret_cast<uint4*>(static_cast<char*>(c_.scratch[rank]) + (epoch_ & 1) * c_.half_bytes);
   }
 
-  // Waits for one 16-byte chunk (two LL lines) sent by `peer` into our own scratch at `lines`.
-  // Returns false on time-out, or when another block of this call already timed out.
-  __device__ bool receive_chunk(const uint4* lines, int peer, uint4& out) {
-    uint2 lo, hi;
-    bool got_lo = false, got_hi = false;
+  // Stores one 16-byte chunk as two LL lines of this call at `dst`.
+  __device__ void send_chunk(uint4* dst, uint4 chunk) const { ll_store_chunk<kMode>(dst, chunk, epoch_); }
+
+  // Pushes one chunk to `line` of this call's half of every peer's scratch, starting from the
+  // next rank up, so that ranks do not all hit rank 0 first. Not unrolled: the rank count is
+  // known only at run time, and unrolled copies made the kernel 60% larger for nothing.
+  __device__ void push_to_peers(uint32_t line, uint4 chunk) const {
+    int peer = c_.rank;
+#pragma unroll 1
+    for (int k = 1; k < c_.nranks; ++k) {
+      peer = peer + 1 == c_.nranks ? 0 : peer + 1;  // (rank + k) % nranks without a division
+      send_chunk(half(peer) + line, chunk);
+    }
+  }
+
+  // Polls line j = 0..kN-1 at base + (j / 2) * pair_stride + (j & 1), for each bit j set in
+  // `pending`, until each holds this call's data, words[j]. Every round issues all outstanding
+  // loads before looking at any, so their round trips overlap instead of adding up. False on
+  // time-out (the error names peer_of(j) of the first line still missing), or when another thread
+  // of this call already timed out.
+  template <int kN, typename PeerOf>
+  __device__ bool receive_lines(const uint4* base, uint32_t pair_stride, uint32_t pending,
+                                ulonglong2 (&words)[kN], PeerOf peer_of) {
+    static_assert(kN <= 32, "pending is a 32-bit mask");
     for (uint32_t spin = 0;; ++spin) {
-      if (!got_lo) got_lo = LLLine::try_read(lines, epoch_, lo, c_.ll_mode);
-      if (!got_hi) got_hi = LLLine::try_read(lines + 1, epoch_, hi, c_.ll_mode);
-      if (got_lo && got_hi) break;
+#pragma unroll
+      for (int j = 0; j < kN; ++j)
+        if (pending >> j & 1) words[j] = LL::load(base + (j / 2) * pair_stride + (j & 1));
+#pragma unroll
+      for (int j = 0; j < kN; ++j)
+        if ((pending >> j & 1) && LL::complete(words[j], epoch_)) pending &= ~(1u << j);
+      if (pending == 0) break;
       if (broken_) return false;
       if ((spin & 255) == 255) {
-        if (static_cast<const volatile DeviceCounters*>(c_.counters)->error) broken_ = true;
-        else if (past_deadline()) { report_timeout(peer); broken_ = true; }
+        if (static_cast<const volatile DeviceCounters*>(c_.counters)->error) {
+          broken_ = true;
+        } else if (past_deadline()) {
+          report_timeout(peer_of(__ffs(pending) - 1));
+          broken_ = true;
+        }
       }
     }
-    out = make_uint4(lo.x, lo.y, hi.x, hi.y);
+    LL::after_complete();
     return true;
+  }
+
+  // Waits for one 16-byte chunk (two LL lines) sent by `peer` into our own scratch at `lines`.
+  __device__ bool receive_chunk(const uint4* lines, int peer, uint4& out) {
+    ulonglong2 w[2];
+    if (!receive_lines(lines, 0, 0b11, w, [peer](int) { return peer; })) return false;
+    out = chunk_of(w[0], w[1]);
+    return true;
+  }
+
+  // The payload of a chunk's two received lines.
+  __device__ static uint4 chunk_of(ulonglong2 lo, ulonglong2 hi) {
+    return make_uint4(uint32_t(lo.x), uint32_t(lo.y), uint32_t(hi.x), uint32_t(hi.y));
   }
 
   // Called by every thread at the end: the last block to finish advances the device epoch.
@@ -65,14 +110,6 @@ class CallState {
       c_.counters->blocks_done = 0;
       c_.counters->epoch = epoch_;
     }
-  }
-
-  // Pushes one chunk to `lines` of this call's half of every peer's scratch, starting from the
-  // next rank up, so that ranks do not all hit rank 0 first. Not unrolled: the rank count is
-  // known only at run time, and unrolled copies made the kernel 60% larger for nothing.
-  __device__ void push_to_peers(size_t lines, uint4 chunk) const {
-#pragma unroll 1
-    for (int k = 1; k < c_.nranks; ++k) ll_store_chunk(half((c_.rank + k) % c_.nranks) + lines, chunk, epoch_, c_.ll_mode);
   }
 
  private:

@@ -11,7 +11,7 @@ namespace hpcolls {
 struct AllreduceArgs {
   const void* send;
   void* recv;
-  size_t bytes;   // count * element size
+  size_t bytes;   // count * element size; below 4 GiB, as it fits a scratch half (kernels take 32 bits)
   bool vec_ok;    // both buffers 16-byte aligned: whole chunks move as one vector access
   int blocks;     // grid size, small enough that all blocks are resident at once
   int threads;

@@ -50,15 +50,30 @@ cudaError_t dispatch(DType t, Op op, F&& launch) {
   }
 }
 
-// Launches the AllReduce kernel instantiation that pick(T{}, op tag) returns for (t, op): every
-// algorithm's kernels share one signature, so only the choice of kernel differs per file.
+// launch(std::integral_constant<int, M>{}) for the LL mode M (ll_line.cuh) a communicator uses.
+template <typename F>
+cudaError_t dispatch_ll_mode(int mode, F&& launch) {
+  switch (mode) {
+    case 0: return launch(std::integral_constant<int, 0>{});
+    case 1: return launch(std::integral_constant<int, 1>{});
+    case 2: return launch(std::integral_constant<int, 2>{});
+    case 3: return launch(std::integral_constant<int, 3>{});
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+// Launches the AllReduce kernel instantiation that pick(T{}, op tag, LL mode tag) returns for
+// (t, op, c.ll_mode): every algorithm's kernels share one signature, so only the choice of kernel
+// differs per file.
 template <typename Pick>
 cudaError_t launch_allreduce_kernel(const DevComm& c, DType t, Op op, const AllreduceArgs& a, Pick pick) {
   return dispatch(t, op, [&](auto type_tag, auto op_tag) {
-    const auto kernel = pick(type_tag, op_tag);
-    kernel<<<a.blocks, a.threads, 0, a.stream>>>(c, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
-                                                a.bytes, a.vec_ok);
-    return cudaGetLastError();
+    return dispatch_ll_mode(c.ll_mode, [&](auto mode_tag) {
+      const auto kernel = pick(type_tag, op_tag, mode_tag);
+      kernel<<<a.blocks, a.threads, 0, a.stream>>>(c, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
+                                                  uint32_t(a.bytes), a.vec_ok);
+      return cudaGetLastError();
+    });
   });
 }
 

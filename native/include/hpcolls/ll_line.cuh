@@ -7,6 +7,8 @@
 #pragma once
 #include <cstdint>
 
+#include "hpcolls/types.h"
+
 namespace hpcolls {
 
 // How lines are written and polled (DevComm::ll_mode; HPCOLLS_LL_MODE, for diagnosis):
@@ -15,13 +17,19 @@ namespace hpcolls {
 //   2: as 1, plus fence.proxy.alias after a line is seen complete (orders accesses made
 //      through different virtual aliases of the same memory, as on one GPU across processes)
 //   3: as 1 with acquire.sys loads and release.sys stores, plus fence.proxy.alias
+// The mode is a template parameter: a kernel is instantiated once per mode and the launcher picks
+// one, so the poll loop carries no per-load branch (a run-time switch there compiled to a jump
+// table walked on every poll).
+template <int kMode>
 struct LLLine {
-  __device__ static void store(uint4* dst, uint32_t d0, uint32_t d1, uint32_t flag, int mode) {
+  static_assert(kMode >= 0 && kMode < kLLModes, "unknown LL mode");
+
+  __device__ static void store(uint4* dst, uint32_t d0, uint32_t d1, uint32_t flag) {
     const uint64_t lo = (uint64_t(flag) << 32) | d0, hi = (uint64_t(flag) << 32) | d1;
     uint64_t* p = reinterpret_cast<uint64_t*>(dst);
-    if (mode == 0) {
+    if constexpr (kMode == 0) {
       asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(lo), "l"(hi) : "memory");
-    } else if (mode == 3) {
+    } else if constexpr (kMode == 3) {
       asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(lo) : "memory");
       asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p + 1), "l"(hi) : "memory");
     } else {
@@ -30,30 +38,37 @@ struct LLLine {
     }
   }
 
-  // One poll; true when the line holds this epoch's data, returned in `out`.
-  __device__ static bool try_read(const uint4* src, uint32_t flag, uint2& out, int mode) {
-    uint64_t lo, hi;
+  // One load of a line, its two {flag:data} words as they are now.
+  __device__ static ulonglong2 load(const uint4* src) {
+    ulonglong2 w;
     const uint64_t* p = reinterpret_cast<const uint64_t*>(src);
-    if (mode == 0) {
-      asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(p) : "memory");
-    } else if (mode == 3) {
-      asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(lo) : "l"(p) : "memory");
-      asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(hi) : "l"(p + 1) : "memory");
+    if constexpr (kMode == 0) {
+      asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(w.x), "=l"(w.y) : "l"(p) : "memory");
+    } else if constexpr (kMode == 3) {
+      asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(w.x) : "l"(p) : "memory");
+      asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(w.y) : "l"(p + 1) : "memory");
     } else {
-      asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(lo) : "l"(p) : "memory");
-      asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(hi) : "l"(p + 1) : "memory");
+      asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(w.x) : "l"(p) : "memory");
+      asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(w.y) : "l"(p + 1) : "memory");
     }
-    out = make_uint2(uint32_t(lo), uint32_t(hi));
-    const bool ok = uint32_t(lo >> 32) == flag && uint32_t(hi >> 32) == flag;
-    if (ok && mode >= 2) asm volatile("fence.proxy.alias;" ::: "memory");
-    return ok;
+    return w;
+  }
+
+  // True when the loaded words are this epoch's data. Modes 2 and 3 then order what follows
+  // after the load through every alias of the memory.
+  __device__ static bool complete(ulonglong2 w, uint32_t flag) {
+    return uint32_t(w.x >> 32) == flag && uint32_t(w.y >> 32) == flag;
+  }
+  __device__ static void after_complete() {
+    if constexpr (kMode >= 2) asm volatile("fence.proxy.alias;" ::: "memory");
   }
 };
 
 // A 16-byte payload chunk travels as two LL lines.
-__device__ inline void ll_store_chunk(uint4* dst, uint4 v, uint32_t flag, int mode) {
-  LLLine::store(dst, v.x, v.y, flag, mode);
-  LLLine::store(dst + 1, v.z, v.w, flag, mode);
+template <int kMode>
+__device__ inline void ll_store_chunk(uint4* dst, uint4 v, uint32_t flag) {
+  LLLine<kMode>::store(dst, v.x, v.y, flag);
+  LLLine<kMode>::store(dst + 1, v.z, v.w, flag);
 }
 
 }  // namespace hpcolls

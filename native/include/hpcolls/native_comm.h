@@ -31,6 +31,7 @@ class NativeComm {
   void set_oneshot_max_bytes(size_t b) { oneshot_max_bytes_ = b; }
   void set_twoshot_max_bytes(size_t b) { twoshot_max_bytes_ = b; }
   void set_timeout(double seconds);
+  void set_ll_mode(int mode);  // LL store/poll variant (ll_line.cuh); 0 unless diagnosing
 
   // Largest message (bytes) each algorithm can carry with this scratch and rank count.
   size_t max_bytes(Algo algo) const;

@@ -2,7 +2,8 @@
 //
 // User buffers are ordinary device memory of any element count and any offset. When both are
 // 16-byte aligned, whole chunks move as one vector access; the last partial chunk, and buffers
-// aligned only to their scalar component, move element by element. Because every element size
+// aligned only to their scalar component, move element by element. Offsets are 32-bit: a message
+// that goes through the LL kernels fits a scratch half, which is below 4 GiB (NativeComm). Because every element size
 // divides 16 and chunks start at multiples of 16 bytes, no element straddles two chunks.
 #pragma once
 #include <cstdint>
@@ -18,23 +19,23 @@ template <> struct UnitWord<8> { using type = uint64_t; };
 
 // kUnit: the scalar alignment of the element type (2, 4 or 8 bytes).
 template <size_t kUnit>
-__device__ inline uint4 load_chunk(const char* buf, size_t chunk, size_t bytes, bool vec_ok) {
-  const size_t off = chunk * kChunkBytes;
-  if (vec_ok && off + kChunkBytes <= bytes) return *reinterpret_cast<const uint4*>(buf + off);
+__device__ inline uint4 load_chunk(const char* buf, uint32_t chunk, uint32_t bytes, bool vec_ok) {
+  const uint32_t off = chunk * uint32_t(kChunkBytes);
+  if (vec_ok && off + uint32_t(kChunkBytes) <= bytes) return *reinterpret_cast<const uint4*>(buf + off);
   using W = typename UnitWord<kUnit>::type;
   W words[kChunkBytes / kUnit] = {};
 #pragma unroll
-  for (size_t k = 0; k < kChunkBytes / kUnit; ++k)
-    if (off + (k + 1) * kUnit <= bytes) words[k] = reinterpret_cast<const W*>(buf + off)[k];
+  for (uint32_t k = 0; k < kChunkBytes / kUnit; ++k)
+    if (off + uint32_t((k + 1) * kUnit) <= bytes) words[k] = reinterpret_cast<const W*>(buf + off)[k];
   uint4 v;
   __builtin_memcpy(&v, words, sizeof(v));
   return v;
 }
 
 template <size_t kUnit>
-__device__ inline void store_chunk(char* buf, size_t chunk, size_t bytes, bool vec_ok, uint4 v) {
-  const size_t off = chunk * kChunkBytes;
-  if (vec_ok && off + kChunkBytes <= bytes) {
+__device__ inline void store_chunk(char* buf, uint32_t chunk, uint32_t bytes, bool vec_ok, uint4 v) {
+  const uint32_t off = chunk * uint32_t(kChunkBytes);
+  if (vec_ok && off + uint32_t(kChunkBytes) <= bytes) {
     *reinterpret_cast<uint4*>(buf + off) = v;
     return;
   }
@@ -42,8 +43,8 @@ __device__ inline void store_chunk(char* buf, size_t chunk, size_t bytes, bool v
   W words[kChunkBytes / kUnit];
   __builtin_memcpy(words, &v, sizeof(v));
 #pragma unroll
-  for (size_t k = 0; k < kChunkBytes / kUnit; ++k)
-    if (off + (k + 1) * kUnit <= bytes) reinterpret_cast<W*>(buf + off)[k] = words[k];
+  for (uint32_t k = 0; k < kChunkBytes / kUnit; ++k)
+    if (off + uint32_t((k + 1) * kUnit) <= bytes) reinterpret_cast<W*>(buf + off)[k] = words[k];
 }
 
 // Element-wise acc = R(acc, v) over the 16 / sizeof(T) elements of a chunk.

@@ -16,6 +16,8 @@ constexpr int kMaxRanks = 32;
 // Every LL line carries 8 payload bytes in 16; a thread moves one 16-byte payload chunk = 2 lines.
 constexpr size_t kChunkBytes = 16;
 constexpr size_t kLinesPerChunk = 2;
+// LL store/poll variants (DevComm::ll_mode, ll_line.cuh); kernels are instantiated for each.
+constexpr int kLLModes = 4;
 
 // Written by a kernel that gave up waiting, into host-mapped memory the host reads without a
 // device synchronization. `code` is written last (after a system fence), so a non-zero code
