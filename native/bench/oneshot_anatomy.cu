@@ -2,8 +2,7 @@
 // one thing the real kernel does (its by-value DevComm argument, the counter read, the clock read
 // of the poll deadline, the payload load and store, the end-of-call epoch store), timed the way
 // hpcolls.bench times the real one (a CUDA graph of many launches on one stream, median µs per
-// launch over replays), with the real kernel (linked from native/src) and a candidate for small
-// calls (one block, one chunk per thread, built from the same protocol pieces) last. Beside it, the host's
+// launch over replays), with the real kernel (linked from native/src) last. Beside it, the host's
 // enqueue time per launch of the same kernel (launches in a loop, no graph): what the argument
 // block costs the CPU, apart from pybind11 and Python.
 //
@@ -22,13 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "hpcolls/call_state.cuh"
 #include "hpcolls/collective_args.h"
 #include "hpcolls/device_clock.cuh"
 #include "hpcolls/errors.h"
-#include "hpcolls/dispatch.cuh"
-#include "hpcolls/payload.cuh"
-#include "hpcolls/rank_order.cuh"
 #include "hpcolls/types.h"
 
 using hpcolls::cuda_check;
@@ -56,28 +51,6 @@ __global__ void ladder(DevComm c, const char* send, char* recv, size_t bytes, bo
     __syncthreads();
     if (threadIdx.x == 0) c.counters->epoch = epoch;
   }
-}
-
-// The candidate: the real one-shot kernel's steps for a call that fits one block (every call up to
-// 4 KiB), without its stride loops (ncu counted ~200 executed warp instructions in the 64-bit
-// build of the real kernel's 8-byte call, ~30 in the ladder's). kPreload: the payload load is
-// issued before the counter read, so the two round trips overlap.
-template <typename T, hpcolls::Op OP, bool kPreload>
-__global__ void oneshot_single_block(DevComm c, const char* send, char* recv, uint32_t bytes, bool vec_ok) {
-  constexpr size_t kUnit = hpcolls::Unit<T>::value;
-  const uint32_t i = threadIdx.x, chunks = (bytes + 15) / 16;
-  uint4 mine{};
-  if (kPreload && i < chunks) mine = hpcolls::load_chunk<kUnit>(send, i, bytes, vec_ok);
-  hpcolls::CallState<0> call(c, hpcolls::Algo::OneShot);
-  if (!call.broken() && i < chunks) {
-    if (!kPreload) mine = hpcolls::load_chunk<kUnit>(send, i, bytes, vec_ok);
-    const uint32_t slot_lines = 2 * chunks;
-    call.push_to_peers(c.rank * slot_lines + 2 * i, mine);
-    uint4 acc;
-    if (hpcolls::reduce_in_rank_order<T, OP>(call, c, call.half(c.rank), slot_lines, 2 * i, mine, acc))
-      hpcolls::store_chunk<kUnit>(recv, i, bytes, vec_ok, acc);
-  }
-  call.finish();
 }
 
 // Median µs per launch over `replays` replays of a graph of `launches` launches of `launch`.
@@ -167,14 +140,6 @@ int main(int argc, char** argv) {
       {"+ 8-byte payload load and store", [&] { ladder<4><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
       {"real one-shot kernel, 1 x float64 MAX", real(8)},
       {"real one-shot kernel, 128 x float64 MAX (1 KiB)", real(1024)},
-      {"candidate single-block kernel, 1 x float64 MAX",
-       [&] { oneshot_single_block<double, hpcolls::Op::Max, false><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
-      {"candidate single-block kernel, 128 x float64 MAX",
-       [&] { oneshot_single_block<double, hpcolls::Op::Max, false><<<1, 64, 0, s>>>(c, buf, buf, 1024, true); }},
-      {"candidate, payload loaded before the counters, 1 x float64 MAX",
-       [&] { oneshot_single_block<double, hpcolls::Op::Max, true><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
-      {"candidate, payload loaded before the counters, 128 x float64 MAX",
-       [&] { oneshot_single_block<double, hpcolls::Op::Max, true><<<1, 64, 0, s>>>(c, buf, buf, 1024, true); }},
   };
   if (profile) {  // a few plain launches of every row, for Nsight Compute's per-kernel counters
     for (const Row& r : rows)
