@@ -8,7 +8,8 @@ cuSOLVERMp 0.7.2 to 0.8.0). ``CusolverMpSygvd.create`` says why when any of that
 It solves on the layout solvers.sygvd uses (the ScaLAPACK descriptor every DistMatrix carries,
 ranks row-major over the grid), on Fortran-order copies of the local arrays, since cuSOLVERMp
 reads local arrays column-major; the copies are part of the timed solve, as the cuSOLVER peer's
-are. Written for N GPUs; not yet run on the GPU machine (see docs/PERFORMANCE.md).
+are. Written for N GPUs; run on the GPU machine at one rank (1x1 grid, one H200: docs/PERFORMANCE.md),
+not yet with one rank per GPU on several GPUs (no such machine was lent).
 """
 import numpy as np
 
