@@ -5,8 +5,9 @@
 // has received every peer's data of call e-1, and a peer sends e-1 only after finishing e-2, so
 // by then every peer is done reading half (e & 1) from call e-2: a receive grants the next send.
 //
-// Indices into a half are 32-bit line numbers: the native layer keeps a half below 2^32 lines
-// (NativeComm's constructor), and 64-bit index arithmetic was a measurable part of a small call.
+// Indices into a half are 32-bit line numbers: scratch is capped at 8 GiB (config.py and
+// NativeComm's constructor), so a half and every message it carries stay below 4 GiB, and 64-bit
+// index arithmetic was a measurable part of a small call.
 #pragma once
 #include <cstdint>
 

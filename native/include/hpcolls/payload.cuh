@@ -2,9 +2,9 @@
 //
 // User buffers are ordinary device memory of any element count and any offset. When both are
 // 16-byte aligned, whole chunks move as one vector access; the last partial chunk, and buffers
-// aligned only to their scalar component, move element by element. Offsets are 32-bit: a message
-// that goes through the LL kernels fits a scratch half, which is below 4 GiB (NativeComm). Because every element size
-// divides 16 and chunks start at multiples of 16 bytes, no element straddles two chunks.
+// aligned only to their scalar component, move element by element. Because every element size
+// divides 16 and chunks start at multiples of 16 bytes, no element straddles two chunks. Offsets
+// are 32-bit: a message the LL kernels carry fits a scratch half, below 4 GiB (call_state.cuh).
 #pragma once
 #include <cstdint>
 
