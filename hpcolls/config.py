@@ -11,6 +11,7 @@
 | HPCOLLS_DEBUG | WARN, INFO or TRACE (see hpcolls.log) | WARN |
 | HPCOLLS_MPI_CUDA_AWARE | 0/1: override detection of a CUDA-aware MPI | detected |
 | HPCOLLS_LL_MODE | diagnosis: LL store/poll variant 0..3 (native/include/hpcolls/ll_line.cuh) | 0 |
+| HPCOLLS_THREADS_PER_BLOCK | diagnosis: kernel block size, whole warps (32..1024; capped at what a kernel can run) | chosen per call (0) |
 """
 import os
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ class Config:
     timeout_s: float
     validate: bool
     ll_mode: int = 0
+    threads_per_block: int = 0  # 0: the native layer chooses per call
 
     @classmethod
     def from_env(cls, nranks, algo=None, timeout=None, validate=None):
@@ -79,11 +81,16 @@ class Config:
         ll_mode = _int_env("HPCOLLS_LL_MODE", 0)
         if ll_mode >= LL_MODES:
             raise ValueError(f"hpcolls: HPCOLLS_LL_MODE={ll_mode} is not one of 0..{LL_MODES - 1}")
+        threads = _int_env("HPCOLLS_THREADS_PER_BLOCK", 0)
+        if threads and (threads > 1024 or threads % 32):
+            # One-shot's lanes of a chunk share a warp, and its loops are warp-uniform.
+            raise ValueError(f"hpcolls: HPCOLLS_THREADS_PER_BLOCK={threads} is not a multiple of 32 up to 1024")
         return cls(algo=algo,
                    oneshot_max_bytes=_int_env("HPCOLLS_ONESHOT_MAX_BYTES", one),
                    twoshot_max_bytes=_int_env("HPCOLLS_TWOSHOT_MAX_BYTES", two),
                    scratch_bytes=scratch,
                    ll_mode=ll_mode,
+                   threads_per_block=threads,
                    timeout_s=timeout,
                    validate=(os.environ.get("HPCOLLS_VALIDATE", "0") not in ("", "0")
                              if validate is None else bool(validate)))

@@ -1,8 +1,9 @@
-// Where the device time of a one-rank, one-shot AllReduce goes: a ladder of kernels, each adding
-// one thing the real kernel does (its by-value DevComm argument, the counter read, the clock read
-// of the poll deadline, the payload load and store, the end-of-call epoch store), timed the way
+// Where the device time of a small one-shot AllReduce goes: a ladder of kernels, each adding one
+// thing the real kernel does (its by-value DevComm argument, the counter read, the clock read of
+// the poll deadline, the payload load and store, the end-of-call epoch store), timed the way
 // hpcolls.bench times the real one (a CUDA graph of many launches on one stream, median µs per
-// launch over replays), with the real kernel (linked from native/src) last. Beside it, the host's
+// launch over replays), with the real kernel (linked from native/src) last: at one rank (a copy)
+// and at two ranks looped back onto this one process (the protocol without a second process). Beside it, the host's
 // enqueue time per launch of the same kernel (launches in a loop, no graph): what the argument
 // block costs the CPU, apart from pybind11 and Python.
 //
@@ -122,13 +123,27 @@ int main(int argc, char** argv) {
   c.timeout_ns = 10'000'000'000ull;
   c.rank = 0;
   c.nranks = 1;
+  c.lane_shift = hpcolls::oneshot_lane_shift(1);
   char* buf;
   cuda_check(cudaMalloc(&buf, 1024), "buffer");
   cuda_check(cudaMemset(buf, 0, 1024), "buffer");
 
-  const auto real = [&](size_t bytes) {
-    hpcolls::AllreduceArgs a{buf, buf, bytes, true, 1, int((bytes + 15) / 16 + 31) / 32 * 32, s};
-    return [=] { cuda_check(hpcolls::launch_allreduce_oneshot(c, hpcolls::DType::F64, hpcolls::Op::Max, a), "launch"); };
+  // The real kernel on `comm`, `bytes` in place, one block of one thread per lane of a chunk.
+  const auto real = [&](const DevComm& comm, size_t bytes) {
+    const int threads = int(((bytes + 15) / 16 << comm.lane_shift) + 31) / 32 * 32;
+    hpcolls::AllreduceArgs a{buf, buf, bytes, true, 1, threads, s};
+    return [=] { cuda_check(hpcolls::launch_allreduce_oneshot(comm, hpcolls::DType::F64, hpcolls::Op::Max, a), "launch"); };
+  };
+  // Two ranks looped back onto this process: "rank 1"'s scratch is mapped one slot above ours,
+  // so our push to rank 1 lands exactly where we then poll for rank 1's data. The whole two-rank
+  // protocol path runs (epoch, push, poll, rank-order reduce, epoch advance) without a second
+  // process, so MPS co-scheduling and the peer's skew are out of the figure.
+  const auto looped_back = [&](size_t bytes) {
+    DevComm two = c;
+    two.nranks = 2;
+    two.lane_shift = hpcolls::oneshot_lane_shift(2);
+    two.scratch[1] = static_cast<char*>(c.scratch[0]) + (bytes + 15) / 16 * hpcolls::kLinesPerChunk * 16;
+    return real(two, bytes);
   };
   struct Row { const char* what; std::function<void()> launch; };
   const std::vector<Row> rows = {
@@ -138,8 +153,10 @@ int main(int argc, char** argv) {
       {"+ block barrier, epoch store", [&] { ladder<2><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
       {"+ %globaltimer read (poll deadline)", [&] { ladder<3><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
       {"+ 8-byte payload load and store", [&] { ladder<4><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
-      {"real one-shot kernel, 1 x float64 MAX", real(8)},
-      {"real one-shot kernel, 128 x float64 MAX (1 KiB)", real(1024)},
+      {"real one-shot kernel, one rank (a copy), 1 x float64 MAX", real(c, 8)},
+      {"real one-shot kernel, one rank (a copy), 128 x float64 MAX (1 KiB)", real(c, 1024)},
+      {"real one-shot kernel, two ranks looped back, 1 x float64 MAX", looped_back(8)},
+      {"real one-shot kernel, two ranks looped back, 128 x float64 MAX (1 KiB)", looped_back(1024)},
   };
   if (profile) {  // a few plain launches of every row, for Nsight Compute's per-kernel counters
     for (const Row& r : rows)
@@ -147,7 +164,7 @@ int main(int argc, char** argv) {
     cuda_check(cudaDeviceSynchronize(), "final sync");
     return 0;
   }
-  std::printf("# one-rank one-shot anatomy: CUDA graph of %d launches, median of %d replays\n", launches, replays);
+  std::printf("# one-shot anatomy (one process): CUDA graph of %d launches, median of %d replays\n", launches, replays);
   std::printf("| kernel | device us per launch (graph) | host us per enqueue (loop of 2000) |\n| --- | --- | --- |\n");
   for (const Row& r : rows)
     std::printf("| %s | %.3f | %.3f |\n", r.what, graph_us(s, launches, replays, r.launch), enqueue_us(s, 2000, r.launch));

@@ -2,45 +2,73 @@
 // buffer, into slot `rank` of every peer's scratch, then reduces the N slots in rank order into
 // the user's receive buffer. One remote-store latency; no barrier before or after.
 //
-// The same thread handles chunk i in both phases, so an in-place call reads chunk i (to push it)
-// before it overwrites it.
+// Work is split a lane per (chunk, rank): lane q of chunk i's group pushes chunk i to rank q and
+// waits for rank q's chunk i, so a thread makes one store and one poll instead of looping over the
+// peers; the group then combines its N values through warp shuffles, strictly in rank order. A
+// small call is straight-line code: its cost is the dependent instructions on that path
+// (docs/PERFORMANCE.md, anatomy), not the data.
+//
+// In place: every lane of a group loads chunk i before the shuffles, and the one store of the
+// result comes after them, so chunk i is read before it is overwritten.
 #include "hpcolls/call_state.cuh"
 #include "hpcolls/collective_args.h"
 #include "hpcolls/dispatch.cuh"
 #include "hpcolls/payload.cuh"
-#include "hpcolls/rank_order.cuh"
+#include "hpcolls/reduce_ops.cuh"
 
 namespace hpcolls {
 namespace {
 
+// Lane `src` of this thread's group of `lanes` (a power of two dividing 32).
+__device__ inline uint4 shfl_chunk(uint4 v, int src, int lanes) {
+  return make_uint4(__shfl_sync(~0u, v.x, src, lanes), __shfl_sync(~0u, v.y, src, lanes),
+                    __shfl_sync(~0u, v.z, src, lanes), __shfl_sync(~0u, v.w, src, lanes));
+}
+
 template <typename T, Op OP, int kMode>
 __global__ void allreduce_oneshot(DevComm c, const char* send, char* recv, uint32_t bytes, bool vec_ok) {
   constexpr size_t kUnit = Unit<T>::value;
-  constexpr uint32_t kLines = kLinesPerChunk;
   const uint32_t chunks = (bytes + uint32_t(kChunkBytes) - 1) / uint32_t(kChunkBytes);
   const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
-  const uint32_t stride = gridDim.x * blockDim.x;
-  const uint32_t slot_lines = chunks * kLines;
-  const auto mine = [&](uint32_t i) { return load_chunk<kUnit>(send, i, bytes, vec_ok); };
-  // A thread's first chunk is loaded before the epoch, so the two loads overlap, and stays in
-  // registers from push to reduce; a call of one chunk per thread (up to 4 KiB) runs no loop.
-  const uint4 first_mine = first < chunks ? mine(first) : uint4{};
-  CallState<kMode> call(c, Algo::OneShot);
+  const uint32_t stride = gridDim.x * blockDim.x;  // a multiple of 32: loops below are warp-uniform
+  const auto mine = [&](uint32_t i) { return i < chunks ? load_chunk<kUnit>(send, i, bytes, vec_ok) : uint4{}; };
 
-  if (!call.broken() && first < chunks) {
-    call.push_to_peers(c.rank * slot_lines + first * kLines, first_mine);
-    for (uint32_t i = first + stride; i < chunks; i += stride) call.push_to_peers(c.rank * slot_lines + i * kLines, mine(i));
-    const uint4* own = call.half(c.rank);
-    const auto reduce_and_store = [&](uint32_t i, uint4 v) {
-      uint4 acc;
-      if (!reduce_in_rank_order<T, OP>(call, c, own, slot_lines, i * kLines, v, acc)) return false;
-      store_chunk<kUnit>(recv, i, bytes, vec_ok, acc);
-      return true;
-    };
-    if (reduce_and_store(first, first_mine))
-      for (uint32_t i = first + stride; i < chunks; i += stride)
-        if (!reduce_and_store(i, mine(i))) break;
+  if (c.nranks == 1) {
+    // Alone, the sum is the input: a copy. No scratch, and no epoch: no peer waits on this rank.
+    for (uint32_t i = first; i < chunks; i += stride) store_chunk<kUnit>(recv, i, bytes, vec_ok, mine(i));
+    return;
   }
+
+  const int lanes = 1 << c.lane_shift;
+  const int q = int(threadIdx.x) & (lanes - 1);  // the rank this lane exchanges with
+  const uint32_t slot_lines = chunks * uint32_t(kLinesPerChunk);
+  const uint32_t items = ((chunks << c.lane_shift) + 31u) & ~31u;  // whole warps
+  // A thread's first chunk is loaded before the epoch, so the two loads overlap.
+  const uint4 first_mine = mine(first >> c.lane_shift);
+  CallState<kMode> call(c, Algo::OneShot);
+  const uint4* own = call.half(c.rank);
+
+  // Item g: lane q of chunk i = g / lanes, holding our chunk i in v. False on a time-out in the warp.
+  const auto exchange_and_reduce = [&](uint32_t g, uint4 v) {
+    const uint32_t i = g >> c.lane_shift;
+    bool ok = true;
+    if (i < chunks && q < c.nranks && q != c.rank) {  // v: ours, then rank q's
+      const uint32_t line = i * uint32_t(kLinesPerChunk);
+      call.send_chunk(call.half(q) + c.rank * slot_lines + line, v);
+      ok = call.receive_chunk(own + q * slot_lines + line, q, v);
+    }
+    // A time-out anywhere in the warp: store nothing, as some peer's data is missing.
+    if (!__all_sync(~0u, ok)) return false;
+    uint4 acc = shfl_chunk(v, 0, lanes);
+#pragma unroll 1  // the rank count is a run-time value
+    for (int r = 1; r < c.nranks; ++r) acc = reduce_chunk<T, Reduce<T, OP>>(acc, shfl_chunk(v, r, lanes));
+    if (q == 0 && i < chunks) store_chunk<kUnit>(recv, i, bytes, vec_ok, acc);
+    return true;
+  };
+  // A call of one item per thread (every message up to 4 KiB at up to 4 ranks) runs no loop.
+  if (__all_sync(~0u, !call.broken()) && first < items && exchange_and_reduce(first, first_mine))
+    for (uint32_t g = first + stride; g < items; g += stride)
+      if (!exchange_and_reduce(g, mine(g >> c.lane_shift))) break;
   call.finish();
 }
 

@@ -185,6 +185,7 @@ PYBIND11_MODULE(_native, m) {
       .def("set_twoshot_max_bytes", &NativeComm::set_twoshot_max_bytes)
       .def("set_timeout", &NativeComm::set_timeout)
       .def("set_ll_mode", &NativeComm::set_ll_mode)
+      .def("set_threads_per_block", &NativeComm::set_threads_per_block)
       .def("max_bytes", [](const NativeComm& c, int algo) { return c.max_bytes(static_cast<Algo>(algo)); })
       .def("select", &NativeComm::select)
       .def("allreduce",

@@ -50,8 +50,8 @@ NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, d
   dev_.half_bytes = scratch_bytes / 2;
   dev_.rank = rank;
   dev_.nranks = nranks;
+  dev_.lane_shift = oneshot_lane_shift(nranks);
   set_timeout(timeout_s);
-  if (const char* t = std::getenv("HPCOLLS_THREADS_PER_BLOCK")) threads_override_ = std::atoi(t);
 }
 
 NativeComm::~NativeComm() { release(); }
@@ -61,6 +61,14 @@ void NativeComm::set_ll_mode(int mode) {
     throw std::invalid_argument("hpcolls: LL mode " + std::to_string(mode) + " is not one of 0.." +
                                 std::to_string(kLLModes - 1) + " (native/include/hpcolls/ll_line.cuh)");
   dev_.ll_mode = mode;
+}
+
+void NativeComm::set_threads_per_block(int threads) {
+  // Whole warps: the one-shot kernel's lanes of a chunk share a warp, and its loops are warp-uniform.
+  if (threads != 0 && (threads < 32 || threads > 1024 || threads % 32 != 0))
+    throw std::invalid_argument("hpcolls: " + std::to_string(threads) +
+                                " threads per block is not 0 (chosen per call) or a multiple of 32 up to 1024");
+  threads_override_ = threads;
 }
 
 void NativeComm::set_timeout(double seconds) {
@@ -177,9 +185,10 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
   a.bytes = bytes;
   a.vec_ok = (send % 16 == 0) && (recv % 16 == 0);
   const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
-  a.threads = chunks >= 256 ? 256 : int((chunks + 31) / 32 * 32);
+  const size_t items = algo == int(Algo::OneShot) ? chunks << dev_.lane_shift : chunks;  // threads with work
+  a.threads = items >= size_t(kThreadsPerBlock) ? kThreadsPerBlock : int((items + 31) / 32 * 32);
   if (threads_override_ > 0) a.threads = threads_override_;
-  a.blocks = int(std::min<size_t>(max_blocks_, (chunks + a.threads - 1) / a.threads));
+  a.blocks = int(std::min<size_t>(max_blocks_, (items + a.threads - 1) / a.threads));
   a.stream = reinterpret_cast<cudaStream_t>(stream);
 
   int cur = -1;

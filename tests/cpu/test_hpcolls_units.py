@@ -57,8 +57,10 @@ def test_settings_from_environment(monkeypatch):
     monkeypatch.setenv("HPCOLLS_VALIDATE", "1")
     c = config.Config.from_env(4)
     monkeypatch.setenv("HPCOLLS_LL_MODE", "2")
+    monkeypatch.setenv("HPCOLLS_THREADS_PER_BLOCK", "64")
     c = config.Config.from_env(4)
-    assert (c.algo, c.scratch_bytes, c.timeout_s, c.validate, c.ll_mode) == ("twoshot", 1000000, 2.5, True, 2)
+    assert (c.algo, c.scratch_bytes, c.timeout_s, c.validate, c.ll_mode, c.threads_per_block) == (
+        "twoshot", 1000000, 2.5, True, 2, 64)
     assert config.Config.from_env(4, algo="nccl", timeout=1, validate=False).algo == "nccl"
 
 
@@ -67,7 +69,9 @@ def test_settings_from_environment(monkeypatch):
                                               ("HPCOLLS_ONESHOT_MAX_BYTES", "-1", ">= 0"),
                                               ("HPCOLLS_TIMEOUT", "0", "positive"),
                                               ("HPCOLLS_SCRATCH_BYTES", str(9 << 30), "over the 8 GiB"),
-                                              ("HPCOLLS_LL_MODE", "4", "not one of 0..3")])
+                                              ("HPCOLLS_LL_MODE", "4", "not one of 0..3"),
+                                              ("HPCOLLS_THREADS_PER_BLOCK", "100", "multiple of 32"),
+                                              ("HPCOLLS_THREADS_PER_BLOCK", "2048", "multiple of 32")])
 def test_bad_settings_are_clear_errors(monkeypatch, var, value, match):
     monkeypatch.setenv(var, value)
     with pytest.raises(ValueError, match=match):

@@ -83,6 +83,25 @@ def test_every_ll_mode(gpu, monkeypatch, seed, mode):
             comm.close()
 
 
+@pytest.mark.parametrize("threads", [32, 1024])
+def test_block_sizes(gpu, monkeypatch, seed, threads):
+    """One-shot gives every chunk a lane per rank and loops over whole warps; forced block sizes
+    make small calls span many blocks (32 threads) or one wide block (1024), and large ones loop
+    over the grid, both algorithms, bitwise against the reference."""
+    monkeypatch.setenv("HPCOLLS_THREADS_PER_BLOCK", str(threads))
+    for algo in ("oneshot", "twoshot"):
+        comm = hpcolls.Communicator(WORLD, algo=algo)
+        try:
+            for code, op in ((dtypes.F64, dtypes.SUM), (dtypes.C64, dtypes.PROD), (dtypes.U64, dtypes.MIN)):
+                for count in (1, 3, 1000, 4097, 60001):
+                    got = run_case(comm, code, op, count, seed, inplace=count % 2 == 1)
+                    assert_bitwise(got, reference(code, op, count, seed, WORLD.size),
+                                   f"{threads} threads {algo} {dtypes.NAMES[code]} count={count}")
+            assert comm.native_path == "on", comm.native_path
+        finally:
+            comm.close()
+
+
 @pytest.mark.parametrize("nbytes", [64 << 10, 1 << 20, 4 << 20, 16 << 20])
 @pytest.mark.parametrize("code", [dtypes.F64, dtypes.C128, dtypes.I32, dtypes.F16])
 def test_large_sizes_every_path(comms, seed, code, nbytes):

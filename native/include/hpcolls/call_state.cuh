@@ -68,26 +68,25 @@ class CallState {
       for (int j = 0; j < kN; ++j)
         if ((pending >> j & 1) && LL::complete(words[j], epoch_)) pending &= ~(1u << j);
       if (pending == 0) break;
-      if (broken_) return false;
-      if ((spin & 255) == 255) {
-        if (static_cast<const volatile DeviceCounters*>(c_.counters)->error) {
-          broken_ = true;
-        } else if (past_deadline()) {
-          report_timeout(peer_of(__ffs(pending) - 1));
-          broken_ = true;
-        }
-      }
+      if (!may_wait(spin, [&] { return peer_of(__ffs(pending) - 1); })) return false;
     }
     LL::after_complete();
     return true;
   }
 
-  // Waits for one 16-byte chunk (two LL lines) sent by `peer` into our own scratch at `lines`.
+  // Waits for one 16-byte chunk (two LL lines) sent by `peer` into our own scratch at `lines`:
+  // both lines are loaded every round and the chunk taken when both are this call's, which is
+  // fewer instructions than keeping the line that arrived first (receive_lines).
   __device__ bool receive_chunk(const uint4* lines, int peer, uint4& out) {
-    ulonglong2 w[2];
-    if (!receive_lines(lines, 0, 0b11, w, [peer](int) { return peer; })) return false;
-    out = chunk_of(w[0], w[1]);
-    return true;
+    for (uint32_t spin = 0;; ++spin) {
+      const ulonglong2 lo = LL::load(lines), hi = LL::load(lines + 1);
+      if (LL::complete(lo, epoch_) && LL::complete(hi, epoch_)) {
+        LL::after_complete();
+        out = chunk_of(lo, hi);
+        return true;
+      }
+      if (!may_wait(spin, [peer] { return peer; })) return false;
+    }
   }
 
   // The payload of a chunk's two received lines.
@@ -114,6 +113,23 @@ class CallState {
   }
 
  private:
+  // Between poll rounds: false once this call must stop waiting, because another thread's time-out
+  // marked the communicator, or because this thread's deadline passed (reported against
+  // peer_now(), the peer still missing). Every 256th round looks at the counters and the clock.
+  template <typename PeerNow>
+  __device__ bool may_wait(uint32_t spin, PeerNow peer_now) {
+    if (broken_) return false;
+    if ((spin & 255) == 255) {
+      if (static_cast<const volatile DeviceCounters*>(c_.counters)->error) {
+        broken_ = true;
+      } else if (past_deadline()) {
+        report_timeout(peer_now());
+        broken_ = true;
+      }
+    }
+    return !broken_;
+  }
+
   // The deadline starts at a thread's first slow poll, not at kernel entry: a call that never
   // waits (one rank, or data already there) does not read the clock at all.
   __device__ bool past_deadline() {

@@ -8,15 +8,28 @@
 
 namespace hpcolls {
 
+// Threads per block the dispatcher picks (fewer for small calls): every kernel can run this many,
+// whatever its register count (255 registers x 256 threads fit the 64 Ki-register file).
+constexpr int kThreadsPerBlock = 256;
+
 struct AllreduceArgs {
   const void* send;
   void* recv;
   size_t bytes;   // count * element size; below 4 GiB, as it fits a scratch half (kernels take 32 bits)
   bool vec_ok;    // both buffers 16-byte aligned: whole chunks move as one vector access
   int blocks;     // grid size, small enough that all blocks are resident at once
-  int threads;
+  int threads;    // whole warps; a forced size above what the kernel can run is capped at its limit
   cudaStream_t stream;
 };
+
+// One-shot gives each 16-byte chunk one thread per rank (lane q pushes to and receives from rank
+// q), rounded up to a power of two so that a chunk's lanes are an aligned group inside one warp
+// (kMaxRanks <= 32). One rank needs no lanes beyond the one that copies.
+inline int oneshot_lane_shift(int nranks) {
+  int shift = 0;
+  while ((1 << shift) < nranks) ++shift;
+  return shift;
+}
 
 // Scratch bytes one half needs for a message of `bytes` bytes on `nranks` ranks.
 inline size_t oneshot_half_bytes(size_t bytes, int nranks) {

@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "hpcolls/collective_args.h"
@@ -70,8 +71,14 @@ cudaError_t launch_allreduce_kernel(const DevComm& c, DType t, Op op, const Allr
   return dispatch(t, op, [&](auto type_tag, auto op_tag) {
     return dispatch_ll_mode(c.ll_mode, [&](auto mode_tag) {
       const auto kernel = pick(type_tag, op_tag, mode_tag);
-      kernel<<<a.blocks, a.threads, 0, a.stream>>>(c, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
-                                                  uint32_t(a.bytes), a.vec_ok);
+      int threads = a.threads;
+      if (threads > kThreadsPerBlock) {  // only a forced block size (diagnosis) can be too large
+        cudaFuncAttributes attr;
+        if (const cudaError_t e = cudaFuncGetAttributes(&attr, kernel)) return e;
+        threads = std::min(threads, attr.maxThreadsPerBlock / 32 * 32);  // the grid-stride loops cover the rest
+      }
+      kernel<<<a.blocks, threads, 0, a.stream>>>(c, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
+                                                uint32_t(a.bytes), a.vec_ok);
       return cudaGetLastError();
     });
   });

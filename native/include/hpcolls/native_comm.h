@@ -32,6 +32,7 @@ class NativeComm {
   void set_twoshot_max_bytes(size_t b) { twoshot_max_bytes_ = b; }
   void set_timeout(double seconds);
   void set_ll_mode(int mode);  // LL store/poll variant (ll_line.cuh); 0 unless diagnosing
+  void set_threads_per_block(int threads);  // 0: chosen per call; else whole warps, for diagnosis
 
   // Largest message (bytes) each algorithm can carry with this scratch and rank count.
   size_t max_bytes(Algo algo) const;
@@ -75,7 +76,7 @@ class NativeComm {
   size_t oneshot_max_bytes_ = 64 << 10;
   size_t twoshot_max_bytes_ = SIZE_MAX;
   int max_blocks_ = 1;
-  int threads_override_ = 0;  // HPCOLLS_THREADS_PER_BLOCK (tuning and debugging)
+  int threads_override_ = 0;  // HPCOLLS_THREADS_PER_BLOCK (diagnosis); 0: chosen per call
   uint32_t calls_ = 0;          // calls launched from the host (graph replays are not counted)
   bool broken_ = false;
   std::string broken_why_;

@@ -51,7 +51,7 @@ struct DevComm {
   int rank;
   int nranks;
   int ll_mode;  // see ll_line.cuh
-  int pad;
+  int lane_shift;  // one-shot: log2 of the threads given to each 16-byte chunk (oneshot_lane_shift)
 };
 
 inline size_t dtype_size(DType t) {
