@@ -7,9 +7,11 @@ Per block column k:
   3. the factored panel, with potrf's info riding along in a spare row, is broadcast along
      grid rows — so every rank learns of a failure at the same step and raises the same error;
   4. every rank updates its own trailing blocks: B22 -= L21 L21ᵀ.
-Only the lower triangle of B is read; the result's strict upper triangle is zero.
+Only the lower triangle of B is read; the result's strict upper triangle is zero. One rank
+holding all of B makes one LAPACK / cuSOLVER potrf call instead (the loop there cost a
+host round trip per block column: 0.06–0.08 s of 0.9 s at n = 8192 on one H200).
 """
-from .backend.arrays import cholesky_lower, solve_triangular
+from .backend.arrays import cholesky_lower, cholesky_lower_whole, solve_triangular
 from .dist.panels import bcast_block_col, block_span, gather_block_col
 from .errors import NotPositiveDefiniteError
 
@@ -20,6 +22,11 @@ def potrf(b, coll):
     n = b.shape[0]
     xp = b.xp
     fac = b.triangle(lower=True)
+    if fac.grid.size == 1:
+        fac.local, info = cholesky_lower_whole(xp, fac.local)
+        if info:
+            raise NotPositiveDefiniteError(info, n)
+        return fac.triangle(lower=True)
     rows, cols = fac.device_index()
     for k in range((n + fac.nb - 1) // fac.nb):
         j0, j1 = block_span(k, fac.nb, n)

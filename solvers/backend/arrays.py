@@ -62,6 +62,27 @@ def solve_triangular(xp, t, b, lower, trans=False):
     return cupy_solve_triangular(t, b, lower=lower, trans=1 if trans else 0)
 
 
+def cholesky_lower_whole(xp, a):
+    """Lower Cholesky factor of a whole SPD matrix (only its lower triangle is read) and LAPACK's
+    info, in one potrf: LAPACK's for numpy, cuSOLVER's for cupy (its devInfo is LAPACK's info).
+    What one rank holding all of B does instead of the block-column loop. The strict upper
+    triangle of the result is unspecified: callers keep the lower triangle."""
+    if is_numpy(xp) or a.shape[0] == 0:
+        return cholesky_lower(xp, a)
+    from cupy.cuda import device
+    from cupy_backends.cuda.libs import cublas, cusolver
+    # A row-major matrix is its transpose in column-major order, which is what cuSOLVER reads:
+    # our lower triangle is its upper one, and the factor U = Lᵀ it leaves there reads back as L.
+    x = xp.array(a, order="C")
+    buffer_size, factor = {"f": (cusolver.spotrf_bufferSize, cusolver.spotrf),
+                           "d": (cusolver.dpotrf_bufferSize, cusolver.dpotrf)}[x.dtype.char]
+    n, handle, uplo = x.shape[0], device.get_cusolver_handle(), cublas.CUBLAS_FILL_MODE_UPPER
+    lwork = buffer_size(handle, uplo, n, x.data.ptr, n)
+    work, info = xp.empty(lwork, x.dtype), xp.zeros((), xp.int32)
+    factor(handle, uplo, n, x.data.ptr, n, work.data.ptr, lwork, info.data.ptr)
+    return x, int(info)
+
+
 def cholesky_lower(xp, block):
     """Lower Cholesky factor of one small SPD block and LAPACK's info (0 or failing minor order).
 
