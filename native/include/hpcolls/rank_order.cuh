@@ -1,6 +1,7 @@
-// The reduction both AllReduce algorithms end in: one 16-byte chunk from each of the N slots,
-// combined strictly in rank order 0..N-1 (our own contribution taken from registers, every peer's
-// received through its LL lines), so every rank computes bitwise-identical results.
+// Two-shot's reduction of its own part: one 16-byte chunk from each of the N slots, combined
+// strictly in rank order 0..N-1 (our own contribution taken from registers, every peer's received
+// through its LL lines), so every rank computes bitwise-identical results. (One-shot spreads the
+// N slots over N lanes instead and combines them through warp shuffles, in the same order.)
 #pragma once
 #include <cstdint>
 
