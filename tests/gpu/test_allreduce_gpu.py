@@ -64,42 +64,40 @@ def test_every_dtype_and_op(comms, seed, algo, code):
                 assert len(set(digests)) == 1, f"{what}: ranks got different bits"
 
 
+def check_both_algorithms(seed, cases, counts, what):
+    """Fresh one-shot and two-shot communicators (they read the environment the caller set),
+    each (code, op) of `cases` at each count, odd counts in place; bitwise against the
+    reference, and the call must have stayed on the native path."""
+    for algo in ("oneshot", "twoshot"):
+        comm = hpcolls.Communicator(WORLD, algo=algo)
+        try:
+            for code, op in cases:
+                for count in counts:
+                    got = run_case(comm, code, op, count, seed, inplace=count % 2 == 1)
+                    assert_bitwise(got, reference(code, op, count, seed, WORLD.size),
+                                   f"{what} {algo} {dtypes.NAMES[code]} count={count}")
+            assert comm.native_path == "on", comm.native_path
+        finally:
+            comm.close()
+
+
 @pytest.mark.parametrize("mode", range(config.LL_MODES))
 def test_every_ll_mode(gpu, monkeypatch, seed, mode):
     """Each LL store/poll variant is its own kernel instantiation: run every one of them, both
     algorithms, a type of each element size, a few sizes, bitwise against the reference."""
     monkeypatch.setenv("HPCOLLS_LL_MODE", str(mode))
-    for algo in ("oneshot", "twoshot"):
-        comm = hpcolls.Communicator(WORLD, algo=algo)
-        try:
-            for code, op in ((dtypes.F64, dtypes.SUM), (dtypes.C128, dtypes.PROD), (dtypes.I32, dtypes.MAX),
-                             (dtypes.F16, dtypes.MIN)):
-                for count in (1, 9, 1000, 4097):
-                    got = run_case(comm, code, op, count, seed, inplace=count % 2 == 1)
-                    assert_bitwise(got, reference(code, op, count, seed, WORLD.size),
-                                   f"LL mode {mode} {algo} {dtypes.NAMES[code]} count={count}")
-            assert comm.native_path == "on", comm.native_path
-        finally:
-            comm.close()
+    check_both_algorithms(seed, ((dtypes.F64, dtypes.SUM), (dtypes.C128, dtypes.PROD), (dtypes.I32, dtypes.MAX),
+                                 (dtypes.F16, dtypes.MIN)), (1, 9, 1000, 4097), f"LL mode {mode}")
 
 
 @pytest.mark.parametrize("threads", [32, 1024])
 def test_block_sizes(gpu, monkeypatch, seed, threads):
     """One-shot gives every chunk a lane per rank and loops over whole warps; forced block sizes
-    make small calls span many blocks (32 threads) or one wide block (1024), and large ones loop
-    over the grid, both algorithms, bitwise against the reference."""
+    make small calls span many blocks (32 threads) or one wide block (1024, capped at what a
+    kernel can run), and large ones loop over the grid, both algorithms."""
     monkeypatch.setenv("HPCOLLS_THREADS_PER_BLOCK", str(threads))
-    for algo in ("oneshot", "twoshot"):
-        comm = hpcolls.Communicator(WORLD, algo=algo)
-        try:
-            for code, op in ((dtypes.F64, dtypes.SUM), (dtypes.C64, dtypes.PROD), (dtypes.U64, dtypes.MIN)):
-                for count in (1, 3, 1000, 4097, 60001):
-                    got = run_case(comm, code, op, count, seed, inplace=count % 2 == 1)
-                    assert_bitwise(got, reference(code, op, count, seed, WORLD.size),
-                                   f"{threads} threads {algo} {dtypes.NAMES[code]} count={count}")
-            assert comm.native_path == "on", comm.native_path
-        finally:
-            comm.close()
+    check_both_algorithms(seed, ((dtypes.F64, dtypes.SUM), (dtypes.C64, dtypes.PROD), (dtypes.U64, dtypes.MIN)),
+                          (1, 3, 1000, 4097, 60001), f"{threads} threads")
 
 
 @pytest.mark.parametrize("nbytes", [64 << 10, 1 << 20, 4 << 20, 16 << 20])
