@@ -8,11 +8,13 @@ wrong elements in a checked call (data are small integers: exact in any summatio
 
 Also measured, once per run: the host time of one Python AllReduce call next to a bare kernel
 launch and cupy's NCCL call (the host-overhead budget is counted above the bare launch), and the
-device time of one small one-shot call from a CUDA graph of --graph-calls calls.
+device time of one small one-shot call from a CUDA graph of --graph-calls calls (with
+--dependent-launch-ab, also with programmatic dependent launch off and on, side by side).
 Without a GPU it times MPI on host buffers only.
 """
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -40,6 +42,9 @@ def parse_args(argv):
     p.add_argument("--reps", type=int, default=20, help="timed repetitions (median/min/max over these)")
     p.add_argument("--warmup", type=int, default=5, help="untimed repetitions first")
     p.add_argument("--graph-calls", type=int, default=200, help="calls in the CUDA graph for device time")
+    p.add_argument("--dependent-launch-ab", action="store_true",
+                   help="also the graph's device time with HPCOLLS_DEPENDENT_LAUNCH=0 and =1, each on a "
+                        "communicator of its own (experimental: see docs/PERFORMANCE.md)")
     p.add_argument("--json", metavar="PATH", help="also write every row as JSON")
     p.add_argument("--no-inplace", action="store_true", help="skip the in-place rows")
     return p.parse_args(argv)
@@ -210,11 +215,25 @@ def host_overhead(args, cupy):
     return result
 
 
-def graph_device_time(args, cupy, count):
-    """Device µs per one-shot call of `count` float64, from a CUDA graph of many calls."""
+def graph_device_time(args, cupy, count, dependent_launch=None):
+    """Device µs per one-shot call of `count` float64, from a CUDA graph of many calls; with
+    dependent_launch True/False, on a communicator of its own made with HPCOLLS_DEPENDENT_LAUNCH
+    set so (the --dependent-launch-ab rows), else on the environment's settings."""
     import hpcolls
     comm = MPI.COMM_WORLD
-    c = COMMS.setdefault("oneshot", hpcolls.Communicator(comm, algo="oneshot"))
+    key = "oneshot" if dependent_launch is None else f"oneshot-dependent-launch-{int(dependent_launch)}"
+    if key not in COMMS:
+        saved = os.environ.get("HPCOLLS_DEPENDENT_LAUNCH")
+        if dependent_launch is not None:
+            os.environ["HPCOLLS_DEPENDENT_LAUNCH"] = str(int(dependent_launch))
+        try:
+            COMMS[key] = hpcolls.Communicator(comm, algo="oneshot")
+        finally:
+            if saved is None:
+                os.environ.pop("HPCOLLS_DEPENDENT_LAUNCH", None)
+            else:
+                os.environ["HPCOLLS_DEPENDENT_LAUNCH"] = saved
+    c = COMMS[key]
     x = cupy.ones(count)
     with cupy.cuda.Stream(non_blocking=True) as s:
         c.Allreduce(MPI.IN_PLACE, x, op=MPI.MAX, stream=s)  # opens the native path outside capture
@@ -301,6 +320,11 @@ def main(argv=None):
         extra["host_us_per_call"] = host_overhead(args, cupy)
         extra["oneshot_device_us_per_call_8B_graph"] = graph_device_time(args, cupy, 1)
         extra["oneshot_device_us_per_call_1KiB_graph"] = graph_device_time(args, cupy, 128)
+        if args.dependent_launch_ab:
+            for on in (False, True):
+                for count, size in ((1, "8B"), (128, "1KiB")):
+                    extra[f"oneshot_device_us_per_call_{size}_graph_dependent_launch_{int(on)}"] = \
+                        graph_device_time(args, cupy, count, on)
         extra["empty_kernel_device_us_graph"] = graph_noop_time(args, cupy)
         if comm.rank == 0:
             for k, v in extra["host_us_per_call"].items():
@@ -309,6 +333,10 @@ def main(argv=None):
                   f"8 B {extra['oneshot_device_us_per_call_8B_graph']:.2f} us, "
                   f"1 KiB {extra['oneshot_device_us_per_call_1KiB_graph']:.2f} us; an empty kernel in "
                   f"the same kind of graph {extra['empty_kernel_device_us_graph']:.2f} us")
+            for on in ((False, True) if args.dependent_launch_ab else ()):
+                print(f"# the same with HPCOLLS_DEPENDENT_LAUNCH={int(on)}: "
+                      f"8 B {extra[f'oneshot_device_us_per_call_8B_graph_dependent_launch_{int(on)}']:.2f} us, "
+                      f"1 KiB {extra[f'oneshot_device_us_per_call_1KiB_graph_dependent_launch_{int(on)}']:.2f} us")
     total_wrong = sum(r["wrong"] for r in rows)
     if comm.rank == 0:
         print(f"# total wrong elements: {total_wrong}")

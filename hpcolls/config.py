@@ -11,6 +11,7 @@
 | HPCOLLS_DEBUG | WARN, INFO or TRACE (see hpcolls.log) | WARN |
 | HPCOLLS_MPI_CUDA_AWARE | 0/1: override detection of a CUDA-aware MPI | detected |
 | HPCOLLS_LL_MODE | diagnosis: LL store/poll variant 0..3 (native/include/hpcolls/ll_line.cuh) | 0 |
+| HPCOLLS_DEPENDENT_LAUNCH | 1: launch the kernels as programmatic dependents of the kernel before them (Hopper+); experimental, see docs/PERFORMANCE.md | 0 |
 | HPCOLLS_THREADS_PER_BLOCK | diagnosis: kernel block size, whole warps (32..1024; capped at what a kernel can run) | chosen per call (0) |
 """
 import os
@@ -63,6 +64,7 @@ class Config:
     validate: bool
     ll_mode: int = 0
     threads_per_block: int = 0  # 0: the native layer chooses per call
+    dependent_launch: bool = False  # experimental, opt-in; only where the GPU has it (compute capability 9.0+)
 
     @classmethod
     def from_env(cls, nranks, algo=None, timeout=None, validate=None):
@@ -91,6 +93,7 @@ class Config:
                    scratch_bytes=scratch,
                    ll_mode=ll_mode,
                    threads_per_block=threads,
+                   dependent_launch=_int_env("HPCOLLS_DEPENDENT_LAUNCH", 0) != 0,
                    timeout_s=timeout,
                    validate=(os.environ.get("HPCOLLS_VALIDATE", "0") not in ("", "0")
                              if validate is None else bool(validate)))

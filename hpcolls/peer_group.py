@@ -49,6 +49,7 @@ def open_native(comm, cfg, device):
         nc = native.NativeComm(comm.Get_rank(), size, device, cfg.scratch_bytes, cfg.timeout_s, ranks_on_device)
         nc.set_ll_mode(cfg.ll_mode)
         nc.set_threads_per_block(cfg.threads_per_block)
+        nc.set_dependent_launch(cfg.dependent_launch)
         handle = nc.export_handle()
     except Exception as exc:  # noqa: BLE001 - any failure here means "no native path", agreed below
         why = f"scratch allocation/export failed: {exc}"

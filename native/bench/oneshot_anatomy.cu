@@ -128,22 +128,23 @@ int main(int argc, char** argv) {
   cuda_check(cudaMalloc(&buf, 1024), "buffer");
   cuda_check(cudaMemset(buf, 0, 1024), "buffer");
 
-  // The real kernel on `comm`, `bytes` in place, one block of one thread per lane of a chunk.
-  const auto real = [&](const DevComm& comm, size_t bytes) {
+  // The real kernel on `comm`, `bytes` in place, one block of one thread per lane of a chunk,
+  // launched as a programmatic dependent of the kernel before it or in plain stream order.
+  const auto real = [&](const DevComm& comm, size_t bytes, bool dependent = false) {
     const int threads = int(((bytes + 15) / 16 << comm.lane_shift) + 31) / 32 * 32;
-    hpcolls::AllreduceArgs a{buf, buf, bytes, true, 1, threads, s};
+    hpcolls::AllreduceArgs a{buf, buf, bytes, true, 1, threads, s, dependent};
     return [=] { cuda_check(hpcolls::launch_allreduce_oneshot(comm, hpcolls::DType::F64, hpcolls::Op::Max, a), "launch"); };
   };
   // Two ranks looped back onto this process: "rank 1"'s scratch is mapped one slot above ours,
   // so our push to rank 1 lands exactly where we then poll for rank 1's data. The whole two-rank
   // protocol path runs (epoch, push, poll, rank-order reduce, epoch advance) without a second
   // process, so MPS co-scheduling and the peer's skew are out of the figure.
-  const auto looped_back = [&](size_t bytes) {
+  const auto looped_back = [&](size_t bytes, bool dependent = false) {
     DevComm two = c;
     two.nranks = 2;
     two.lane_shift = hpcolls::oneshot_lane_shift(2);
     two.scratch[1] = static_cast<char*>(c.scratch[0]) + (bytes + 15) / 16 * hpcolls::kLinesPerChunk * 16;
-    return real(two, bytes);
+    return real(two, bytes, dependent);
   };
   struct Row { const char* what; std::function<void()> launch; };
   const std::vector<Row> rows = {
@@ -157,6 +158,9 @@ int main(int argc, char** argv) {
       {"real one-shot kernel, one rank (a copy), 128 x float64 MAX (1 KiB)", real(c, 1024)},
       {"real one-shot kernel, two ranks looped back, 1 x float64 MAX", looped_back(8)},
       {"real one-shot kernel, two ranks looped back, 128 x float64 MAX (1 KiB)", looped_back(1024)},
+      {"the same, one rank (a copy), 1 x float64, programmatic dependent launch", real(c, 8, true)},
+      {"the same, two ranks looped back, 1 x float64, programmatic dependent launch", looped_back(8, true)},
+      {"the same, two ranks looped back, 1 KiB, programmatic dependent launch", looped_back(1024, true)},
   };
   if (profile) {  // a few plain launches of every row, for Nsight Compute's per-kernel counters
     for (const Row& r : rows)

@@ -12,6 +12,7 @@
 // arrived, which the owner could send only after receiving our phase-1 push of chunk i.
 #include "hpcolls/call_state.cuh"
 #include "hpcolls/collective_args.h"
+#include "hpcolls/dependent_launch.cuh"
 #include "hpcolls/dispatch.cuh"
 #include "hpcolls/payload.cuh"
 #include "hpcolls/rank_order.cuh"
@@ -23,6 +24,8 @@ template <typename T, Op OP, int kMode>
 __global__ void allreduce_twoshot(DevComm c, const char* send, char* recv, uint32_t bytes, bool vec_ok) {
   constexpr size_t kUnit = Unit<T>::value;
   constexpr uint32_t kLines = kLinesPerChunk;
+  wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
+  allow_next_kernel_to_launch();
   CallState<kMode> call(c, Algo::TwoShot);
   const uint32_t nranks = c.nranks, rank = c.rank;
   const uint32_t chunks = (bytes + uint32_t(kChunkBytes) - 1) / uint32_t(kChunkBytes);

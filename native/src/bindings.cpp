@@ -186,6 +186,8 @@ PYBIND11_MODULE(_native, m) {
       .def("set_timeout", &NativeComm::set_timeout)
       .def("set_ll_mode", &NativeComm::set_ll_mode)
       .def("set_threads_per_block", &NativeComm::set_threads_per_block)
+      .def("set_dependent_launch", &NativeComm::set_dependent_launch)
+      .def_property_readonly("dependent_launch", &NativeComm::dependent_launch)
       .def("max_bytes", [](const NativeComm& c, int algo) { return c.max_bytes(static_cast<Algo>(algo)); })
       .def("select", &NativeComm::select)
       .def("allreduce",

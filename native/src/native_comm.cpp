@@ -44,6 +44,9 @@ NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, d
   // Blocks of a call wait on each other's peers, so all must be resident at once, also when
   // several ranks share the GPU (MPS): give each rank its share of the SMs.
   max_blocks_ = std::max(1, std::min(64, sms / std::max(1, ranks_on_device)));
+  int major = 0;
+  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+  dependent_launch_supported_ = major >= 9;
 
   dev_.counters = counters_;
   dev_.host_error = host_error_dev_;
@@ -190,6 +193,7 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
   if (threads_override_ > 0) a.threads = threads_override_;
   a.blocks = int(std::min<size_t>(max_blocks_, (items + a.threads - 1) / a.threads));
   a.stream = reinterpret_cast<cudaStream_t>(stream);
+  a.dependent_launch = dependent_launch_;
 
   int cur = -1;
   if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");

@@ -58,9 +58,11 @@ def test_settings_from_environment(monkeypatch):
     c = config.Config.from_env(4)
     monkeypatch.setenv("HPCOLLS_LL_MODE", "2")
     monkeypatch.setenv("HPCOLLS_THREADS_PER_BLOCK", "64")
+    assert not config.Config.from_env(4).dependent_launch
+    monkeypatch.setenv("HPCOLLS_DEPENDENT_LAUNCH", "1")
     c = config.Config.from_env(4)
-    assert (c.algo, c.scratch_bytes, c.timeout_s, c.validate, c.ll_mode, c.threads_per_block) == (
-        "twoshot", 1000000, 2.5, True, 2, 64)
+    assert (c.algo, c.scratch_bytes, c.timeout_s, c.validate, c.ll_mode, c.threads_per_block, c.dependent_launch) == (
+        "twoshot", 1000000, 2.5, True, 2, 64, True)
     assert config.Config.from_env(4, algo="nccl", timeout=1, validate=False).algo == "nccl"
 
 

@@ -90,6 +90,27 @@ def test_every_ll_mode(gpu, monkeypatch, seed, mode):
                                  (dtypes.F16, dtypes.MIN)), (1, 9, 1000, 4097), f"LL mode {mode}")
 
 
+def test_dependent_launch(gpu, monkeypatch, seed):
+    """HPCOLLS_DEPENDENT_LAUNCH=1 (experimental) launches every call as a programmatic dependent of
+    the kernel before it: the same bits, both algorithms; the native layer says it is on where the
+    GPU has it, and it is off by default."""
+    default = hpcolls.Communicator(WORLD, algo="oneshot")
+    try:
+        default.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
+        assert not default._native.dependent_launch
+    finally:
+        default.close()
+    monkeypatch.setenv("HPCOLLS_DEPENDENT_LAUNCH", "1")
+    check_both_algorithms(seed, ((dtypes.F64, dtypes.SUM), (dtypes.BF16, dtypes.MAX)), (1, 9, 4097),
+                          "dependent launch")
+    comm = hpcolls.Communicator(WORLD, algo="oneshot")
+    try:
+        comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
+        assert comm._native.dependent_launch == (int(cupy.cuda.Device().compute_capability) >= 90)
+    finally:
+        comm.close()
+
+
 @pytest.mark.parametrize("threads", [32, 1024])
 def test_block_sizes(gpu, monkeypatch, seed, threads):
     """One-shot gives every chunk a lane per rank and loops over whole warps; forced block sizes

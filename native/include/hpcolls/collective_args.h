@@ -20,6 +20,7 @@ struct AllreduceArgs {
   int blocks;     // grid size, small enough that all blocks are resident at once
   int threads;    // whole warps; a forced size above what the kernel can run is capped at its limit
   cudaStream_t stream;
+  bool dependent_launch;  // launch as a programmatic dependent of the previous kernel (dependent_launch.cuh)
 };
 
 // One-shot gives each 16-byte chunk one thread per rank (lane q pushes to and receives from rank

@@ -77,9 +77,17 @@ cudaError_t launch_allreduce_kernel(const DevComm& c, DType t, Op op, const Allr
         if (const cudaError_t e = cudaFuncGetAttributes(&attr, kernel)) return e;
         threads = std::min(threads, attr.maxThreadsPerBlock / 32 * 32);  // the grid-stride loops cover the rest
       }
-      kernel<<<a.blocks, threads, 0, a.stream>>>(c, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
-                                                uint32_t(a.bytes), a.vec_ok);
-      return cudaGetLastError();
+      cudaLaunchAttribute dependent;
+      dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      dependent.val.programmaticStreamSerializationAllowed = 1;
+      cudaLaunchConfig_t cfg{};
+      cfg.gridDim = dim3(unsigned(a.blocks));
+      cfg.blockDim = dim3(unsigned(threads));
+      cfg.stream = a.stream;
+      cfg.attrs = a.dependent_launch ? &dependent : nullptr;
+      cfg.numAttrs = a.dependent_launch ? 1 : 0;
+      return cudaLaunchKernelEx(&cfg, kernel, c, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
+                                uint32_t(a.bytes), a.vec_ok);
     });
   });
 }

@@ -33,6 +33,10 @@ class NativeComm {
   void set_timeout(double seconds);
   void set_ll_mode(int mode);  // LL store/poll variant (ll_line.cuh); 0 unless diagnosing
   void set_threads_per_block(int threads);  // 0: chosen per call; else whole warps, for diagnosis
+  // Programmatic dependent launch (dependent_launch.cuh): experimental, off unless asked for, and
+  // only where the GPU has it.
+  void set_dependent_launch(bool on) { dependent_launch_ = on && dependent_launch_supported_; }
+  bool dependent_launch() const { return dependent_launch_; }
 
   // Largest message (bytes) each algorithm can carry with this scratch and rank count.
   size_t max_bytes(Algo algo) const;
@@ -77,6 +81,8 @@ class NativeComm {
   size_t twoshot_max_bytes_ = SIZE_MAX;
   int max_blocks_ = 1;
   int threads_override_ = 0;  // HPCOLLS_THREADS_PER_BLOCK (diagnosis); 0: chosen per call
+  bool dependent_launch_supported_ = false;  // compute capability 9.0 or later
+  bool dependent_launch_ = false;
   uint32_t calls_ = 0;          // calls launched from the host (graph replays are not counted)
   bool broken_ = false;
   std::string broken_why_;

@@ -1,0 +1,30 @@
+// Programmatic dependent launch (Hopper and later): a collective kernel is launched with
+// cudaLaunchAttributeProgrammaticStreamSerialization, so the GPU may start it while the kernel
+// before it on the stream is still running or draining, instead of after a full launch gap. Such
+// a kernel must wait_for_previous_kernel() before it touches global memory: only then is every
+// write of the previous kernel (the user's send data, the epoch our previous call advanced)
+// visible, and every read of it (of what we are about to overwrite) done. Each collective kernel
+// then lets the next one start early, since the next one waits anyway — only after its own wait,
+// so that at most one call per stream sits launched ahead: triggering first let a whole queue of
+// calls launch one after another, and one bench run at 4 ranks on one GPU (MPS) then timed out
+// after ~85,000 calls (docs/PERFORMANCE.md).
+//
+// On devices before compute capability 9.0 these are no-ops and the host launches without the
+// attribute (NativeComm).
+#pragma once
+
+namespace hpcolls {
+
+__device__ inline void allow_next_kernel_to_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+__device__ inline void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+}  // namespace hpcolls
