@@ -8,7 +8,7 @@ host memory unless MPI is CUDA-aware (fallback_mpi.device_call). Every attribute
 not define is the wrapped mpi4py communicator's.
 """
 import atexit
-import operator
+import types
 import weakref
 
 from mpi4py import MPI
@@ -25,17 +25,9 @@ try:
     import cupy as _cupy
     _current_stream = _cupy.cuda.get_current_stream
     _CUPY_NDARRAY = _cupy.ndarray
-    # cupy's ndarray keeps C-contiguity in a plain attribute (`_c_contiguous`, cupy 13 and 14);
-    # `flags.c_contiguous` builds a Flags object on every call. Use the attribute where it exists.
-    _is_c_contiguous = operator.attrgetter(
-        "_c_contiguous" if hasattr(_CUPY_NDARRAY, "_c_contiguous") else "flags.c_contiguous")
 except ImportError:
     _current_stream = None
     _CUPY_NDARRAY = None
-    _is_c_contiguous = None
-
-# The predefined ops the native kernels carry, by identity: the fast path's lookup.
-_FAST_OPS = {id(MPI.SUM): dtypes.SUM, id(MPI.PROD): dtypes.PROD, id(MPI.MIN): dtypes.MIN, id(MPI.MAX): dtypes.MAX}
 
 
 def _stream_ptr(stream):
@@ -111,7 +103,6 @@ class Communicator:
         self._cfg = Config.from_env(self._comm.Get_size(), algo, timeout, validate)
         self._native = None
         self._native_off = None      # reason the native path is off, once decided
-        self._fast = None            # the native comm, when Allreduce's fast path may use it
         self._device = None
         self._nccl = None
         log.set_rank(MPI.COMM_WORLD.Get_rank())  # logs name world ranks, whatever the sub-communicator
@@ -166,7 +157,8 @@ class Communicator:
             self._native.synchronize()
             self._comm.Barrier()  # no peer may still be storing into our scratch
             self._native.release()
-            self._native = self._fast = None
+            self._native = None
+            self._drop_fast()
         if self._nccl is not None:
             self._nccl.destroy()
             self._nccl = None
@@ -174,9 +166,9 @@ class Communicator:
 
     # -- collectives ---------------------------------------------------------------------------
     def Allreduce(self, sendbuf, recvbuf, op=MPI.SUM, stream=None):
-        if type(recvbuf) is _CUPY_NDARRAY and self._fast is not None:
-            if self._allreduce_fast(sendbuf, recvbuf, op, stream):
-                return None
+        """mpi4py's Allreduce. Once the native path is open, the instance's own `Allreduce` is
+        native code that launches the common call (cupy arrays on this GPU, a type and op the
+        kernels carry, cupy's current stream) and hands every other call to this method."""
         recv = buffers.resolve(recvbuf)
         if recv is None:
             if sendbuf is not MPI.IN_PLACE and buffers.resolve(sendbuf) is not None:
@@ -263,32 +255,6 @@ class Communicator:
             f"MPI directly, after the stream ({how})" if aware else f"MPI, staged through host memory ({how})"))
         return fallback_mpi.device_call(call, args, device, _stream_ptr(stream))
 
-    def _allreduce_fast(self, sendbuf, recvbuf, op, stream):
-        """The common call, cupy arrays on an open native path, with no more Python than it needs
-        (host overhead is budgeted, DESIGN.md): True when it was launched. Anything unusual
-        (other ops or types, complex MIN/MAX, non-contiguous or mismatched buffers, another
-        GPU, a message the kernels do not carry) returns False and takes the full path, which
-        checks, explains and falls back."""
-        opc = _FAST_OPS.get(id(op))
-        code = dtypes.code_of_numpy_fast(recvbuf.dtype)
-        mem = recvbuf.data
-        if opc is None or code is None or mem.device_id != self._device or not _is_c_contiguous(recvbuf):
-            return False
-        if code in dtypes.COMPLEX and opc in (dtypes.MIN, dtypes.MAX):
-            return False
-        recv = mem.ptr
-        if sendbuf is MPI.IN_PLACE:
-            send = recv
-        elif (type(sendbuf) is _CUPY_NDARRAY and sendbuf.dtype == recvbuf.dtype and sendbuf.size == recvbuf.size
-              and _is_c_contiguous(sendbuf) and sendbuf.data.device_id == self._device):
-            send = sendbuf.data.ptr
-            if send != recv and send < recv + recvbuf.nbytes and recv < send + recvbuf.nbytes:
-                return False  # overlapping: the full path raises
-        else:
-            return False
-        ptr = _current_stream().ptr if stream is None else _stream_ptr(stream)
-        return self._fast.allreduce(send, recv, recvbuf.size, code, opc, ptr) >= 0
-
     def _allreduce_device(self, send, recv, op, opc, stream):
         if self._device is None:
             self._open(recv.device)
@@ -324,9 +290,25 @@ class Communicator:
         # The fast path skips validation and the once-per-decision INFO log, so it stays off
         # when either is asked for, and for algos that never use the native kernels.
         if self._native is not None and not self._cfg.validate and log.level < 2:
-            self._fast = self._native
+            self._install_fast()
         if self._native_off:
             log.info(f"native path off: {self._native_off}")
+
+    def _install_fast(self, full=None):
+        """Shadows the Allreduce method with native code for its common call (fast_allreduce.cpp:
+        the host time of a call is a budget, DESIGN.md); that code hands every other call to
+        `full`, by default the method. Needs cupy's plain `_c_contiguous` attribute (cupy 13, 14)."""
+        if _CUPY_NDARRAY is None or not hasattr(_CUPY_NDARRAY, "_c_contiguous"):
+            return
+        from ._native import make_fast_allreduce
+        if full is None:
+            full = types.MethodType(type(self).Allreduce, self)
+        self.Allreduce = make_fast_allreduce(
+            self._native, full, _CUPY_NDARRAY, MPI.IN_PLACE,
+            dtypes.mpi_ops_by_code(), dtypes.numpy_code_pairs(), self._device)
+
+    def _drop_fast(self):
+        self.__dict__.pop("Allreduce", None)
 
     def _nccl_path(self):
         if self._nccl is None:
@@ -391,6 +373,7 @@ def _release_all():
     for c in list(_live):
         if c._native is not None:
             c._native.release()
-            c._native = c._fast = None
+            c._native = None
+            c._drop_fast()
 
 

@@ -21,7 +21,7 @@ _NUMPY_CODES = {np.dtype(name): code for code, name in enumerate(NAMES) if name 
 _MPI_TYPECHAR_CODES = {"f": F32, "d": F64, "F": C64, "D": C128, "i": I32, "I": U32,
                        "l": I64, "L": U64, "q": I64, "Q": U64, "e": F16}
 
-_MPI_OPS = ((MPI.SUM, SUM), (MPI.PROD, PROD), (MPI.MIN, MIN), (MPI.MAX, MAX))
+_MPI_OPS = ((MPI.SUM, SUM), (MPI.PROD, PROD), (MPI.MIN, MIN), (MPI.MAX, MAX))  # in code order
 
 
 def code_of_numpy(dtype):
@@ -45,9 +45,15 @@ def code_of_mpi(datatype):
     return _MPI_TYPECHAR_CODES.get(char)
 
 
-# code_of_numpy for a numpy dtype object, by one dict lookup (None: not carried); a bound
-# method rather than a function, so the Allreduce fast path pays no Python frame for it.
-code_of_numpy_fast = _NUMPY_CODES.get
+def mpi_ops_by_code():
+    """MPI.SUM, MPI.PROD, MPI.MIN, MPI.MAX, indexed by their native codes."""
+    return tuple(op for op, _ in _MPI_OPS)
+
+
+def numpy_code_pairs():
+    """(numpy dtype, code) for every type with a numpy dtype: the native fast Allreduce matches
+    array dtypes against these by identity."""
+    return tuple(_NUMPY_CODES.items())
 
 
 def op_code(op):

@@ -62,6 +62,15 @@ def _my_gpu():
     return f"GPU {d} {_native.device_info(d)['uuid']}"
 
 
+def _stream_reader():
+    try:
+        import cupy  # noqa: F401  (the reader is cupy's)
+        from . import _native
+        return _native.cupy_stream_reader()
+    except ImportError as exc:
+        return f"none ({exc})"
+
+
 def report():
     from mpi4py import MPI
     comm = MPI.COMM_WORLD
@@ -77,6 +86,7 @@ def report():
         f"NCCL: {_nccl_version()}",
         f"MPI: {library_version()}",
         f"MPI CUDA-aware: {'yes' if aware else 'no'} ({how})",
+        f"Allreduce on cupy arrays reads the current stream by: {_stream_reader()}",
         "GPUs visible:",
         *[f"  {g}" for g in _gpus()],
         f"rank -> GPU ({comm.Get_size()} ranks):",

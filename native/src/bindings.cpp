@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include "hpcolls/errors.h"
+#include "hpcolls/fast_allreduce.h"
 #include "hpcolls/launch_probe.h"
 #include "hpcolls/native_comm.h"
 #include "hpcolls/runtime_info.h"
@@ -26,6 +27,7 @@ PYBIND11_MODULE(_native, m) {
   py::register_exception<CudaError>(m, "CudaError", PyExc_RuntimeError);
   py::register_exception<CollectiveTimeout>(m, "CollectiveTimeout", PyExc_RuntimeError);
   py::register_exception<CommunicatorBroken>(m, "CommunicatorBroken", PyExc_RuntimeError);
+  bind_fast_allreduce(m);
 
   m.attr("CUDART_VERSION_BUILT") = CUDART_VERSION;
   m.attr("MAX_RANKS") = kMaxRanks;

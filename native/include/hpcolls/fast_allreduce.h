@@ -1,0 +1,10 @@
+// Communicator.Allreduce's common call in C (fast_allreduce.cpp).
+#pragma once
+#include <pybind11/pybind11.h>
+
+namespace hpcolls {
+
+// Adds make_fast_allreduce() and cupy_current_stream() to the module.
+void bind_fast_allreduce(pybind11::module_& m);
+
+}  // namespace hpcolls

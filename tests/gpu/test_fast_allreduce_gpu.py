@@ -1,0 +1,221 @@
+"""The native fast Allreduce (native/src/fast_allreduce.cpp), on the GPU machine: it reads cupy's
+current stream as cupy does, takes every common call itself (arrays made any usual way, every
+carried dtype and op, keywords or positions) with bitwise results, hands every other call to the
+full method with that method's result or error, and goes away with the communicator."""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import hpcolls
+from hpcolls import _native, dtypes
+
+from allreduce_cases import ALL_OPS, assert_bitwise, host_input, reference, supported
+
+cupy = pytest.importorskip("cupy")
+WORLD = MPI.COMM_WORLD
+MPI_OPS = dtypes.mpi_ops_by_code()
+
+
+@pytest.fixture(scope="module")
+def seed():
+    return WORLD.bcast(int(np.random.SeedSequence().entropy % 2**63), root=0)
+
+
+class Counted:
+    """Communicator.Allreduce bound to `comm`, counting the calls the native code hands it."""
+
+    def __init__(self, comm):
+        self.comm = comm
+        self.calls = 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return type(self.comm).Allreduce(self.comm, *args, **kwargs)
+
+
+@pytest.fixture
+def counted(gpu):
+    """A one-shot communicator, open, whose fast Allreduce hands the calls it does not take to a
+    counter (then the real method)."""
+    comm = hpcolls.Communicator(WORLD, algo="oneshot")
+    comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
+    assert "Allreduce" in vars(comm), "the fast Allreduce was not installed on opening"
+    full = Counted(comm)
+    comm._install_fast(full)
+    yield comm, full
+    comm.close()
+
+
+def test_stream_reader_matches_cupy(gpu):
+    """The stream the native code launches on is cupy's current stream, however it was set."""
+    def check(what):
+        assert _native.cupy_current_stream() == cupy.cuda.get_current_stream().ptr, what
+
+    check("default")
+    with cupy.cuda.Stream() as s:
+        check("with Stream()")
+        with cupy.cuda.Stream(non_blocking=True):
+            check("nested non-blocking")
+        assert _native.cupy_current_stream() == s.ptr, "after the inner stream ended"
+    with cupy.cuda.Stream.null:
+        check("Stream.null")
+    with cupy.cuda.Stream.ptds:
+        check("Stream.ptds")
+    s = cupy.cuda.Stream(non_blocking=True)
+    s.use()
+    try:
+        check("Stream.use()")
+    finally:
+        cupy.cuda.Stream.null.use()
+    check("back to default")
+    assert "get_current_stream" in _native.cupy_stream_reader()
+
+
+def test_installed_on_open_and_dropped_on_close(gpu):
+    comm = hpcolls.Communicator(WORLD, algo="oneshot")
+    assert "Allreduce" not in vars(comm), "installed before the native path opened"
+    x = cupy.full(3, float(WORLD.rank))
+    comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
+    assert type(vars(comm)["Allreduce"]).__name__ == "builtin_function_or_method"
+    comm.close()
+    assert "Allreduce" not in vars(comm), "still installed after close()"
+    ref = weakref.ref(comm)
+    del comm
+    gc.collect()
+    assert ref() is None, "a closed communicator is kept alive (reference cycle not collected)"
+
+
+def test_off_with_validate(gpu):
+    comm = hpcolls.Communicator(WORLD, algo="oneshot", validate=True)
+    comm.Allreduce(MPI.IN_PLACE, cupy.ones(2), op=MPI.SUM)
+    assert "Allreduce" not in vars(comm), "validation must see every call"
+    comm.close()
+
+
+def test_common_calls_stay_native(counted, seed):
+    """Every carried dtype x op, in place and out of place, positions and keywords, op left out,
+    arrays made the usual ways, on the default and on a non-blocking current stream: bitwise
+    against the rank-order reference, and none of it handed to the Python method."""
+    comm, full = counted
+    count = 33
+    for dtype, code in dtypes.numpy_code_pairs():
+        for op in ALL_OPS:
+            if not supported(code, op):
+                continue
+            want = reference(code, op, count, seed, WORLD.size)
+            host = host_input(code, op, count, seed, WORLD.rank)
+            what = f"{dtypes.NAMES[code]} {dtypes.OP_NAMES[op]}"
+            send = cupy.asarray(host)
+            recv = cupy.full(count, 7, dtype=dtype)
+            comm.Allreduce(send, recv, MPI_OPS[op])
+            assert_bitwise(cupy.asnumpy(recv), want, what + " positional")
+            assert_bitwise(cupy.asnumpy(send), host, what + " send buffer modified")
+            recv = cupy.array(host, dtype=dtype.name)  # dtype given by name
+            comm.Allreduce(recvbuf=recv, sendbuf=MPI.IN_PLACE, op=MPI_OPS[op], stream=None)
+            assert_bitwise(cupy.asnumpy(recv), want, what + " keywords, in place")
+    want = reference(dtypes.F64, dtypes.SUM, count, seed, WORLD.size)
+    host = host_input(dtypes.F64, dtypes.SUM, count, seed, WORLD.rank)
+    for how, x in arrays_made_the_usual_ways(host).items():
+        comm.Allreduce(MPI.IN_PLACE, x)  # op left out: SUM
+        assert_bitwise(cupy.asnumpy(x), want, f"array from {how}")
+    with cupy.cuda.Stream(non_blocking=True) as s:
+        x = cupy.asarray(host)
+        comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
+        got = cupy.asnumpy(x, stream=s)
+        s.synchronize()
+    assert_bitwise(got, want, "on a non-blocking current stream")
+    assert full.calls == 0, f"{full.calls} common calls were handed to the Python method"
+
+
+def arrays_made_the_usual_ways(host):
+    """Device copies of `host` made as user code makes arrays: their dtype objects must still
+    be the ones the native code matches by identity."""
+    filled = cupy.empty(host.shape, dtype=host.dtype.str)
+    filled[...] = cupy.asarray(host)
+    return {"asarray": cupy.asarray(host),
+            "arithmetic": cupy.asarray(host) * 1,
+            "astype copy": cupy.asarray(host).astype(host.dtype.name, copy=True),
+            "empty by dtype string, then filled": filled,
+            "contiguous slice": cupy.asarray(np.concatenate([host, host]))[:host.size]}
+
+
+def test_other_calls_go_to_the_method(counted, seed):
+    """Everything else reaches the method once, unchanged, with its result or its error."""
+    comm, full = counted
+    count = 10
+    want = reference(dtypes.F64, dtypes.SUM, count, seed, WORLD.size)
+    host = host_input(dtypes.F64, dtypes.SUM, count, seed, WORLD.rank)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    results = {
+        "explicit stream": lambda r: comm.Allreduce(MPI.IN_PLACE, r, op=MPI.SUM, stream=stream),
+        "[buf, MPI.DOUBLE]": lambda r: comm.Allreduce(MPI.IN_PLACE, [r, MPI.DOUBLE], op=MPI.SUM),
+        "numpy arrays": None,
+    }
+    for what, call in results.items():
+        before = full.calls
+        if call is None:
+            r = host.copy()
+            comm.Allreduce(MPI.IN_PLACE, r, op=MPI.SUM)
+            got = r
+        else:
+            r = cupy.asarray(host)
+            call(r)
+            stream.synchronize()
+            got = cupy.asnumpy(r)
+        assert full.calls == before + 1, what
+        np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=what)
+    recv = cupy.arange(count, dtype=cupy.float64)
+    errors = [
+        ((cupy.ones(count + 1), recv), {}, hpcolls.InvalidBufferError, "size"),
+        ((cupy.ones(count, dtype=cupy.float32), recv), {}, hpcolls.InvalidBufferError, "dtype"),
+        ((cupy.ones(2 * count)[::2], recv), {}, hpcolls.InvalidBufferError, "strided send"),
+        ((MPI.IN_PLACE, cupy.ones(2 * count)[::2]), {}, hpcolls.InvalidBufferError, "strided recv"),
+        ((MPI.IN_PLACE, cupy.ones(4, dtype=cupy.complex128)), {"op": MPI.MIN}, ValueError, "complex MIN"),
+        ((recv[2:], recv[:8]), {}, hpcolls.InvalidBufferError, "overlap"),
+        ((MPI.IN_PLACE, recv, MPI.SUM, None, 5), {}, TypeError, "five arguments"),
+        ((MPI.IN_PLACE, recv), {"opp": MPI.SUM}, TypeError, "unknown keyword"),
+        ((MPI.IN_PLACE, recv, MPI.SUM), {"op": MPI.SUM}, TypeError, "op twice"),
+        ((MPI.IN_PLACE,), {}, TypeError, "no recvbuf"),
+    ]
+    before = recv.copy()
+    for args, kwargs, exc, what in errors:
+        calls = full.calls
+        with pytest.raises(exc):
+            comm.Allreduce(*args, **kwargs)
+        assert full.calls == calls + 1, f"{what}: not handed to the method"
+    assert bool(cupy.all(recv == before)), "a refused call changed the receive buffer"
+
+
+def test_back_to_back_varying_sizes(counted, seed):
+    """Many calls of varying sizes and types through the native entry, no host sync between."""
+    comm, full = counted
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 5000, size=400)
+    codes = [code for _, code in dtypes.numpy_code_pairs()]
+    pending = []
+    for k, count in enumerate(sizes):
+        code = codes[k % len(codes)]
+        op = ALL_OPS[k % len(ALL_OPS)]
+        if not supported(code, op):
+            op = dtypes.SUM
+        x = cupy.asarray(host_input(code, op, int(count), seed + k, WORLD.rank))
+        comm.Allreduce(MPI.IN_PLACE, x, MPI_OPS[op])
+        pending.append((x, code, op, int(count), seed + k))
+    for x, code, op, count, s in pending:
+        assert_bitwise(cupy.asnumpy(x), reference(code, op, count, s, WORLD.size),
+                       f"{dtypes.NAMES[code]} {dtypes.OP_NAMES[op]} count={count}")
+    assert full.calls == 0
+
+
+def test_torch_tensors_go_to_the_method(counted, seed):
+    torch = pytest.importorskip("torch", reason="torch tensors are tested where torch is installed")
+    comm, full = counted
+    host = host_input(dtypes.F32, dtypes.SUM, 17, seed, WORLD.rank)
+    t = torch.as_tensor(host, device=f"cuda:{cupy.cuda.Device().id}")
+    comm.Allreduce(MPI.IN_PLACE, t, op=MPI.SUM)
+    torch.cuda.synchronize()
+    assert_bitwise(t.cpu().numpy(), reference(dtypes.F32, dtypes.SUM, 17, seed, WORLD.size), "torch float32")
+    assert full.calls == 1
