@@ -164,15 +164,19 @@ def count_wrong(fn, result, send, want, cupy, inplace, count, dtype, rank):
 BARE_LAUNCH = "bare launch: one Python call of hpcolls._native.launch_noop"
 HPCOLLS_CALL = "hpcolls one-shot Allreduce, 1 x float64"
 NCCL_CALL = "cupy NCCL allReduce, 1 x float64"
+ARGS_LAUNCH = "empty kernel with the AllReduce kernels' parameters (a launch's share of the overhead)"
 
 
 def host_overhead(args, cupy):
     """Host µs per call, medians over --reps rounds of 2000 calls per row: the bare-launch baseline (an
-    empty kernel launched by one Python->native call), hpcolls' Allreduce (whole Python layer),
+    empty kernel launched by one Python->native call), hpcolls' Allreduce (the communicator's
+    native entry, fast_allreduce.cpp), the full Python method that entry hands other calls to,
     its native call alone (integers in, no buffer resolution), a native method that makes
     no CUDA call (the pybind11 floor), cupy's NCCL call, and a cupy
-    elementwise kernel for reference. Derived: hpcolls above the bare launch (DESIGN.md's
-    budget: 0.7 us) and hpcolls / NCCL."""
+    elementwise kernel for reference, and an empty kernel with the AllReduce kernels' parameters
+    (~330 bytes: the peers' scratch pointers). Derived: hpcolls above the bare launch (DESIGN.md's
+    budget: 0.7 us), above that parameter-sized launch (what hpcolls' own code costs), and
+    hpcolls / NCCL."""
     import hpcolls
     from . import _native
     comm = MPI.COMM_WORLD
@@ -180,10 +184,16 @@ def host_overhead(args, cupy):
     elementwise = cupy.ElementwiseKernel("", "float64 y", "y = y;", "hpcolls_bench_noop")
     c = COMMS.setdefault("oneshot", hpcolls.Communicator(comm, algo="oneshot"))
     c.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)  # opens the native path
+    if "Allreduce" not in vars(c):
+        print("# note: the native Allreduce entry is not installed (HPCOLLS_VALIDATE or HPCOLLS_LOG>=2): "
+              f"the '{HPCOLLS_CALL}' row times the Python method")
     stream = cupy.cuda.get_current_stream().ptr
     native_args = (x.data.ptr, x.data.ptr, 1, dtypes.F64, dtypes.SUM, stream)
     rows = {BARE_LAUNCH: lambda: _native.launch_noop(stream),
             HPCOLLS_CALL: lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM),
+            "hpcolls Allreduce, full Python method (calls the native entry hands on)":
+                lambda: type(c).Allreduce(c, MPI.IN_PLACE, x, op=MPI.SUM),
+            ARGS_LAUNCH: lambda: _native.launch_noop_with_allreduce_args(stream),
             "hpcolls native call alone (integer arguments)": lambda: c._native.allreduce(*native_args),
             "pybind11 floor: native method, no CUDA call (select)": lambda: c._native.select(8),
             "cupy ElementwiseKernel launch": lambda: elementwise(x)}
@@ -210,6 +220,8 @@ def host_overhead(args, cupy):
     result = {name: statistics.median(t) for name, t in times.items()}
     result["hpcolls above the bare launch"] = statistics.median(
         a - b for a, b in zip(times[HPCOLLS_CALL], times[BARE_LAUNCH]))
+    result["hpcolls above the empty kernel with its parameters"] = statistics.median(
+        a - b for a, b in zip(times[HPCOLLS_CALL], times[ARGS_LAUNCH]))
     if NCCL_CALL in result:
         result["hpcolls / NCCL (ratio)"] = result[HPCOLLS_CALL] / result[NCCL_CALL]
     return result
