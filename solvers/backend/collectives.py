@@ -102,13 +102,15 @@ def _wrap_device_comm(comm, kind, on_gpu):
     return hpcolls.Communicator(comm), "hpcolls.Communicator()"
 
 
-def _own_method_or_staged(wrapper, comm, name, on_gpu):
-    """``wrapper.<name>`` if the wrapper implements it itself, else host staging for device
-    buffers. A wrapper that merely forwards unknown attributes to mpi4py would hand a device
-    pointer to an MPI that may not be CUDA-aware (a segfault, not an error message)."""
+def _own_or_staged(wrapper, comm, name, on_gpu):
+    """The object whose ``<name>`` carries device buffers: the wrapper if it implements the method
+    itself, else host staging. A wrapper that merely forwards unknown attributes to mpi4py would
+    hand a device pointer to an MPI that may not be CUDA-aware (a segfault, not an error message).
+    The method is looked up at every call, not bound here: an hpcolls.Communicator replaces its
+    Allreduce with a native entry once its native path opens (native/src/fast_allreduce.cpp)."""
     if not on_gpu or hasattr(type(wrapper), name):
-        return getattr(wrapper, name)
-    return getattr(_HostStaged(comm), name)
+        return wrapper
+    return _HostStaged(comm)
 
 
 class Collectives:
@@ -130,7 +132,7 @@ class Collectives:
         for scope, comm in self._host.items():
             wrapper, self.transport = _wrap_device_comm(comm, kind, on_gpu)
             self._wrappers[scope] = wrapper
-            self._dev[scope] = {op: _own_method_or_staged(wrapper, comm, op, on_gpu)
+            self._dev[scope] = {op: _own_or_staged(wrapper, comm, op, on_gpu)
                                 for op in ("Allreduce", "Bcast")}
         self.stats = {}
         self._stage = "other"
@@ -188,7 +190,7 @@ class Collectives:
         if self._alone[scope]:
             return buf
         start = time.perf_counter()
-        self._dev[scope]["Allreduce"](MPI.IN_PLACE, buf, op=mpi_op)
+        self._dev[scope]["Allreduce"].Allreduce(MPI.IN_PLACE, buf, op=mpi_op)
         self._count("allreduce", buf.nbytes, start)
         return buf
 
@@ -201,7 +203,7 @@ class Collectives:
                 raise ValueError(f"bcast root {root} outside the one-rank {scope!r} scope")
             return buf
         start = time.perf_counter()
-        self._dev[scope]["Bcast"](buf, root=root)
+        self._dev[scope]["Bcast"].Bcast(buf, root=root)
         self._count("bcast", buf.nbytes, start)
         return buf
 

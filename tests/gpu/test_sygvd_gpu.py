@@ -180,3 +180,34 @@ def test_not_positive_definite_on_gpu(seed):
     with pytest.raises(np.linalg.LinAlgError) as err:
         solvers.eigh(cupy.asarray(random_symmetric(rng, 20)), cupy.asarray(b), comm=COMM, nb=4)
     assert err.value.info == 11, f"seed={seed}"
+
+
+@pytest.mark.skipif(COMM.Get_size() < 2, reason="a one-rank scope skips the transport altogether")
+def test_collectives_reach_the_native_allreduce_entry(seed):
+    """The solver's door looks the Allreduce method up at every call, so once hpcolls' native
+    path is open its calls take the native entry (native/src/fast_allreduce.cpp), not the
+    Python method."""
+    pytest.importorskip("hpcolls")
+    grid = ProcessGrid(COMM, (COMM.Get_size(), 1))
+    try:
+        coll = Collectives(grid, "hpcolls", cupy)
+        x = cupy.full(5, float(COMM.Get_rank()))
+        coll.allreduce(x)  # opens the native path
+        wrapper = coll._wrappers["all"]
+        assert "Allreduce" in vars(wrapper), "the native entry was not installed"
+        handed_on = []
+
+        def full(*args, **kwargs):
+            handed_on.append(args)
+            return type(wrapper).Allreduce(wrapper, *args, **kwargs)
+
+        wrapper._install_fast(full)
+        rng = np.random.default_rng([seed, COMM.Get_rank()])
+        host = rng.standard_normal(33)
+        y = cupy.asarray(host)
+        coll.allreduce(y)
+        want = np.sum(COMM.allgather(host), axis=0)
+        np.testing.assert_allclose(cupy.asnumpy(y), want, rtol=1e-13, atol=1e-13)
+        assert not handed_on, "the solver's Allreduce went through the Python method"
+    finally:
+        grid.free()
