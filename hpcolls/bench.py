@@ -13,6 +13,7 @@ device time of one small one-shot call from a CUDA graph of --graph-calls calls 
 Without a GPU it times MPI on host buffers only.
 """
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -171,8 +172,9 @@ def host_overhead(args, cupy):
     """Host µs per call, medians over --reps rounds of 2000 calls per row: the bare-launch baseline (an
     empty kernel launched by one Python->native call), hpcolls' Allreduce (the communicator's
     native entry, fast_allreduce.cpp), the full Python method that entry hands other calls to,
-    its native call alone (integers in, no buffer resolution) on the current and on a stream of
-    the caller's own (the ordering event's cost), a native method that makes
+    its native call alone (integers in, no buffer resolution) on the current stream, on a stream
+    of the caller's own (the ordering event's cost) and alternating two (a stream wait per call
+    too), a native method that makes
     no CUDA call (the pybind11 floor), cupy's NCCL call, and a cupy
     elementwise kernel for reference, and an empty kernel with the AllReduce kernels' parameters
     (~330 bytes: the peers' scratch pointers). Derived: hpcolls above the bare launch (DESIGN.md's
@@ -190,7 +192,8 @@ def host_overhead(args, cupy):
               f"the '{HPCOLLS_CALL}' row times the Python method")
     stream = cupy.cuda.get_current_stream().ptr
     native_args = (x.data.ptr, x.data.ptr, 1, dtypes.F64, dtypes.SUM, stream)
-    user_stream = cupy.cuda.Stream(non_blocking=True)
+    user_stream, other_stream = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
+    alternating = itertools.cycle((user_stream.ptr, other_stream.ptr))
     rows = {BARE_LAUNCH: lambda: _native.launch_noop(stream),
             HPCOLLS_CALL: lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM),
             "hpcolls Allreduce, full Python method (calls the native entry hands on)":
@@ -199,6 +202,8 @@ def host_overhead(args, cupy):
             "hpcolls native call alone (integer arguments)": lambda: c._native.allreduce(*native_args),
             "the same on a non-blocking stream of the caller's (orders calls by an event)":
                 lambda: c._native.allreduce(*native_args[:-1], user_stream.ptr),
+            "the same alternating two streams of the caller's (each call also waits for the last)":
+                lambda: c._native.allreduce(*native_args[:-1], next(alternating)),
             "pybind11 floor: native method, no CUDA call (select)": lambda: c._native.select(8),
             "cupy ElementwiseKernel launch": lambda: elementwise(x)}
     nccl = nccl_peer(cupy)
@@ -215,6 +220,7 @@ def host_overhead(args, cupy):
         for name, fn in rows.items():
             cupy.cuda.get_current_stream().synchronize()
             user_stream.synchronize()
+            other_stream.synchronize()
             comm.Barrier()
             t0 = time.perf_counter()
             for _ in range(n):

@@ -115,45 +115,60 @@ bool builtin_stream(cudaStream_t s) {
 }
 }  // namespace
 
-// Whether a stream is being captured into a CUDA graph, asked of the runtime at most once per
-// call (ordering before the launch and bookkeeping after it both need it).
-class CaptureStatus {
+// What a call needs to know of its stream, each asked of the runtime at most once per call
+// (ordering before the launch and bookkeeping after it both need them): whether it is being
+// captured into a CUDA graph, and its ID, which unlike its handle is never reused by another
+// stream ("unique for the life of the program", cudaStreamGetId), so it may be kept after the call.
+class StreamFacts {
  public:
-  explicit CaptureStatus(cudaStream_t s) : s_(s) {}
-  bool operator()() {
-    if (known_ < 0) {
+  explicit StreamFacts(cudaStream_t s) : s_(s) {}
+  bool capturing() {
+    if (capturing_ < 0) {
       cudaStreamCaptureStatus c = cudaStreamCaptureStatusNone;
       cuda_check(cudaStreamIsCapturing(s_, &c), "cudaStreamIsCapturing");
-      known_ = c != cudaStreamCaptureStatusNone;
+      capturing_ = c != cudaStreamCaptureStatusNone;
     }
-    return known_ != 0;
+    return capturing_ != 0;
+  }
+  unsigned long long id() {  // not while capturing: the runtime refuses it then
+    if (!have_id_) {
+      cuda_check(cudaStreamGetId(s_, &id_), "cudaStreamGetId");
+      have_id_ = true;
+    }
+    return id_;
   }
 
  private:
   cudaStream_t s_;
-  int known_ = -1;
+  int capturing_ = -1;
+  bool have_id_ = false;
+  unsigned long long id_ = 0;
 };
 
-void NativeComm::order_before_launch(cudaStream_t s, CaptureStatus& capturing) {
+void NativeComm::order_before_launch(cudaStream_t s, StreamFacts& facts) {
   // Calls on one communicator share scratch and epoch, so they must run in call order even when
   // the caller switches streams: the new stream waits for the last call (no host wait). Inside a
-  // CUDA-graph capture the graph's own dependencies rule.
+  // CUDA-graph capture the graph's own dependencies rule. A call on the stream of the last one
+  // is in order already: the same handle is the same stream for a default stream, and for the
+  // caller's own when its ID matches too (a destroyed stream's handle may be reused).
   if (last_ == LastCall::None || (last_ == LastCall::OnBuiltinStream && s == last_stream_)) return;
-  if (capturing()) return;
+  if (facts.capturing()) return;
+  if (last_ == LastCall::Recorded && facts.id() == last_stream_id_) return;
   if (last_ == LastCall::OnBuiltinStream)
     cuda_check(cudaEventRecord(order_event_, last_stream_), "cudaEventRecord");
   cuda_check(cudaStreamWaitEvent(s, order_event_, 0), "cudaStreamWaitEvent");
 }
 
-void NativeComm::note_launch(cudaStream_t s, CaptureStatus& capturing) {
+void NativeComm::note_launch(cudaStream_t s, StreamFacts& facts) {
   if (builtin_stream(s)) {
     last_ = LastCall::OnBuiltinStream;
     last_stream_ = s;
-  } else if (capturing()) {
+  } else if (facts.capturing()) {
     last_ = LastCall::None;  // ordered by the graph; its stream may not outlive the capture
   } else {
     cuda_check(cudaEventRecord(order_event_, s), "cudaEventRecord");
     last_ = LastCall::Recorded;
+    last_stream_id_ = facts.id();
   }
 }
 
@@ -197,12 +212,12 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
 
   int cur = -1;
   if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");
-  CaptureStatus capturing(a.stream);
-  order_before_launch(a.stream, capturing);
+  StreamFacts facts(a.stream);
+  order_before_launch(a.stream, facts);
   const cudaError_t err = algo == int(Algo::OneShot) ? launch_allreduce_oneshot(dev_, t, op, a)
                                                       : launch_allreduce_twoshot(dev_, t, op, a);
   cuda_check(err, algo == int(Algo::OneShot) ? "launch(allreduce one-shot)" : "launch(allreduce two-shot)");
-  note_launch(a.stream, capturing);
+  note_launch(a.stream, facts);
   ++calls_;
   return algo;
 }

@@ -106,6 +106,52 @@ def test_two_communicators_alternately(gpu):
     b.close()
 
 
+_spin = None
+
+
+def spin(microseconds):
+    """A one-thread kernel on the current stream that returns after `microseconds` (%globaltimer)."""
+    global _spin
+    if _spin is None:
+        _spin = cupy.RawKernel(r"""
+        extern "C" __global__ void hpcolls_test_spin(unsigned long long ns) {
+          unsigned long long t0, t;
+          asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+          do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+        }""", "hpcolls_test_spin")
+    _spin((1,), (1,), (np.uint64(microseconds * 1000),))
+
+
+@pytest.mark.skipif(WORLD.size < 2, reason="call order across ranks only matters with peers")
+def test_calls_keep_their_order_across_the_callers_streams(comms):
+    """Calls on one communicator run in call order whatever stream each is on. Ranks of even number
+    hold each call up with a kernel on its stream that spins the longer the earlier the call is in
+    a group of three, so a call on another stream that overtook the one before would pair its data
+    with the peers' previous call. Streams repeat, switch, include the default one, and are
+    destroyed and made anew (a new stream may get a destroyed one's handle)."""
+    for comm in comms[:2]:  # one-shot, two-shot
+        streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(3)] + [cupy.cuda.Stream.null]
+        done = []
+        for k in range(300):
+            if k % 40 == 39:  # replace one of the caller's streams, after its work is done
+                old = k // 40 % 3
+                streams[old].synchronize()
+                streams[old] = None  # destroyed before the next is made, which may get its handle
+                streams[old] = cupy.cuda.Stream(non_blocking=True)
+            stream = streams[(k // 2) % len(streams)]  # every stream twice in a row, then the next
+            count = 1 + k % 97
+            with stream:
+                if WORLD.rank % 2 == 0:
+                    spin(15 * (3 - k % 3))
+                x = pattern()(cupy.full(count, k, dtype=cupy.int64), cupy.arange(count), WORLD.rank)
+                comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
+            done.append((k, count, x))
+        cupy.cuda.Device().synchronize()
+        for k, count, x in done:
+            want = expected_sum(cupy.full(count, k, dtype=cupy.int64), cupy.arange(count), WORLD.size)
+            assert bool(cupy.all(x == want)), f"call {k} ({count} elements) got another call's data"
+
+
 @pytest.mark.skipif(WORLD.size < 2, reason="a skipped call needs at least two ranks")
 def test_rank_skipping_a_call_times_out_not_hangs(gpu):
     comm = hpcolls.Communicator(WORLD, algo="oneshot", timeout=1.0)

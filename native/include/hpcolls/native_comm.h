@@ -17,7 +17,7 @@ namespace hpcolls {
 // Algorithm request: Auto lets the size table decide.
 enum class AlgoMode : int { Auto = -1, OneShot = 0, TwoShot = 1 };
 
-class CaptureStatus;  // native_comm.cpp: one capture query per call
+class StreamFacts;  // native_comm.cpp: a call's stream, each query at most once per call
 
 class NativeComm {
  public:
@@ -65,8 +65,8 @@ class NativeComm {
   int max_blocks() const { return max_blocks_; }
 
  private:
-  void order_before_launch(cudaStream_t s, CaptureStatus& capturing);
-  void note_launch(cudaStream_t s, CaptureStatus& capturing);
+  void order_before_launch(cudaStream_t s, StreamFacts& facts);
+  void note_launch(cudaStream_t s, StreamFacts& facts);
   void wait_last_call();
   [[noreturn]] void raise_timeout();
 
@@ -88,10 +88,12 @@ class NativeComm {
   std::string broken_why_;
   bool peers_open_ = false;
   // Where the last call was launched: on a default stream (its handle stays valid), recorded in
-  // order_event_ (the caller's stream, whose handle we must not keep), or nowhere we can wait on.
+  // order_event_ (the caller's stream, whose handle we must not keep; its ID we may), or nowhere
+  // we can wait on.
   enum class LastCall { None, OnBuiltinStream, Recorded };
   LastCall last_ = LastCall::None;
-  cudaStream_t last_stream_ = nullptr;
+  cudaStream_t last_stream_ = nullptr;     // OnBuiltinStream
+  unsigned long long last_stream_id_ = 0;  // Recorded
   cudaEvent_t order_event_ = nullptr;
 };
 
