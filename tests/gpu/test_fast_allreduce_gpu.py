@@ -71,7 +71,8 @@ def test_stream_reader_matches_cupy(gpu):
     finally:
         cupy.cuda.Stream.null.use()
     check("back to default")
-    assert "get_current_stream" in _native.cupy_stream_reader()
+    if int(cupy.__version__.split(".")[0]) in (13, 14):  # the cupy versions whose C entry we know
+        assert _native.cupy_stream_reader().endswith("(C)"), _native.cupy_stream_reader()
 
 
 def test_installed_on_open_and_dropped_on_close(gpu):
