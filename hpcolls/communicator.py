@@ -156,9 +156,7 @@ class Communicator:
         if self._native is not None:
             self._native.synchronize()
             self._comm.Barrier()  # no peer may still be storing into our scratch
-            self._native.release()
-            self._native = None
-            self._drop_fast()
+            self._release_native()
         if self._nccl is not None:
             self._nccl.destroy()
             self._nccl = None
@@ -307,7 +305,10 @@ class Communicator:
             self._native, full, _CUPY_NDARRAY, MPI.IN_PLACE,
             dtypes.mpi_ops_by_code(), dtypes.numpy_code_pairs(), self._device)
 
-    def _drop_fast(self):
+    def _release_native(self):
+        """Frees the native communicator, and the native Allreduce entry that launches on it."""
+        self._native.release()
+        self._native = None
         self.__dict__.pop("Allreduce", None)
 
     def _nccl_path(self):
@@ -372,8 +373,6 @@ def _release_all():
     # Local clean-up only: at exit other ranks may be gone, so nothing collective here.
     for c in list(_live):
         if c._native is not None:
-            c._native.release()
-            c._native = None
-            c._drop_fast()
+            c._release_native()
 
 

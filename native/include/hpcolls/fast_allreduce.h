@@ -4,7 +4,7 @@
 
 namespace hpcolls {
 
-// Adds make_fast_allreduce() and cupy_current_stream() to the module.
+// Adds make_fast_allreduce(), cupy_current_stream() and cupy_stream_reader() to the module.
 void bind_fast_allreduce(pybind11::module_& m);
 
 }  // namespace hpcolls
