@@ -9,7 +9,9 @@ wrong elements in a checked call (data are small integers: exact in any summatio
 Also measured, once per run: the host time of one Python AllReduce call next to a bare kernel
 launch and cupy's NCCL call (the host-overhead budget is counted above the bare launch), and the
 device time of one small one-shot call from a CUDA graph of --graph-calls calls (with
---dependent-launch-ab, also with programmatic dependent launch off and on, side by side).
+--dependent-launch-ab, also with programmatic dependent launch off and on, side by side), and,
+where torch is installed, the kernel's own device time in that graph as CUPTI records it (the
+graph's time per call also holds the gap before the next kernel starts).
 Without a GPU it times MPI on host buffers only.
 """
 import argparse
@@ -46,6 +48,9 @@ def parse_args(argv):
     p.add_argument("--dependent-launch-ab", action="store_true",
                    help="also the graph's device time with HPCOLLS_DEPENDENT_LAUNCH=0 and =1, each on a "
                         "communicator of its own (experimental: see docs/PERFORMANCE.md)")
+    p.add_argument("--no-kernel-trace", action="store_true",
+                   help="skip the kernels' own device time, which CUPTI records through torch.profiler "
+                        "(measured only where torch is installed)")
     p.add_argument("--json", metavar="PATH", help="also write every row as JSON")
     p.add_argument("--no-inplace", action="store_true", help="skip the in-place rows")
     return p.parse_args(argv)
@@ -104,7 +109,6 @@ def expected(count, dtype, op, size):
 
 def gpu_callers(args, cupy, count, dtype, inplace):
     """{algo: (callable doing one call, result array)} for every requested GPU algorithm."""
-    import hpcolls
     comm = MPI.COMM_WORLD
     op = MPI_OPS[args.op]
     out = {}
@@ -113,7 +117,7 @@ def gpu_callers(args, cupy, count, dtype, inplace):
         recv = send if inplace else cupy.empty_like(send)
         sendarg = MPI.IN_PLACE if inplace else send
         if algo in ("oneshot", "twoshot", "auto"):
-            c = COMMS.setdefault(algo, hpcolls.Communicator(comm, algo=algo))
+            c = communicator(algo)
             out[algo] = (lambda c=c, s=sendarg, r=recv: c.Allreduce(s, r, op=op), recv, send)
         elif algo == "nccl":
             nccl = nccl_peer(cupy)
@@ -133,6 +137,25 @@ def gpu_callers(args, cupy, count, dtype, inplace):
 
 COMMS = {}
 _NCCL = {}
+
+
+def communicator(algo, dependent_launch=None):
+    """The run's hpcolls communicator over COMM_WORLD for `algo`, made on first use; with
+    dependent_launch True/False, one of its own made with HPCOLLS_DEPENDENT_LAUNCH set so."""
+    import hpcolls
+    key = algo if dependent_launch is None else f"{algo}-dependent-launch-{int(dependent_launch)}"
+    if key not in COMMS:
+        saved = os.environ.get("HPCOLLS_DEPENDENT_LAUNCH")
+        if dependent_launch is not None:
+            os.environ["HPCOLLS_DEPENDENT_LAUNCH"] = str(int(dependent_launch))
+        try:
+            COMMS[key] = hpcolls.Communicator(MPI.COMM_WORLD, algo=algo)
+        finally:
+            if saved is None:
+                os.environ.pop("HPCOLLS_DEPENDENT_LAUNCH", None)
+            else:
+                os.environ["HPCOLLS_DEPENDENT_LAUNCH"] = saved
+    return COMMS[key]
 
 
 def nccl_peer(cupy):
@@ -166,26 +189,26 @@ BARE_LAUNCH = "bare launch: one Python call of hpcolls._native.launch_noop"
 HPCOLLS_CALL = "hpcolls one-shot Allreduce, 1 x float64"
 NCCL_CALL = "cupy NCCL allReduce, 1 x float64"
 ARGS_LAUNCH = "empty kernel with the AllReduce kernels' parameters (a launch's share of the overhead)"
+ARGS_LAUNCH_EX = "the same by cudaLaunchKernelEx, as the AllReduce kernels are launched"
 
 
 def host_overhead(args, cupy):
-    """Host µs per call, medians over --reps rounds of 2000 calls per row: the bare-launch baseline (an
-    empty kernel launched by one Python->native call), hpcolls' Allreduce (the communicator's
-    native entry, fast_allreduce.cpp), the full Python method that entry hands other calls to,
-    its native call alone (integers in, no buffer resolution) on the current stream, on a stream
-    of the caller's own (the ordering event's cost) and alternating two (a stream wait per call
-    too), a native method that makes
-    no CUDA call (the pybind11 floor), cupy's NCCL call, and a cupy
-    elementwise kernel for reference, and an empty kernel with the AllReduce kernels' parameters
-    (~330 bytes: the peers' scratch pointers). Derived: hpcolls above the bare launch (DESIGN.md's
-    budget: 0.7 us), above that parameter-sized launch (what hpcolls' own code costs), and
-    hpcolls / NCCL."""
-    import hpcolls
+    """Host µs per call, medians over --reps rounds of 2000 calls per row: the bare-launch baseline
+    (an empty kernel launched by one Python->native call); hpcolls' Allreduce (the communicator's
+    native entry, fast_allreduce.cpp), with cupy's current stream and with an explicit stream=;
+    the full Python method that entry hands other calls to; its native call alone (integers in,
+    no buffer resolution) on the current stream, on a stream of the caller's own (the ordering
+    event's cost) and alternating two (a stream wait per call too); a native method that makes no
+    CUDA call (the pybind11 floor); cupy's NCCL call and a cupy elementwise kernel for reference;
+    and an empty kernel with the AllReduce kernels' parameters (~330 bytes: the peers' scratch
+    pointers), by <<<>>> and by cudaLaunchKernelEx. Derived: hpcolls above the bare launch
+    (DESIGN.md's budget: 0.7 us), above that parameter-sized launch (what hpcolls' own code
+    costs), cudaLaunchKernelEx above <<<>>>, and hpcolls / NCCL."""
     from . import _native
     comm = MPI.COMM_WORLD
     x = cupy.zeros(1, dtype=cupy.float64)
     elementwise = cupy.ElementwiseKernel("", "float64 y", "y = y;", "hpcolls_bench_noop")
-    c = COMMS.setdefault("oneshot", hpcolls.Communicator(comm, algo="oneshot"))
+    c = communicator("oneshot")
     c.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)  # opens the native path
     if "Allreduce" not in vars(c):
         print("# note: the native Allreduce entry is not installed (HPCOLLS_VALIDATE or HPCOLLS_LOG>=2): "
@@ -196,9 +219,12 @@ def host_overhead(args, cupy):
     alternating = itertools.cycle((user_stream.ptr, other_stream.ptr))
     rows = {BARE_LAUNCH: lambda: _native.launch_noop(stream),
             HPCOLLS_CALL: lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM),
+            "the same with stream= a cupy Stream of the caller's (also read natively)":
+                lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM, stream=user_stream),
             "hpcolls Allreduce, full Python method (calls the native entry hands on)":
                 lambda: type(c).Allreduce(c, MPI.IN_PLACE, x, op=MPI.SUM),
-            ARGS_LAUNCH: lambda: _native.launch_noop_with_allreduce_args(stream),
+            ARGS_LAUNCH: lambda: _native.launch_noop_with_allreduce_args(stream, False),
+            ARGS_LAUNCH_EX: lambda: _native.launch_noop_with_allreduce_args(stream, True),
             "hpcolls native call alone (integer arguments)": lambda: c._native.allreduce(*native_args),
             "the same on a non-blocking stream of the caller's (orders calls by an event)":
                 lambda: c._native.allreduce(*native_args[:-1], user_stream.ptr),
@@ -233,42 +259,65 @@ def host_overhead(args, cupy):
         a - b for a, b in zip(times[HPCOLLS_CALL], times[BARE_LAUNCH]))
     result["hpcolls above the empty kernel with its parameters"] = statistics.median(
         a - b for a, b in zip(times[HPCOLLS_CALL], times[ARGS_LAUNCH]))
+    result["cudaLaunchKernelEx above <<<>>> (the empty kernel with parameters)"] = statistics.median(
+        a - b for a, b in zip(times[ARGS_LAUNCH_EX], times[ARGS_LAUNCH]))
     if NCCL_CALL in result:
         result["hpcolls / NCCL (ratio)"] = result[HPCOLLS_CALL] / result[NCCL_CALL]
     return result
 
 
-def graph_device_time(args, cupy, count, dependent_launch=None):
+def graph_device_time(args, cupy, count, dependent_launch=None, measure=None):
     """Device µs per one-shot call of `count` float64, from a CUDA graph of many calls; with
     dependent_launch True/False, on a communicator of its own made with HPCOLLS_DEPENDENT_LAUNCH
-    set so (the --dependent-launch-ab rows), else on the environment's settings."""
-    import hpcolls
-    comm = MPI.COMM_WORLD
-    key = "oneshot" if dependent_launch is None else f"oneshot-dependent-launch-{int(dependent_launch)}"
-    if key not in COMMS:
-        saved = os.environ.get("HPCOLLS_DEPENDENT_LAUNCH")
-        if dependent_launch is not None:
-            os.environ["HPCOLLS_DEPENDENT_LAUNCH"] = str(int(dependent_launch))
-        try:
-            COMMS[key] = hpcolls.Communicator(comm, algo="oneshot")
-        finally:
-            if saved is None:
-                os.environ.pop("HPCOLLS_DEPENDENT_LAUNCH", None)
-            else:
-                os.environ["HPCOLLS_DEPENDENT_LAUNCH"] = saved
-    c = COMMS[key]
+    set so (the --dependent-launch-ab rows), else on the environment's settings. `measure(stream,
+    call)` times the graph: by default replays timed with events (_graph_replay_us)."""
+    c = communicator("oneshot", dependent_launch)
     x = cupy.ones(count)
+    measure = measure or (lambda s, call: _graph_replay_us(args, cupy, s, call))
     with cupy.cuda.Stream(non_blocking=True) as s:
         c.Allreduce(MPI.IN_PLACE, x, op=MPI.MAX, stream=s)  # opens the native path outside capture
         s.synchronize()
-        return _graph_replay_us(args, cupy, s, lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.MAX, stream=s))
+        return measure(s, lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.MAX, stream=s))
 
 
-def graph_noop_time(args, cupy):
+def graph_noop_time(args, cupy, measure=None):
     """Device µs per empty kernel from a CUDA graph of as many: a kernel's floor in a graph."""
     from . import _native
+    measure = measure or (lambda s, call: _graph_replay_us(args, cupy, s, call))
     with cupy.cuda.Stream(non_blocking=True) as s:
-        return _graph_replay_us(args, cupy, s, lambda: _native.launch_noop(s.ptr))
+        return measure(s, lambda: _native.launch_noop(s.ptr))
+
+
+def traced_kernel_times(args, cupy):
+    """The kernels' own device time (CUPTI, kernel_trace.py) in the graphs above: per rank, the
+    median µs of a one-shot kernel of 8 B and of 1 KiB and of the empty kernel, and the median
+    gap from a kernel's end to the next one's start; {} with the reason printed where no rank can
+    trace."""
+    from . import kernel_trace
+    comm = MPI.COMM_WORLD
+    ok, why = kernel_trace.available(comm)
+    if not ok:
+        if comm.rank == 0:
+            print(f"# kernel device time (CUPTI) not measured: {why}")
+        return {}
+
+    def traced(name):
+        return lambda s, call: kernel_trace.graph_kernel_times(
+            s, call, args.graph_calls, args.warmup, args.reps, name, comm)
+
+    try:
+        found = {"oneshot_8B": graph_device_time(args, cupy, 1, measure=traced("allreduce_oneshot")),
+                 "oneshot_1KiB": graph_device_time(args, cupy, 128, measure=traced("allreduce_oneshot")),
+                 "empty_kernel": graph_noop_time(args, cupy, measure=traced("noop"))}
+    except RuntimeError as exc:  # raised on every rank alike (kernel_trace._agree)
+        if comm.rank == 0:
+            print(f"# kernel device time (CUPTI) not measured: {exc}")
+        return {}
+    out = {}
+    for what, (kernel_us, gap_us) in found.items():
+        out[f"{what}_kernel_us_cupti_by_rank"] = comm.allgather(kernel_us)
+        out[f"{what}_gap_us_cupti_by_rank"] = comm.allgather(gap_us)
+    return out
 
 
 def _graph_replay_us(args, cupy, s, call):
@@ -349,6 +398,8 @@ def main(argv=None):
                     extra[f"oneshot_device_us_per_call_{size}_graph_dependent_launch_{int(on)}"] = \
                         graph_device_time(args, cupy, count, on)
         extra["empty_kernel_device_us_graph"] = graph_noop_time(args, cupy)
+        if not args.no_kernel_trace:
+            extra.update(traced_kernel_times(args, cupy))
         if comm.rank == 0:
             for k, v in extra["host_us_per_call"].items():
                 print(f"# host time per call: {k}: {v:.2f}{'' if 'ratio' in k else ' us'}")
@@ -356,6 +407,12 @@ def main(argv=None):
                   f"8 B {extra['oneshot_device_us_per_call_8B_graph']:.2f} us, "
                   f"1 KiB {extra['oneshot_device_us_per_call_1KiB_graph']:.2f} us; an empty kernel in "
                   f"the same kind of graph {extra['empty_kernel_device_us_graph']:.2f} us")
+            for what in ("oneshot_8B", "oneshot_1KiB", "empty_kernel"):
+                if f"{what}_kernel_us_cupti_by_rank" in extra:
+                    kern, gap = extra[f"{what}_kernel_us_cupti_by_rank"], extra[f"{what}_gap_us_cupti_by_rank"]
+                    print(f"# kernel device time (CUPTI, same graphs), {what.replace('_', ' ')}: median "
+                          f"{statistics.median(kern):.2f} us over ranks (max {max(kern):.2f}), then "
+                          f"{statistics.median(gap):.2f} us to the next kernel's start")
             for on in ((False, True) if args.dependent_launch_ab else ()):
                 print(f"# the same with HPCOLLS_DEPENDENT_LAUNCH={int(on)}: "
                       f"8 B {extra[f'oneshot_device_us_per_call_8B_graph_dependent_launch_{int(on)}']:.2f} us, "

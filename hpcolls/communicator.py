@@ -34,12 +34,12 @@ def _stream_ptr(stream):
     """A stream argument as a cudaStream_t integer: None means cupy's current stream."""
     if stream is None:
         return _current_stream().ptr if _current_stream is not None else 0
-    if isinstance(stream, int):
-        return stream
-    for attr in ("ptr", "cuda_stream", "handle"):
-        value = getattr(stream, attr, None)
-        if isinstance(value, int):
-            return value
+    candidates = (getattr(stream, attr, None) for attr in ("ptr", "cuda_stream", "handle"))
+    value = stream if isinstance(stream, int) else next((v for v in candidates if isinstance(v, int)), None)
+    if value is not None and value < 0:
+        raise ValueError(f"hpcolls: a CUDA stream handle is a non-negative integer, not {value}")
+    if value is not None:
+        return value
     raise TypeError(f"hpcolls: cannot use {type(stream).__name__} as a CUDA stream (pass a cupy/torch stream or an int)")
 
 

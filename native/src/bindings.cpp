@@ -96,7 +96,9 @@ PYBIND11_MODULE(_native, m) {
   m.def("launch_noop", &launch_noop, py::arg("stream"),
         "one empty kernel on `stream`: the bare-launch baseline of the host-overhead benchmark");
   m.def("launch_noop_with_allreduce_args", &launch_noop_with_allreduce_args, py::arg("stream"),
-        "one empty kernel with the AllReduce kernels' parameters (their size) on `stream`");
+        py::arg("launch_kernel_ex"),
+        "one empty kernel with the AllReduce kernels' parameters (their size) on `stream`, launched by "
+        "<<<>>> or, with launch_kernel_ex, by cudaLaunchKernelEx as the AllReduce kernels are");
 
   // The solver's tridiagonalization column loop, one call per panel (sytrd_panel.h).
   using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;

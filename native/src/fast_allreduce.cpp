@@ -3,8 +3,9 @@
 // frame and attribute reads, cupy's get_current_stream() and pybind11's six-argument dispatch)
 // cost 1.3-2.2 µs above the launch (docs/PERFORMANCE.md). The communicator installs the
 // builtin function made here as its instance's `Allreduce`. For cupy arrays on the
-// communicator's GPU, a type and op the kernels carry, cupy's current stream and a message the
-// native path takes, it launches with no Python frame at all. Every other call, and any call
+// communicator's GPU, a type and op the kernels carry, cupy's current stream or a `stream=` that
+// is an integer or has an integer `ptr` (a cupy stream), and a message the native path takes, it
+// launches with no Python frame at all. Every other call, and any call
 // this code is unsure about, goes unchanged to `full` (the class's Allreduce, bound), which
 // checks, explains and falls back.
 #include "hpcolls/fast_allreduce.h"
@@ -91,6 +92,22 @@ bool current_stream(uintptr_t* out) {
   return PyErr_Occurred() == nullptr;
 }
 
+// An explicit `stream=` as the Python method reads it first (communicator._stream_ptr): an
+// integer handle, or an object whose `ptr` is one (cupy's Stream and ExternalStream). False for
+// anything else (torch streams, say), which the method then reads or refuses.
+bool explicit_stream(PyObject* stream, uintptr_t* out) {
+  if (PyLong_Check(stream)) {
+    *out = uintptr_t(PyLong_AsUnsignedLongLong(stream));
+    return PyErr_Occurred() == nullptr;
+  }
+  PyObject* ptr = PyObject_GetAttr(stream, names.ptr);
+  if (ptr == nullptr) return false;
+  const bool is_int = PyLong_Check(ptr);
+  if (is_int) *out = uintptr_t(PyLong_AsUnsignedLongLong(ptr));
+  Py_DECREF(ptr);
+  return is_int && PyErr_Occurred() == nullptr;
+}
+
 // Integer attribute `name` of `obj`; false (with a Python error set) when it is not one.
 bool long_attr(PyObject* obj, PyObject* name, long long* out) {
   PyObject* v = PyObject_GetAttr(obj, name);
@@ -149,7 +166,7 @@ bool parse(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObject*
 // 1: launched; 0: not this path's call (any Python error cleared); -1: the launch raised.
 int try_launch(FastState* st, PyObject* const* a) {
   PyObject *sendbuf = a[0], *recvbuf = a[1], *op = a[2], *stream = a[3];
-  if (st->comm == nullptr || (stream != nullptr && stream != Py_None)) return 0;
+  if (st->comm == nullptr) return 0;
   int opc = op == nullptr ? int(Op::Sum) : -1;
   for (int i = 0; i < int(Op::kCount) && opc < 0; ++i)
     if (op == st->ops[i]) opc = i;
@@ -169,7 +186,8 @@ int try_launch(FastState* st, PyObject* const* a) {
     if (send.ptr != recv.ptr && send.ptr < recv.ptr + bytes && recv.ptr < send.ptr + bytes) return 0;
   }
   uintptr_t s = 0;
-  if (!current_stream(&s)) return PyErr_Clear(), 0;
+  const bool have_stream = stream == nullptr || stream == Py_None ? current_stream(&s) : explicit_stream(stream, &s);
+  if (!have_stream) return PyErr_Clear(), 0;
   try {
     return st->comm->allreduce(send.ptr, recv.ptr, size_t(recv.size), DType(code), Op(opc), s) >= 0 ? 1 : 0;
   } catch (...) {
@@ -245,7 +263,8 @@ PyMethodDef fast_def = {
     "Allreduce", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_allreduce)),
     METH_FASTCALL | METH_KEYWORDS,
     "Allreduce(sendbuf, recvbuf, op=MPI.SUM, stream=None): mpi4py's Allreduce, hpcolls' paths.\n\n"
-    "hpcolls.Communicator.Allreduce with its common call (cupy arrays, cupy's current stream) in C;\n"
+    "hpcolls.Communicator.Allreduce with its common call (cupy arrays; cupy's current stream, a\n"
+    "cupy stream or an integer handle) in C;\n"
     "every other call is handed to that method unchanged."};
 
 PyObject* intern(const char* s) { return PyUnicode_InternFromString(s); }

@@ -29,9 +29,21 @@ void launch_noop(uintptr_t stream) {
   check_launch("launch(noop)");
 }
 
-void launch_noop_with_allreduce_args(uintptr_t stream) {
+void launch_noop_with_allreduce_args(uintptr_t stream, bool launch_kernel_ex) {
   const DevComm c{};
-  noop_with_allreduce_args<<<1, 32, 0, reinterpret_cast<cudaStream_t>(stream)>>>(c, nullptr, nullptr, 0, false);
+  const auto s = reinterpret_cast<cudaStream_t>(stream);
+  if (launch_kernel_ex) {
+    // The way the AllReduce kernels are launched (dispatch.cuh), with no attribute: beside the
+    // <<<>>> launch below, what cudaLaunchKernelEx itself costs.
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(1);
+    cfg.blockDim = dim3(32);
+    cfg.stream = s;
+    (void)cudaLaunchKernelEx(&cfg, noop_with_allreduce_args, c, static_cast<const char*>(nullptr),
+                             static_cast<char*>(nullptr), uint32_t(0), false);
+  } else {
+    noop_with_allreduce_args<<<1, 32, 0, s>>>(c, nullptr, nullptr, 0, false);
+  }
   check_launch("launch(noop with AllReduce arguments)");
 }
 

@@ -131,3 +131,24 @@ def test_bfloat16_round_trip_and_rounding():
 def test_integer_sum_wraps_like_the_kernels():
     big = np.array([np.iinfo(np.int32).max], dtype=np.int32)
     assert reduce_in_rank_order(dtypes.I32, dtypes.SUM, [big, np.array([1], dtype=np.int32)])[0] == np.iinfo(np.int32).min
+
+
+def test_stream_arguments_read_as_handles():
+    """stream= as the Allreduce method (and the native entry, for int and `ptr`) reads it: an
+    integer, else the first integer of `ptr`, `cuda_stream`, `handle`; anything else is refused."""
+    from hpcolls.communicator import _stream_ptr
+
+    class Attrs:
+        def __init__(self, **kw):
+            vars(self).update(kw)
+
+    assert _stream_ptr(0) == 0 and _stream_ptr(12345) == 12345
+    assert _stream_ptr(Attrs(ptr=7, cuda_stream=8)) == 7
+    assert _stream_ptr(Attrs(ptr="not an int", cuda_stream=8, handle=9)) == 8
+    assert _stream_ptr(Attrs(handle=9)) == 9
+    with pytest.raises(ValueError, match="non-negative"):
+        _stream_ptr(-1)
+    with pytest.raises(ValueError, match="non-negative"):
+        _stream_ptr(Attrs(ptr=-5))
+    with pytest.raises(TypeError, match="cannot use str as a CUDA stream"):
+        _stream_ptr("s")

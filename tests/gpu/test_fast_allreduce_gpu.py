@@ -128,7 +128,21 @@ def test_common_calls_stay_native(counted, seed):
         got = cupy.asnumpy(x, stream=s)
         s.synchronize()
     assert_bitwise(got, want, "on a non-blocking current stream")
+    for how, stream in explicit_streams().items():
+        x = cupy.asarray(host)
+        cupy.cuda.Device().synchronize()  # x is written on the current stream; the call runs on `stream`
+        comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM, stream=stream)
+        cupy.cuda.Device().synchronize()
+        assert_bitwise(cupy.asnumpy(x), want, f"stream={how}")
     assert full.calls == 0, f"{full.calls} common calls were handed to the Python method"
+
+
+def explicit_streams():
+    """Explicit stream= arguments the native entry reads itself (an integer handle, or an integer
+    `ptr`), as the Python method would."""
+    s = cupy.cuda.Stream(non_blocking=True)
+    return {"cupy Stream": s, "its integer handle": s.ptr, "cupy ExternalStream": cupy.cuda.ExternalStream(s.ptr),
+            "Stream.null": cupy.cuda.Stream.null, "0 (the legacy default stream)": 0}
 
 
 def arrays_made_the_usual_ways(host):
@@ -150,8 +164,13 @@ def test_other_calls_go_to_the_method(counted, seed):
     want = reference(dtypes.F64, dtypes.SUM, count, seed, WORLD.size)
     host = host_input(dtypes.F64, dtypes.SUM, count, seed, WORLD.rank)
     stream = cupy.cuda.Stream(non_blocking=True)
+
+    class CudaStreamAttribute:  # read by the method (its second choice after `ptr`), not natively
+        cuda_stream = stream.ptr
+
     results = {
-        "explicit stream": lambda r: comm.Allreduce(MPI.IN_PLACE, r, op=MPI.SUM, stream=stream),
+        "stream with cuda_stream, no ptr":
+            lambda r: comm.Allreduce(MPI.IN_PLACE, r, op=MPI.SUM, stream=CudaStreamAttribute()),
         "[buf, MPI.DOUBLE]": lambda r: comm.Allreduce(MPI.IN_PLACE, [r, MPI.DOUBLE], op=MPI.SUM),
         "numpy arrays": None,
     }
@@ -180,6 +199,8 @@ def test_other_calls_go_to_the_method(counted, seed):
         ((MPI.IN_PLACE, recv), {"opp": MPI.SUM}, TypeError, "unknown keyword"),
         ((MPI.IN_PLACE, recv, MPI.SUM), {"op": MPI.SUM}, TypeError, "op twice"),
         ((MPI.IN_PLACE,), {}, TypeError, "no recvbuf"),
+        ((MPI.IN_PLACE, recv), {"stream": "s"}, TypeError, "a string as stream"),
+        ((MPI.IN_PLACE, recv), {"stream": -1}, ValueError, "a negative stream handle"),
     ]
     before = recv.copy()
     for args, kwargs, exc, what in errors:
