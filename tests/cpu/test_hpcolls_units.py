@@ -58,6 +58,7 @@ def test_settings_from_environment(monkeypatch):
     c = config.Config.from_env(4)
     monkeypatch.setenv("HPCOLLS_LL_MODE", "2")
     monkeypatch.setenv("HPCOLLS_THREADS_PER_BLOCK", "64")
+    monkeypatch.delenv("HPCOLLS_DEPENDENT_LAUNCH", raising=False)
     assert not config.Config.from_env(4).dependent_launch
     monkeypatch.setenv("HPCOLLS_DEPENDENT_LAUNCH", "1")
     c = config.Config.from_env(4)

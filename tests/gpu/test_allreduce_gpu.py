@@ -94,6 +94,7 @@ def test_dependent_launch(gpu, monkeypatch, seed):
     """HPCOLLS_DEPENDENT_LAUNCH=1 (experimental) launches every call as a programmatic dependent of
     the kernel before it: the same bits, both algorithms; the native layer says it is on where the
     GPU has it, and it is off by default."""
+    monkeypatch.delenv("HPCOLLS_DEPENDENT_LAUNCH", raising=False)  # the default, whatever the run set
     default = hpcolls.Communicator(WORLD, algo="oneshot")
     try:
         default.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
