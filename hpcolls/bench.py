@@ -47,7 +47,7 @@ def parse_args(argv):
     p.add_argument("--graph-calls", type=int, default=200, help="calls in the CUDA graph for device time")
     p.add_argument("--dependent-launch-ab", action="store_true",
                    help="also the graph's device time with HPCOLLS_DEPENDENT_LAUNCH=0 and =1, each on a "
-                        "communicator of its own (experimental: see docs/PERFORMANCE.md)")
+                        "communicator of its own (on by default since 2026-12-04: see docs/PERFORMANCE.md)")
     p.add_argument("--no-kernel-trace", action="store_true",
                    help="skip the kernels' own device time, which CUPTI records through torch.profiler "
                         "(measured only where torch is installed)")
@@ -289,10 +289,10 @@ def graph_noop_time(args, cupy, measure=None):
 
 
 def traced_kernel_times(args, cupy):
-    """The kernels' own device time (CUPTI, kernel_trace.py) in the graphs above: per rank, the
-    median µs of a one-shot kernel of 8 B and of 1 KiB and of the empty kernel, and the median
-    gap from a kernel's end to the next one's start; {} with the reason printed where no rank can
-    trace."""
+    """The kernels' own device time (CUPTI, kernel_trace.py) in graphs as above, with dependent
+    launch off: per rank, the median µs of a one-shot kernel of 8 B and of 1 KiB and of the empty
+    kernel, and the median gap from a kernel's end to the next one's start; {} with the reason
+    printed where no rank can trace."""
     from . import kernel_trace
     comm = MPI.COMM_WORLD
     ok, why = kernel_trace.available(comm)
@@ -306,8 +306,10 @@ def traced_kernel_times(args, cupy):
             s, call, args.graph_calls, args.warmup, args.reps, name, comm)
 
     try:
-        found = {"oneshot_8B": graph_device_time(args, cupy, 1, measure=traced("allreduce_oneshot")),
-                 "oneshot_1KiB": graph_device_time(args, cupy, 128, measure=traced("allreduce_oneshot")),
+        # Dependent launch off: a kernel launched early would count its wait for the one before.
+        oneshot = traced("allreduce_oneshot")
+        found = {"oneshot_8B": graph_device_time(args, cupy, 1, dependent_launch=False, measure=oneshot),
+                 "oneshot_1KiB": graph_device_time(args, cupy, 128, dependent_launch=False, measure=oneshot),
                  "empty_kernel": graph_noop_time(args, cupy, measure=traced("noop"))}
     except RuntimeError as exc:  # raised on every rank alike (kernel_trace._agree)
         if comm.rank == 0:
@@ -410,7 +412,7 @@ def main(argv=None):
             for what in ("oneshot_8B", "oneshot_1KiB", "empty_kernel"):
                 if f"{what}_kernel_us_cupti_by_rank" in extra:
                     kern, gap = extra[f"{what}_kernel_us_cupti_by_rank"], extra[f"{what}_gap_us_cupti_by_rank"]
-                    print(f"# kernel device time (CUPTI, same graphs), {what.replace('_', ' ')}: median "
+                    print(f"# kernel device time (CUPTI, such graphs, dependent launch off), {what.replace('_', ' ')}: median "
                           f"{statistics.median(kern):.2f} us over ranks (max {max(kern):.2f}), then "
                           f"{statistics.median(gap):.2f} us to the next kernel's start")
             for on in ((False, True) if args.dependent_launch_ab else ()):

@@ -64,7 +64,7 @@ class Config:
     validate: bool
     ll_mode: int = 0
     threads_per_block: int = 0  # 0: the native layer chooses per call
-    dependent_launch: bool = False  # experimental, opt-in; only where the GPU has it (compute capability 9.0+)
+    dependent_launch: bool = True  # where the GPU has it (compute capability 9.0+); HPCOLLS_DEPENDENT_LAUNCH=0: off
 
     @classmethod
     def from_env(cls, nranks, algo=None, timeout=None, validate=None):
@@ -93,7 +93,7 @@ class Config:
                    scratch_bytes=scratch,
                    ll_mode=ll_mode,
                    threads_per_block=threads,
-                   dependent_launch=_int_env("HPCOLLS_DEPENDENT_LAUNCH", 0) != 0,
+                   dependent_launch=_int_env("HPCOLLS_DEPENDENT_LAUNCH", 1) != 0,
                    timeout_s=timeout,
                    validate=(os.environ.get("HPCOLLS_VALIDATE", "0") not in ("", "0")
                              if validate is None else bool(validate)))

@@ -95,6 +95,6 @@ def report():
         f"(HPCOLLS_SCRATCH_BYTES; one-shot carries up to scratch/4/N bytes), "
         f"one-shot <= {cfg.oneshot_max_bytes} B, two-shot <= {cfg.twoshot_max_bytes} B, "
         f"timeout={cfg.timeout_s} s, validate={cfg.validate}, "
-        f"dependent launch={'on' if cfg.dependent_launch else 'off'} (HPCOLLS_DEPENDENT_LAUNCH=1, experimental; GPUs of compute capability 9.0+)",
+        f"dependent launch={'on' if cfg.dependent_launch else 'off'} (HPCOLLS_DEPENDENT_LAUNCH, default 1; used on GPUs of compute capability 9.0+)",
     ]
     return "\n".join(lines)

@@ -71,7 +71,9 @@ def open_native(comm, cfg, device):
     nc.set_algo({"oneshot": 0, "twoshot": 1}.get(cfg.algo, -1))
     log.info(f"native path on: {size} ranks, {ranks_on_device} on this GPU ({uuid}), "
              f"scratch {nc.scratch_bytes} B, one-shot up to {min(cfg.oneshot_max_bytes, nc.max_bytes(0))} B, "
-             f"two-shot up to {min(cfg.twoshot_max_bytes, nc.max_bytes(1))} B, {nc.max_blocks} blocks max")
+             f"two-shot up to {min(cfg.twoshot_max_bytes, nc.max_bytes(1))} B, {nc.max_blocks} blocks max, "
+             f"dependent launch {'on' if nc.dependent_launch else 'off'}"
+             f"{'' if nc.dependent_launch == cfg.dependent_launch else ' (the GPU is older than compute capability 9.0)'}")
     return nc, None
 
 

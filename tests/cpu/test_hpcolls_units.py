@@ -59,11 +59,11 @@ def test_settings_from_environment(monkeypatch):
     monkeypatch.setenv("HPCOLLS_LL_MODE", "2")
     monkeypatch.setenv("HPCOLLS_THREADS_PER_BLOCK", "64")
     monkeypatch.delenv("HPCOLLS_DEPENDENT_LAUNCH", raising=False)
-    assert not config.Config.from_env(4).dependent_launch
-    monkeypatch.setenv("HPCOLLS_DEPENDENT_LAUNCH", "1")
+    assert config.Config.from_env(4).dependent_launch, "on by default"
+    monkeypatch.setenv("HPCOLLS_DEPENDENT_LAUNCH", "0")
     c = config.Config.from_env(4)
     assert (c.algo, c.scratch_bytes, c.timeout_s, c.validate, c.ll_mode, c.threads_per_block, c.dependent_launch) == (
-        "twoshot", 1000000, 2.5, True, 2, 64, True)
+        "twoshot", 1000000, 2.5, True, 2, 64, False)
     assert config.Config.from_env(4, algo="nccl", timeout=1, validate=False).algo == "nccl"
 
 

@@ -91,25 +91,23 @@ def test_every_ll_mode(gpu, monkeypatch, seed, mode):
 
 
 def test_dependent_launch(gpu, monkeypatch, seed):
-    """HPCOLLS_DEPENDENT_LAUNCH=1 (experimental) launches every call as a programmatic dependent of
-    the kernel before it: the same bits, both algorithms; the native layer says it is on where the
-    GPU has it, and it is off by default."""
-    monkeypatch.delenv("HPCOLLS_DEPENDENT_LAUNCH", raising=False)  # the default, whatever the run set
-    default = hpcolls.Communicator(WORLD, algo="oneshot")
-    try:
-        default.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
-        assert not default._native.dependent_launch
-    finally:
-        default.close()
-    monkeypatch.setenv("HPCOLLS_DEPENDENT_LAUNCH", "1")
-    check_both_algorithms(seed, ((dtypes.F64, dtypes.SUM), (dtypes.BF16, dtypes.MAX)), (1, 9, 4097),
-                          "dependent launch")
-    comm = hpcolls.Communicator(WORLD, algo="oneshot")
-    try:
-        comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
-        assert comm._native.dependent_launch == (int(cupy.cuda.Device().compute_capability) >= 90)
-    finally:
-        comm.close()
+    """Programmatic dependent launch is on by default where the GPU has it (compute capability
+    9.0+), and HPCOLLS_DEPENDENT_LAUNCH=0 turns it off: the same bits either way, both algorithms,
+    and the native layer says which is in use."""
+    supported = int(cupy.cuda.Device().compute_capability) >= 90
+    for setting, want in ((None, supported), ("0", False), ("1", supported)):
+        if setting is None:
+            monkeypatch.delenv("HPCOLLS_DEPENDENT_LAUNCH", raising=False)  # the default, whatever the run set
+        else:
+            monkeypatch.setenv("HPCOLLS_DEPENDENT_LAUNCH", setting)
+        what = f"HPCOLLS_DEPENDENT_LAUNCH={setting or 'unset'}"
+        check_both_algorithms(seed, ((dtypes.F64, dtypes.SUM), (dtypes.BF16, dtypes.MAX)), (1, 9, 4097), what)
+        comm = hpcolls.Communicator(WORLD, algo="oneshot")
+        try:
+            comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
+            assert comm._native.dependent_launch == want, what
+        finally:
+            comm.close()
 
 
 @pytest.mark.parametrize("threads", [32, 1024])

@@ -33,8 +33,8 @@ class NativeComm {
   void set_timeout(double seconds);
   void set_ll_mode(int mode);  // LL store/poll variant (ll_line.cuh); 0 unless diagnosing
   void set_threads_per_block(int threads);  // 0: chosen per call; else whole warps, for diagnosis
-  // Programmatic dependent launch (dependent_launch.cuh): experimental, off unless asked for, and
-  // only where the GPU has it.
+  // Programmatic dependent launch (dependent_launch.cuh): on unless turned off
+  // (HPCOLLS_DEPENDENT_LAUNCH=0), and only where the GPU has it.
   void set_dependent_launch(bool on) { dependent_launch_ = on && dependent_launch_supported_; }
   bool dependent_launch() const { return dependent_launch_; }
 
