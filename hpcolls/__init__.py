@@ -14,8 +14,8 @@ except (ImportError, RuntimeError) as _exc:  # pragma: no cover - exercised only
                       "(or load your site's MPI module, then `pip install mpi4py`)") from _exc
 
 from . import log  # noqa: E402
-from .errors import (CollectiveTimeout, CommunicatorBroken, CudaError, HpcollsError,  # noqa: E402
-                     InvalidBufferError, NoDeviceError, ValidationError)
+from .errors import (CollectiveTimeout, CommunicatorBroken, CudaError, GraphCaptureError,  # noqa: E402
+                     HpcollsError, InvalidBufferError, NoDeviceError, ValidationError)
 
 
 def native_available():
@@ -46,5 +46,5 @@ from .communicator import Communicator, wrap  # noqa: E402
 
 __all__ = ["Communicator", "wrap", "gpu_available", "device_count", "native_available", "log",
            "select_device", "mps_active",
-           "CollectiveTimeout", "CommunicatorBroken", "CudaError", "HpcollsError",
+           "CollectiveTimeout", "CommunicatorBroken", "CudaError", "GraphCaptureError", "HpcollsError",
            "InvalidBufferError", "NoDeviceError", "ValidationError", "__version__"]

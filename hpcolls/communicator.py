@@ -255,6 +255,9 @@ class Communicator:
 
     def _allreduce_device(self, send, recv, op, opc, stream):
         if self._device is None:
+            fallback_mpi.refuse_capture(
+                stream, "a communicator's first Allreduce on device buffers (it sets up peer memory: "
+                "collective, with device synchronization)", "make one Allreduce with it before capturing")
             self._open(recv.device)
         elif recv.device != self._device:
             raise InvalidBufferError(f"hpcolls: buffer is on GPU {recv.device}, this communicator on GPU {self._device}")

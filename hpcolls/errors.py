@@ -11,6 +11,12 @@ class InvalidBufferError(ValueError):
     """A buffer argument is unusable: size/dtype mismatch, not contiguous, wrong device..."""
 
 
+class GraphCaptureError(HpcollsError):
+    """A call was made on a stream being captured into a CUDA graph, but what it would do there
+    (set up a communicator, go through MPI) cannot be captured. Nothing was enqueued: the
+    capture is still valid."""
+
+
 class ValidationError(HpcollsError):
     """HPCOLLS_VALIDATE=1 found ranks disagreeing on count, dtype or op of a collective."""
 

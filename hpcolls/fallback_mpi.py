@@ -11,7 +11,7 @@ import numpy as np
 from mpi4py import MPI
 
 from . import dtypes, log
-from .errors import InvalidBufferError
+from .errors import GraphCaptureError, InvalidBufferError
 from .mpi_support import cuda_aware
 from .reduction import reduce_in_rank_order
 
@@ -27,6 +27,15 @@ _ADDRESS_BUFFER = getattr(MPI, "buffer", None) or MPI.memory
 def _native():
     from . import _native
     return _native
+
+
+def refuse_capture(stream, what, advice):
+    """GraphCaptureError when `stream` is being captured into a CUDA graph: `what` (MPI, or a
+    communicator's set-up) runs on the host and cannot be replayed from a graph. Checked before
+    anything is enqueued, so the caller's capture stays valid."""
+    if _native().stream_is_capturing(stream):
+        raise GraphCaptureError(f"hpcolls: this call's stream is being captured into a CUDA graph, but {what} "
+                                f"cannot be captured; {advice}")
 
 
 def _host_copy(buf, stream, dtype=None):
@@ -49,6 +58,8 @@ def device_call(call, args, device, stream):
     place in the spec (so mpi4py reads counts and datatypes exactly as it would have), and the
     written ones are copied back on `stream` after the call, whose later work then sees them.
     Buffers that are only written are copied in too unless `filled`: MPI may fill only part."""
+    refuse_capture(stream, "a call through MPI (where the collectives other than Allreduce go)",
+                   "make it outside the capture")
     if cuda_aware()[0]:
         _native().stream_synchronize(stream)
         return call(*args)
@@ -69,6 +80,8 @@ def device_call(call, args, device, stream):
 
 def allreduce(comm, send, recv, op, mpi_op, stream):
     """send may be None (in place). Blocks the host until the result is in `recv`."""
+    refuse_capture(stream, f"an Allreduce of {recv.nbytes} B through MPI (neither the native path nor NCCL takes it)",
+                   "make it outside the capture (HPCOLLS_DEBUG=INFO says why it goes to MPI)")
     native = _native()
     src = recv if send is None else send
     mpi_type = _MPI_TYPES.get(recv.code)

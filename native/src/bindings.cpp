@@ -93,6 +93,22 @@ PYBIND11_MODULE(_native, m) {
     return py::make_tuple(dev, dev ? a.device : -1);
   });
 
+  // Whether `stream` is being captured into a CUDA graph. Asking about the legacy default stream
+  // while another stream captures in global mode is itself an error: that counts as capturing.
+  m.def(
+      "stream_is_capturing",
+      [](uintptr_t stream) {
+        cudaStreamCaptureStatus c = cudaStreamCaptureStatusNone;
+        const cudaError_t e = cudaStreamIsCapturing(reinterpret_cast<cudaStream_t>(stream), &c);
+        if (e == cudaErrorStreamCaptureImplicit) {
+          (void)cudaGetLastError();
+          return true;
+        }
+        cuda_check(e, "cudaStreamIsCapturing");
+        return c != cudaStreamCaptureStatusNone;
+      },
+      py::arg("stream"));
+
   m.def("launch_noop", &launch_noop, py::arg("stream"),
         "one empty kernel on `stream`: the bare-launch baseline of the host-overhead benchmark");
   m.def("launch_noop_with_allreduce_args", &launch_noop_with_allreduce_args, py::arg("stream"),

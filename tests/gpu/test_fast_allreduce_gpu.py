@@ -141,8 +141,8 @@ def explicit_streams():
     """Explicit stream= arguments the native entry reads itself (an integer handle, or an integer
     `ptr`), as the Python method would."""
     s = cupy.cuda.Stream(non_blocking=True)
-    return {"cupy Stream": s, "its integer handle": s.ptr, "cupy ExternalStream": cupy.cuda.ExternalStream(s.ptr),
-            "Stream.null": cupy.cuda.Stream.null, "0 (the legacy default stream)": 0}
+    return {"cupy Stream": s, "its integer handle": s.ptr, "Stream.null": cupy.cuda.Stream.null,
+            "Stream.ptds": cupy.cuda.Stream.ptds, "0 (the legacy default stream)": 0}
 
 
 def arrays_made_the_usual_ways(host):

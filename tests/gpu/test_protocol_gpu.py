@@ -76,6 +76,8 @@ def test_cuda_graph_replayed_1000_times(comms):
     src = cupy.empty(n)
     bufs = [cupy.empty(n) for _ in comms]
     js = cupy.arange(n, dtype=cupy.int64)
+    for comm in comms:  # a communicator's first call sets it up, which a capture cannot hold
+        comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
     with stream:
         stream.begin_capture()
         for comm, buf in zip(comms, bufs):
@@ -93,6 +95,42 @@ def test_cuda_graph_replayed_1000_times(comms):
             for buf in bufs:
                 assert bool(cupy.all(buf == want)), f"replay {k} wrong"
     stream.synchronize()
+
+
+def test_capture_refuses_what_it_cannot_hold(gpu):
+    """A communicator's first device call (its set-up) and calls through MPI cannot be captured:
+    GraphCaptureError, with nothing enqueued, so the capture still ends cleanly; after one call
+    outside it, the same communicator's native Allreduce captures and replays."""
+    stream = cupy.cuda.Stream(non_blocking=True)
+    x = cupy.ones(8)
+    fresh = hpcolls.Communicator(WORLD, algo="oneshot")
+    through_mpi = hpcolls.Communicator(WORLD, algo="mpi")
+    try:
+        through_mpi.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)  # its set-up, outside the capture
+        cases = {"first call": lambda: fresh.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM, stream=stream),
+                 "Allreduce through MPI": lambda: through_mpi.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM, stream=stream),
+                 "Bcast through MPI": lambda: through_mpi.Bcast(x, root=0, stream=stream)}
+        for what, call in cases.items():
+            with stream:
+                stream.begin_capture()
+                x += 1  # captured work before the refused call
+                with pytest.raises(hpcolls.GraphCaptureError, match="being captured into a CUDA graph"):
+                    call()
+                stream.end_capture()  # raises if the refused call had invalidated the capture
+        fresh.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
+        y = cupy.full(8, float(WORLD.rank))
+        with stream:
+            stream.begin_capture()
+            fresh.Allreduce(MPI.IN_PLACE, y, op=MPI.SUM, stream=stream)
+            graph = stream.end_capture()
+            for _ in range(3):
+                y[...] = float(WORLD.rank)
+                graph.launch(stream)
+                assert float(y[0]) == sum(range(WORLD.size))
+        stream.synchronize()
+    finally:
+        fresh.close()
+        through_mpi.close()
 
 
 def test_two_communicators_alternately(gpu):
