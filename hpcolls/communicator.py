@@ -272,7 +272,7 @@ class Communicator:
                                   f"{'one-shot' if used == 0 else 'two-shot'} (native)")
                 return None
         if opc is not None and algo in ("auto", "nccl"):
-            nccl = self._nccl_path()
+            nccl = self._nccl_path(stream)
             if nccl.supports(recv.code, opc):
                 log.info_once(("nccl", recv.nbytes.bit_length()), f"allreduce {recv.nbytes} B: NCCL")
                 nccl.allreduce(send, recv, opc, stream)
@@ -314,8 +314,11 @@ class Communicator:
         self._native = None
         self.__dict__.pop("Allreduce", None)
 
-    def _nccl_path(self):
+    def _nccl_path(self, stream):
         if self._nccl is None:
+            fallback_mpi.refuse_capture(
+                stream, "a communicator's first message too large for the native path sets up its NCCL path "
+                "(collective, with NCCL's own device set-up), which", "make one such call before capturing")
             from ._native import device_info
             from .fallback_nccl import NcclPath
             self._nccl = NcclPath(self._comm, device_info(self._device)["uuid"])

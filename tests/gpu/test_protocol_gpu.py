@@ -133,6 +133,47 @@ def test_capture_refuses_what_it_cannot_hold(gpu):
         through_mpi.close()
 
 
+def test_capture_past_the_native_limit(gpu):
+    """A message too large for the native path: its first one sets up the NCCL path, which a
+    capture cannot hold (GraphCaptureError, the capture still valid). After one such call outside
+    the capture, NCCL's call is captured and replays where NCCL runs (one rank per GPU); where it
+    does not (ranks sharing a GPU), the call goes to MPI, which refuses the capture too."""
+    comm = hpcolls.Communicator(WORLD, algo="auto")
+    stream = cupy.cuda.Stream(non_blocking=True)
+    try:
+        comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)  # the native path's set-up
+        large = cupy.full(2 << 20, float(WORLD.rank))  # 16 MiB: past every native limit
+        assert comm._native.select(large.nbytes) < 0, "16 MiB would stay on the native path"
+
+        def captured_call():
+            with stream:
+                stream.begin_capture()
+                try:
+                    comm.Allreduce(MPI.IN_PLACE, large, op=MPI.SUM, stream=stream)
+                finally:
+                    graph = stream.end_capture()  # raises if the call had invalidated the capture
+            return graph
+
+        with pytest.raises(hpcolls.GraphCaptureError, match="NCCL path"):
+            captured_call()
+        comm.Allreduce(MPI.IN_PLACE, large, op=MPI.SUM)  # sets the NCCL path up (or finds it off)
+        want = float(sum(range(WORLD.size)))
+        assert bool(cupy.all(large == want)), "the 16 MiB AllReduce outside the capture is wrong"
+        if comm._nccl.comm is None:
+            with pytest.raises(hpcolls.GraphCaptureError, match="through MPI"):
+                captured_call()
+            return
+        graph = captured_call()
+        for _ in range(3):
+            large[...] = float(WORLD.rank)
+            with stream:
+                graph.launch(stream)
+            stream.synchronize()
+            assert bool(cupy.all(large == want)), "replayed NCCL AllReduce wrong"
+    finally:
+        comm.close()
+
+
 def test_two_communicators_alternately(gpu):
     a = hpcolls.Communicator(WORLD)
     b = hpcolls.Communicator(WORLD.Dup())
