@@ -14,6 +14,7 @@ import weakref
 from mpi4py import MPI
 
 from . import buffers, dtypes, fallback_mpi, log
+from .capture import refuse_capture
 from .config import Config
 from .errors import InvalidBufferError, ValidationError
 from .mpi_support import cuda_aware
@@ -255,7 +256,7 @@ class Communicator:
 
     def _allreduce_device(self, send, recv, op, opc, stream):
         if self._device is None:
-            fallback_mpi.refuse_capture(
+            refuse_capture(
                 stream, "a communicator's first Allreduce on device buffers (it sets up peer memory: "
                 "collective, with device synchronization)", "make one Allreduce with it before capturing")
             self._open(recv.device)
@@ -316,7 +317,7 @@ class Communicator:
 
     def _nccl_path(self, stream):
         if self._nccl is None:
-            fallback_mpi.refuse_capture(
+            refuse_capture(
                 stream, "a communicator's first message too large for the native path sets up its NCCL path "
                 "(collective, with NCCL's own device set-up), which", "make one such call before capturing")
             from ._native import device_info

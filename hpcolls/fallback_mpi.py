@@ -11,7 +11,8 @@ import numpy as np
 from mpi4py import MPI
 
 from . import dtypes, log
-from .errors import GraphCaptureError, InvalidBufferError
+from .capture import refuse_capture
+from .errors import InvalidBufferError
 from .mpi_support import cuda_aware
 from .reduction import reduce_in_rank_order
 
@@ -27,15 +28,6 @@ _ADDRESS_BUFFER = getattr(MPI, "buffer", None) or MPI.memory
 def _native():
     from . import _native
     return _native
-
-
-def refuse_capture(stream, what, advice):
-    """GraphCaptureError when `stream` is being captured into a CUDA graph: `what` (MPI, or a
-    communicator's set-up) runs on the host and cannot be replayed from a graph. Checked before
-    anything is enqueued, so the caller's capture stays valid."""
-    if _native().stream_is_capturing(stream):
-        raise GraphCaptureError(f"hpcolls: this call's stream is being captured into a CUDA graph, but {what} "
-                                f"cannot be captured; {advice}")
 
 
 def _host_copy(buf, stream, dtype=None):
