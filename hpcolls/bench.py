@@ -273,7 +273,7 @@ def graph_device_time(args, cupy, count, dependent_launch=None, measure=None):
     call)` times the graph: by default replays timed with events (_graph_replay_us)."""
     c = communicator("oneshot", dependent_launch)
     x = cupy.ones(count)
-    measure = measure or (lambda s, call: _graph_replay_us(args, cupy, s, call))
+    measure = measure or _replay_timer(args, cupy)
     with cupy.cuda.Stream(non_blocking=True) as s:
         c.Allreduce(MPI.IN_PLACE, x, op=MPI.MAX, stream=s)  # opens the native path outside capture
         s.synchronize()
@@ -283,7 +283,7 @@ def graph_device_time(args, cupy, count, dependent_launch=None, measure=None):
 def graph_noop_time(args, cupy, measure=None):
     """Device µs per empty kernel from a CUDA graph of as many: a kernel's floor in a graph."""
     from . import _native
-    measure = measure or (lambda s, call: _graph_replay_us(args, cupy, s, call))
+    measure = measure or _replay_timer(args, cupy)
     with cupy.cuda.Stream(non_blocking=True) as s:
         return measure(s, lambda: _native.launch_noop(s.ptr))
 
@@ -320,6 +320,11 @@ def traced_kernel_times(args, cupy):
         out[f"{what}_kernel_us_cupti_by_rank"] = comm.allgather(kernel_us)
         out[f"{what}_gap_us_cupti_by_rank"] = comm.allgather(gap_us)
     return out
+
+
+def _replay_timer(args, cupy):
+    """The default `measure(stream, call)` of the graph timings: replays timed with events."""
+    return lambda s, call: _graph_replay_us(args, cupy, s, call)
 
 
 def _graph_replay_us(args, cupy, s, call):

@@ -37,11 +37,11 @@ def _stream_ptr(stream):
         return _current_stream().ptr if _current_stream is not None else 0
     candidates = (getattr(stream, attr, None) for attr in ("ptr", "cuda_stream", "handle"))
     value = stream if isinstance(stream, int) else next((v for v in candidates if isinstance(v, int)), None)
-    if value is not None and value < 0:
+    if value is None:
+        raise TypeError(f"hpcolls: cannot use {type(stream).__name__} as a CUDA stream (pass a cupy/torch stream or an int)")
+    if value < 0:
         raise ValueError(f"hpcolls: a CUDA stream handle is a non-negative integer, not {value}")
-    if value is not None:
-        return value
-    raise TypeError(f"hpcolls: cannot use {type(stream).__name__} as a CUDA stream (pass a cupy/torch stream or an int)")
+    return value
 
 
 # The mpi4py buffer calls this class wraps, by their positional parameters: a buffer that the
