@@ -3,7 +3,7 @@
 // the poll deadline, the payload load and store, the end-of-call epoch store), timed the way
 // hpcolls.bench times the real one (a CUDA graph of many launches on one stream, median µs per
 // launch over replays), with the real kernel (linked from native/src) last: at one rank (a copy)
-// and at two ranks looped back onto this one process (the protocol without a second process).
+// and at two and four ranks looped back onto this one process (the protocol without other processes).
 // Beside it, the host's enqueue time per launch of the same kernel (launches in a loop, no
 // graph): what the argument block costs the CPU, apart from pybind11 and Python.
 //
@@ -52,6 +52,29 @@ __global__ void ladder(DevComm c, const char* send, char* recv, size_t bytes, bo
     __syncthreads();
     if (threadIdx.x == 0) c.counters->epoch = epoch;
   }
+}
+
+// Stage 2 of the ladder (counters read, then the epoch stored after a block barrier) with the
+// counters read another way: kHow 0 volatile (ld.volatile, as the real kernels; a strong .sys
+// load), 1 ld.relaxed.gpu (the counters are written only by kernels of this GPU), 2 a weak load.
+template <int kHow>
+__global__ void counter_read(DevComm c) {
+  uint32_t epoch, error;
+  const uint32_t* e = &c.counters->epoch;
+  const int* x = &c.counters->error;
+  if constexpr (kHow == 0) {
+    epoch = static_cast<const volatile uint32_t*>(e)[0];
+    error = static_cast<const volatile int*>(x)[0];
+  } else if constexpr (kHow == 1) {
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(epoch) : "l"(e) : "memory");
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(error) : "l"(x) : "memory");
+  } else {
+    epoch = *e;
+    error = uint32_t(*x);
+  }
+  if (error) return;
+  __syncthreads();
+  if (threadIdx.x == 0) c.counters->epoch = epoch + 1;
 }
 
 // Median µs per launch over `replays` replays of a graph of `launches` launches of `launch`.
@@ -135,16 +158,18 @@ int main(int argc, char** argv) {
     hpcolls::AllreduceArgs a{buf, buf, bytes, true, 1, threads, s, dependent};
     return [=] { cuda_check(hpcolls::launch_allreduce_oneshot(comm, hpcolls::DType::F64, hpcolls::Op::Max, a), "launch"); };
   };
-  // Two ranks looped back onto this process: "rank 1"'s scratch is mapped one slot above ours,
-  // so our push to rank 1 lands exactly where we then poll for rank 1's data. The whole two-rank
-  // protocol path runs (epoch, push, poll, rank-order reduce, epoch advance) without a second
-  // process, so MPS co-scheduling and the peer's skew are out of the figure.
-  const auto looped_back = [&](size_t bytes, bool dependent = false) {
-    DevComm two = c;
-    two.nranks = 2;
-    two.lane_shift = hpcolls::oneshot_lane_shift(2);
-    two.scratch[1] = static_cast<char*>(c.scratch[0]) + (bytes + 15) / 16 * hpcolls::kLinesPerChunk * 16;
-    return real(two, bytes, dependent);
+  // N ranks looped back onto this process: "rank q"'s scratch is mapped q slots above ours, so
+  // our push to rank q (into its slot 0, ours) lands exactly where we then poll for rank q's
+  // data. The whole N-rank protocol path runs (epoch, push, poll, rank-order reduce, epoch
+  // advance) without other processes, so MPS co-scheduling and the peers' skew are out of the
+  // figure.
+  const auto looped_back = [&](size_t bytes, int ranks, bool dependent = false) {
+    DevComm many = c;
+    many.nranks = ranks;
+    many.lane_shift = hpcolls::oneshot_lane_shift(ranks);
+    const size_t slot_bytes = (bytes + 15) / 16 * hpcolls::kLinesPerChunk * 16;
+    for (int q = 1; q < ranks; ++q) many.scratch[q] = static_cast<char*>(c.scratch[0]) + q * slot_bytes;
+    return real(many, bytes, dependent);
   };
   struct Row { const char* what; std::function<void()> launch; };
   const std::vector<Row> rows = {
@@ -152,15 +177,21 @@ int main(int argc, char** argv) {
       {"+ the real kernel's arguments (DevComm by value)", [&] { ladder<0><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
       {"+ read the device counters (epoch, error)", [&] { ladder<1><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
       {"+ block barrier, epoch store", [&] { ladder<2><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
+      {"  the same, counters read volatile (strong .sys), by themselves", [&] { counter_read<0><<<1, 32, 0, s>>>(c); }},
+      {"  the same, counters read ld.relaxed.gpu", [&] { counter_read<1><<<1, 32, 0, s>>>(c); }},
+      {"  the same, counters read by a weak load", [&] { counter_read<2><<<1, 32, 0, s>>>(c); }},
       {"+ %globaltimer read (poll deadline)", [&] { ladder<3><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
       {"+ 8-byte payload load and store", [&] { ladder<4><<<1, 32, 0, s>>>(c, buf, buf, 8, true); }},
       {"real one-shot kernel, one rank (a copy), 1 x float64 MAX", real(c, 8)},
       {"real one-shot kernel, one rank (a copy), 128 x float64 MAX (1 KiB)", real(c, 1024)},
-      {"real one-shot kernel, two ranks looped back, 1 x float64 MAX", looped_back(8)},
-      {"real one-shot kernel, two ranks looped back, 128 x float64 MAX (1 KiB)", looped_back(1024)},
+      {"real one-shot kernel, two ranks looped back, 1 x float64 MAX", looped_back(8, 2)},
+      {"real one-shot kernel, two ranks looped back, 128 x float64 MAX (1 KiB)", looped_back(1024, 2)},
+      {"real one-shot kernel, four ranks looped back, 1 x float64 MAX", looped_back(8, 4)},
+      {"real one-shot kernel, four ranks looped back, 128 x float64 MAX (1 KiB)", looped_back(1024, 4)},
       {"the same, one rank (a copy), 1 x float64, programmatic dependent launch", real(c, 8, true)},
-      {"the same, two ranks looped back, 1 x float64, programmatic dependent launch", looped_back(8, true)},
-      {"the same, two ranks looped back, 1 KiB, programmatic dependent launch", looped_back(1024, true)},
+      {"the same, two ranks looped back, 1 x float64, programmatic dependent launch", looped_back(8, 2, true)},
+      {"the same, two ranks looped back, 1 KiB, programmatic dependent launch", looped_back(1024, 2, true)},
+      {"the same, four ranks looped back, 1 x float64, programmatic dependent launch", looped_back(8, 4, true)},
   };
   if (profile) {  // a few plain launches of every row, for Nsight Compute's per-kernel counters
     for (const Row& r : rows)

@@ -10,6 +10,7 @@
 // index arithmetic was a measurable part of a small call.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "hpcolls/device_clock.cuh"
 #include "hpcolls/ll_line.cuh"
@@ -27,13 +28,21 @@ class CallState {
     const volatile DeviceCounters* k = c.counters;
     epoch_ = k->epoch + 1;  // stable for the whole call: only the call's last block advances it
     broken_ = k->error != 0;
+    half_offset_ = (epoch_ & 1) ? c.half_bytes : 0;
   }
 
   __device__ bool broken() const { return broken_; }
 
   // This call's half of `rank`'s scratch, as LL lines.
-  __device__ uint4* half(int rank) const {
-    return reinterpret_cast<uint4*>(static_cast<char*>(c_.scratch[rank]) + (epoch_ & 1) * c_.half_bytes);
+  __device__ uint4* half(int rank) const { return in_half(static_cast<uint4*>(c_.scratch[rank])); }
+
+  // `lines`, an address in the first half of some rank's scratch, moved to this call's half. A
+  // kernel that computes its scratch addresses before the epoch read (they are indexed kernel
+  // parameters, a constant-cache load each) leaves only this add waiting for the epoch.
+  template <typename Line>
+  __device__ Line* in_half(Line* lines) const {
+    using Byte = std::conditional_t<std::is_const_v<Line>, const char, char>;
+    return reinterpret_cast<Line*>(reinterpret_cast<Byte*>(lines) + half_offset_);
   }
 
   // Stores one 16-byte chunk as two LL lines of this call at `dst`.
@@ -97,9 +106,12 @@ class CallState {
   // Called by every thread at the end: the last block to finish advances the device epoch.
   // Only the next kernel on the stream reads the counters, and a kernel boundary already
   // orders every store of this one before it, so no fence is needed here. A single-block call
-  // (every message up to 4 KiB) advances the epoch without the atomic round trip.
+  // (every message up to 4 KiB) advances the epoch without the atomic round trip. The barrier
+  // keeps the epoch store after every thread's epoch read; a block of one warp needs only the
+  // warp's, which is cheaper than a block barrier.
   __device__ void finish() {
-    __syncthreads();
+    if (blockDim.x > 32) __syncthreads();
+    else __syncwarp();
     if (threadIdx.x != 0) return;
     if (gridDim.x == 1) {
       c_.counters->epoch = epoch_;
@@ -153,6 +165,7 @@ class CallState {
   const DevComm& c_;
   Algo algo_;
   uint32_t epoch_;
+  uint64_t half_offset_;  // 0 or half_bytes: the epoch's parity picks the half
   bool broken_;
   uint64_t deadline_ = 0;  // set by past_deadline()
 };

@@ -63,9 +63,13 @@ template <typename T, Op OP> struct Reduce {
   __device__ static T apply(T a, T b) {
     if constexpr (OP == Op::Sum) return A::add(a, b);
     if constexpr (OP == Op::Prod) return A::mul(a, b);
-    if constexpr (OP == Op::Min) return A::isnan(a) ? a : (A::isnan(b) || A::lt(b, a)) ? b : a;
-    if constexpr (OP == Op::Max) return A::isnan(a) ? a : (A::isnan(b) || A::lt(a, b)) ? b : a;
+    if constexpr (OP == Op::Min) return takes_b(a, b, A::lt(b, a)) ? b : a;
+    if constexpr (OP == Op::Max) return takes_b(a, b, A::lt(a, b)) ? b : a;
   }
+  // MIN/MAX keep a unless b is better, or b is the first NaN. A comparison with a NaN is false,
+  // so `better` is false whenever a is NaN. Bitwise operators, not && and ||: the three tests are
+  // evaluated together and selected without branches.
+  __device__ static bool takes_b(T a, T b, bool better) { return better | (A::isnan(b) & !A::isnan(a)); }
 };
 
 // Complex: SUM and PROD only (the host rejects MIN/MAX on complex with a clear error).
