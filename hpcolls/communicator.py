@@ -258,7 +258,8 @@ class Communicator:
         if self._device is None:
             refuse_capture(
                 stream, "a communicator's first Allreduce on device buffers (it sets up peer memory: "
-                "collective, with device synchronization)", "make one Allreduce with it before capturing")
+                "collective, with device synchronization)", "make one Allreduce with it before capturing",
+                comm=self._comm)
             self._open(recv.device)
         elif recv.device != self._device:
             raise InvalidBufferError(f"hpcolls: buffer is on GPU {recv.device}, this communicator on GPU {self._device}")
@@ -319,7 +320,8 @@ class Communicator:
         if self._nccl is None:
             refuse_capture(
                 stream, "a communicator's first message too large for the native path sets up its NCCL path "
-                "(collective, with NCCL's own device set-up), which", "make one such call before capturing")
+                "(collective, with NCCL's own device set-up), which", "make one such call before capturing",
+                comm=self._comm)
             from ._native import device_info
             from .fallback_nccl import NcclPath
             self._nccl = NcclPath(self._comm, device_info(self._device)["uuid"])

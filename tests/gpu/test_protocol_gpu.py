@@ -133,6 +133,32 @@ def test_capture_refuses_what_it_cannot_hold(gpu):
         through_mpi.close()
 
 
+def test_capture_on_one_rank_fails_the_set_up_everywhere(gpu):
+    """Only the last rank captures its first call: every rank raises GraphCaptureError (the others
+    naming it), none waits in the set-up, the capture stays valid, and the same communicator then
+    sets up and reduces correctly outside the capture."""
+    last = WORLD.size - 1
+    stream = cupy.cuda.Stream(non_blocking=True)
+    comm = hpcolls.Communicator(WORLD, algo="oneshot")
+    x = cupy.full(8, float(WORLD.rank))
+    try:
+        with stream:
+            if WORLD.rank == last:
+                stream.begin_capture()
+            try:
+                with pytest.raises(hpcolls.GraphCaptureError, match=rf"rank\(s\) \[{last}\]"):
+                    comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM, stream=stream)
+            finally:
+                if WORLD.rank == last:
+                    stream.end_capture()  # raises if the refused call had invalidated the capture
+        assert comm._device is None, "a refused set-up left the communicator half open"
+        comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM, stream=stream)
+        stream.synchronize()
+        assert bool(cupy.all(x == float(sum(range(WORLD.size))))), "the call after the refusal is wrong"
+    finally:
+        comm.close()
+
+
 def test_capture_past_the_native_limit(gpu):
     """A message too large for the native path: its first one sets up the NCCL path, which a
     capture cannot hold (GraphCaptureError, the capture still valid). After one such call outside
