@@ -269,9 +269,9 @@ class Communicator:
                                           recv.code, opc, stream)
             if used >= 0:
                 if log.level >= 2:
-                    log.info_once(("allreduce", used, recv.nbytes.bit_length()),
-                                  f"allreduce {recv.nbytes} B {dtypes.NAMES[recv.code]}: "
-                                  f"{'one-shot' if used == 0 else 'two-shot'} (native)")
+                    kernel = self._native.kernel(recv.nbytes)
+                    log.info_once(("allreduce", kernel, recv.nbytes.bit_length()),
+                                  f"allreduce {recv.nbytes} B {dtypes.NAMES[recv.code]}: {kernel} (native)")
                 return None
         if opc is not None and algo in ("auto", "nccl"):
             nccl = self._nccl_path(stream)

@@ -10,9 +10,9 @@
 | HPCOLLS_VALIDATE | 1: check on every call that all ranks agree on count, dtype, op | 0 |
 | HPCOLLS_DEBUG | WARN, INFO or TRACE (see hpcolls.log) | WARN |
 | HPCOLLS_MPI_CUDA_AWARE | 0/1: override detection of a CUDA-aware MPI | detected |
-| HPCOLLS_LL_MODE | diagnosis: LL store/poll variant 0..3 (native/include/hpcolls/ll_line.cuh) | 0 |
+| HPCOLLS_LL_MODE | diagnosis: LL store/poll variant 0..3 (native/include/hpcolls/ll_line.cuh); not 0 keeps small calls on the general one-shot kernel | 0 |
 | HPCOLLS_DEPENDENT_LAUNCH | 1: launch the kernels as programmatic dependents of the kernel before them (Hopper+); experimental, see docs/PERFORMANCE.md | 0 |
-| HPCOLLS_THREADS_PER_BLOCK | diagnosis: kernel block size, whole warps (32..1024; capped at what a kernel can run) | chosen per call (0) |
+| HPCOLLS_THREADS_PER_BLOCK | diagnosis: kernel block size, whole warps (32..1024; capped at what a kernel can run); set, it keeps small calls on the general one-shot kernel | chosen per call (0) |
 """
 import os
 from dataclasses import dataclass

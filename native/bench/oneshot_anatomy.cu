@@ -8,7 +8,8 @@
 // graph): what the argument block costs the CPU, apart from pybind11 and Python.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Inative/include native/bench/oneshot_anatomy.cu \
-//        native/src/allreduce_oneshot.cu -o oneshot_anatomy && ./oneshot_anatomy [launches] [replays]
+//        native/src/allreduce_oneshot.cu native/src/allreduce_oneshot_small.cu -o oneshot_anatomy
+//   ./oneshot_anatomy [launches] [replays]
 //   ./oneshot_anatomy --profile    (three plain launches of every row, to run under ncu)
 //
 // A diagnostic for docs/PERFORMANCE.md, not part of the module. One GPU, one process.
@@ -23,8 +24,11 @@
 #include <vector>
 
 #include "hpcolls/collective_args.h"
+#include "hpcolls/dependent_launch.cuh"
 #include "hpcolls/device_clock.cuh"
 #include "hpcolls/errors.h"
+#include "hpcolls/ll_line.cuh"
+#include "hpcolls/reduce_ops.cuh"
 #include "hpcolls/types.h"
 
 using hpcolls::cuda_check;
@@ -75,6 +79,30 @@ __global__ void counter_read(DevComm c) {
   if (error) return;
   __syncthreads();
   if (threadIdx.x == 0) c.counters->epoch = epoch + 1;
+}
+
+// The least a two-rank call of one float64 can do on the real kernel's path, as a floor under it:
+// one thread loads the payload and the epoch, pushes one LL line (looped back, as below), polls
+// for it with no time-out, combines by MAX's rules, and stores the result and the epoch. The
+// same memory round trips as the real kernel, none of its generality (sizes, lanes, time-outs,
+// a chunk as two lines).
+__global__ void two_rank_floor(DevComm c, const char* send, char* recv) {
+  hpcolls::wait_for_previous_kernel();
+  hpcolls::allow_next_kernel_to_launch();
+  if (threadIdx.x != 0) return;
+  using LL = hpcolls::LLLine<0>;
+  const uint2 mine = *reinterpret_cast<const uint2*>(send);
+  const uint32_t epoch = static_cast<const volatile hpcolls::DeviceCounters*>(c.counters)->epoch + 1;
+  const size_t half = (epoch & 1) ? c.half_bytes : 0;
+  LL::store(reinterpret_cast<uint4*>(static_cast<char*>(c.scratch[1]) + half), mine.x, mine.y, epoch);
+  const uint4* from = reinterpret_cast<const uint4*>(static_cast<char*>(c.scratch[0]) + half) + hpcolls::kLinesPerChunk;
+  ulonglong2 w;
+  do w = LL::load(from);
+  while (!LL::complete(w, epoch));
+  const double a = __longlong_as_double((long long)(uint64_t(mine.y) << 32 | mine.x));
+  const double b = __longlong_as_double((long long)(uint64_t(uint32_t(w.y)) << 32 | uint32_t(w.x)));
+  *reinterpret_cast<double*>(recv) = hpcolls::Reduce<double, hpcolls::Op::Max>::apply(a, b);
+  c.counters->epoch = epoch;
 }
 
 // Median µs per launch over `replays` replays of a graph of `launches` launches of `launch`.
@@ -158,18 +186,43 @@ int main(int argc, char** argv) {
     hpcolls::AllreduceArgs a{buf, buf, bytes, true, 1, threads, s, dependent};
     return [=] { cuda_check(hpcolls::launch_allreduce_oneshot(comm, hpcolls::DType::F64, hpcolls::Op::Max, a), "launch"); };
   };
+  // The same on the small-message kernel (a thread per chunk, the rank count compiled in), which
+  // the dispatcher picks for such calls (oneshot_small_fits): the "real" rows are the general one.
+  const auto small = [&](const DevComm& comm, size_t bytes, bool dependent = false) {
+    const int threads = int((bytes + 15) / 16 + 31) / 32 * 32;
+    hpcolls::AllreduceArgs a{buf, buf, bytes, true, 1, threads, s, dependent};
+    return [=] { cuda_check(hpcolls::launch_allreduce_oneshot_small(comm, hpcolls::DType::F64, hpcolls::Op::Max, a), "launch"); };
+  };
   // N ranks looped back onto this process: "rank q"'s scratch is mapped q slots above ours, so
   // our push to rank q (into its slot 0, ours) lands exactly where we then poll for rank q's
   // data. The whole N-rank protocol path runs (epoch, push, poll, rank-order reduce, epoch
   // advance) without other processes, so MPS co-scheduling and the peers' skew are out of the
   // figure.
-  const auto looped_back = [&](size_t bytes, int ranks, bool dependent = false) {
+  const auto looped_comm = [&](size_t bytes, int ranks) {
     DevComm many = c;
     many.nranks = ranks;
     many.lane_shift = hpcolls::oneshot_lane_shift(ranks);
     const size_t slot_bytes = (bytes + 15) / 16 * hpcolls::kLinesPerChunk * 16;
     for (int q = 1; q < ranks; ++q) many.scratch[q] = static_cast<char*>(c.scratch[0]) + q * slot_bytes;
-    return real(many, bytes, dependent);
+    return many;
+  };
+  const auto looped_back = [&](size_t bytes, int ranks, bool dependent = false) {
+    return real(looped_comm(bytes, ranks), bytes, dependent);
+  };
+  const auto floor_of_two = [&](bool dependent) {
+    const DevComm two = looped_comm(8, 2);
+    return [=] {
+      cudaLaunchAttribute attr;
+      attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr.val.programmaticStreamSerializationAllowed = 1;
+      cudaLaunchConfig_t cfg{};
+      cfg.gridDim = dim3(1);
+      cfg.blockDim = dim3(32);
+      cfg.stream = s;
+      cfg.attrs = dependent ? &attr : nullptr;
+      cfg.numAttrs = dependent ? 1 : 0;
+      cuda_check(cudaLaunchKernelEx(&cfg, two_rank_floor, two, static_cast<const char*>(buf), buf), "launch");
+    };
   };
   struct Row { const char* what; std::function<void()> launch; };
   const std::vector<Row> rows = {
@@ -188,10 +241,19 @@ int main(int argc, char** argv) {
       {"real one-shot kernel, two ranks looped back, 128 x float64 MAX (1 KiB)", looped_back(1024, 2)},
       {"real one-shot kernel, four ranks looped back, 1 x float64 MAX", looped_back(8, 4)},
       {"real one-shot kernel, four ranks looped back, 128 x float64 MAX (1 KiB)", looped_back(1024, 4)},
+      {"small-message kernel, two ranks looped back, 1 x float64 MAX", small(looped_comm(8, 2), 8)},
+      {"small-message kernel, two ranks looped back, 128 x float64 MAX (1 KiB)", small(looped_comm(1024, 2), 1024)},
+      {"small-message kernel, four ranks looped back, 1 x float64 MAX", small(looped_comm(8, 4), 8)},
+      {"small-message kernel, four ranks looped back, 128 x float64 MAX (1 KiB)", small(looped_comm(1024, 4), 1024)},
+      {"two-rank floor (one thread, one LL line, no time-out), looped back, 1 x float64", floor_of_two(false)},
       {"the same, one rank (a copy), 1 x float64, programmatic dependent launch", real(c, 8, true)},
       {"the same, two ranks looped back, 1 x float64, programmatic dependent launch", looped_back(8, 2, true)},
       {"the same, two ranks looped back, 1 KiB, programmatic dependent launch", looped_back(1024, 2, true)},
       {"the same, four ranks looped back, 1 x float64, programmatic dependent launch", looped_back(8, 4, true)},
+      {"the same, small-message kernel, two ranks looped back, 1 x float64, dependent launch", small(looped_comm(8, 2), 8, true)},
+      {"the same, small-message kernel, two ranks looped back, 1 KiB, dependent launch", small(looped_comm(1024, 2), 1024, true)},
+      {"the same, small-message kernel, four ranks looped back, 1 x float64, dependent launch", small(looped_comm(8, 4), 8, true)},
+      {"two-rank floor, programmatic dependent launch", floor_of_two(true)},
   };
   if (profile) {  // a few plain launches of every row, for Nsight Compute's per-kernel counters
     for (const Row& r : rows)

@@ -107,6 +107,13 @@ int NativeComm::select(size_t bytes) const {
   }
 }
 
+std::string NativeComm::kernel(size_t bytes) const {
+  const int algo = select(bytes);
+  if (algo < 0) return "";
+  if (algo == int(Algo::TwoShot)) return "two-shot";
+  return small_kernel((bytes + kChunkBytes - 1) / kChunkBytes) ? "one-shot (small-message kernel)" : "one-shot";
+}
+
 namespace {
 // The legacy and per-thread default streams live as long as the context; any other stream is
 // the caller's and may be destroyed after the call, so we never keep its handle.
@@ -203,7 +210,8 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
   a.bytes = bytes;
   a.vec_ok = (send % 16 == 0) && (recv % 16 == 0);
   const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
-  const size_t items = algo == int(Algo::OneShot) ? chunks << dev_.lane_shift : chunks;  // threads with work
+  const bool small = algo == int(Algo::OneShot) && small_kernel(chunks);
+  const size_t items = algo == int(Algo::OneShot) && !small ? chunks << dev_.lane_shift : chunks;  // threads with work
   a.threads = items >= size_t(kThreadsPerBlock) ? kThreadsPerBlock : int((items + 31) / 32 * 32);
   if (threads_override_ > 0) a.threads = threads_override_;
   a.blocks = int(std::min<size_t>(max_blocks_, (items + a.threads - 1) / a.threads));
@@ -214,8 +222,9 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
   if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");
   StreamFacts facts(a.stream);
   order_before_launch(a.stream, facts);
-  const cudaError_t err = algo == int(Algo::OneShot) ? launch_allreduce_oneshot(dev_, t, op, a)
-                                                      : launch_allreduce_twoshot(dev_, t, op, a);
+  const cudaError_t err = small                       ? launch_allreduce_oneshot_small(dev_, t, op, a)
+                          : algo == int(Algo::OneShot) ? launch_allreduce_oneshot(dev_, t, op, a)
+                                                       : launch_allreduce_twoshot(dev_, t, op, a);
   cuda_check(err, algo == int(Algo::OneShot) ? "launch(allreduce one-shot)" : "launch(allreduce two-shot)");
   note_launch(a.stream, facts);
   ++calls_;

@@ -81,6 +81,37 @@ def check_both_algorithms(seed, cases, counts, what):
             comm.close()
 
 
+SMALL_KERNEL, GENERAL_KERNEL = "one-shot (small-message kernel)", "one-shot"
+
+
+def test_which_one_shot_kernel(gpu, monkeypatch, seed):
+    """At 2, 4 and 8 ranks a message of up to 4 KiB (a thread per 16-byte chunk in one block) runs
+    one-shot's small-message kernel; other rank counts, larger messages, a forced block size and
+    the diagnostic LL modes run the general one. Both sides of the 4 KiB boundary are bitwise
+    right, in place and not."""
+    small = SMALL_KERNEL if WORLD.size in (2, 4, 8) else GENERAL_KERNEL
+    comm = hpcolls.Communicator(WORLD, algo="oneshot")
+    try:
+        comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
+        assert [comm._native.kernel(n) for n in (1, 8, 1000, 4096, 4097, 65536)] == [small] * 4 + [GENERAL_KERNEL] * 2
+        for count in (511, 512, 513, 514):  # float64: 4088 .. 4112 bytes
+            for inplace in (False, True):
+                got = run_case(comm, dtypes.F64, dtypes.SUM, count, seed, inplace)
+                assert_bitwise(got, reference(dtypes.F64, dtypes.SUM, count, seed, WORLD.size),
+                               f"count={count} inplace={inplace} ({comm._native.kernel(8 * count)})")
+    finally:
+        comm.close()
+    for name, value in (("HPCOLLS_THREADS_PER_BLOCK", "64"), ("HPCOLLS_LL_MODE", "1")):
+        with monkeypatch.context() as env:
+            env.setenv(name, value)
+            forced = hpcolls.Communicator(WORLD, algo="oneshot")
+            try:
+                forced.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
+                assert forced._native.kernel(8) == GENERAL_KERNEL, f"{name}={value}"
+            finally:
+                forced.close()
+
+
 @pytest.mark.parametrize("mode", range(config.LL_MODES))
 def test_every_ll_mode(gpu, monkeypatch, seed, mode):
     """Each LL store/poll variant is its own kernel instantiation: run every one of them, both

@@ -32,6 +32,13 @@ inline int oneshot_lane_shift(int nranks) {
   return shift;
 }
 
+// Whether one-shot's small-message kernel can take a call (allreduce_oneshot_small.cu): a rank
+// count it is compiled for, the default LL mode, and a thread per 16-byte chunk in one block. A
+// forced block size (diagnosis) keeps the general kernel too (NativeComm::small_kernel).
+inline bool oneshot_small_fits(int nranks, int ll_mode, size_t chunks) {
+  return (nranks == 2 || nranks == 4 || nranks == 8) && ll_mode == 0 && chunks <= size_t(kThreadsPerBlock);
+}
+
 // Scratch bytes one half needs for a message of `bytes` bytes on `nranks` ranks.
 inline size_t oneshot_half_bytes(size_t bytes, int nranks) {
   const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
@@ -45,6 +52,7 @@ inline size_t twoshot_half_bytes(size_t bytes, int nranks) {
 
 // One launcher per algorithm, each dispatching on (dtype, op); defined in its kernel's file.
 cudaError_t launch_allreduce_oneshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a);
+cudaError_t launch_allreduce_oneshot_small(const DevComm& c, DType t, Op op, const AllreduceArgs& a);
 cudaError_t launch_allreduce_twoshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a);
 
 }  // namespace hpcolls

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hpcolls/collective_args.h"
 #include "hpcolls/peer_scratch.h"
 #include "hpcolls/types.h"
 
@@ -42,6 +43,9 @@ class NativeComm {
   size_t max_bytes(Algo algo) const;
   // Which algorithm a call of `bytes` would use; -1 when the native path cannot carry it.
   int select(size_t bytes) const;
+  // The kernel a call of `bytes` would run, for logs and tests: "one-shot (small-message
+  // kernel)", "one-shot", "two-shot", or "" when the native path cannot carry it.
+  std::string kernel(size_t bytes) const;
 
   // Launches on `stream`; returns the algorithm used, or -1 (nothing launched) when the message
   // does not fit the native path and the caller must fall back. Throws on a broken communicator.
@@ -65,6 +69,10 @@ class NativeComm {
   int max_blocks() const { return max_blocks_; }
 
  private:
+  // Whether one-shot's call of `chunks` 16-byte chunks runs the small-message kernel.
+  bool small_kernel(size_t chunks) const {
+    return threads_override_ == 0 && oneshot_small_fits(dev_.nranks, dev_.ll_mode, chunks);
+  }
   void order_before_launch(cudaStream_t s, StreamFacts& facts);
   void note_launch(cudaStream_t s, StreamFacts& facts);
   void wait_last_call();

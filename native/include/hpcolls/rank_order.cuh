@@ -1,7 +1,8 @@
-// Two-shot's reduction of its own part: one 16-byte chunk from each of the N slots, combined
-// strictly in rank order 0..N-1 (our own contribution taken from registers, every peer's received
-// through its LL lines), so every rank computes bitwise-identical results. (One-shot spreads the
-// N slots over N lanes instead and combines them through warp shuffles, in the same order.)
+// The reduction of one 16-byte chunk from each of the N slots, combined strictly in rank order
+// 0..N-1 (our own contribution taken from registers, every peer's received through its LL lines),
+// so every rank computes bitwise-identical results: two-shot's of its own part, and small one-shot
+// calls' (allreduce_oneshot_small.cu). (Larger one-shot calls spread the N slots over N lanes
+// instead and combine them through warp shuffles, in the same order.)
 #pragma once
 #include <cstdint>
 
@@ -16,19 +17,22 @@ namespace hpcolls {
 constexpr int kPeersPolledTogether = 4;
 
 // slots: our scratch region holding slot q at slots + q * slot_lines; line: the chunk's first
-// line inside a slot. False on time-out (nothing is stored then).
-template <typename T, Op OP, int kMode>
+// line inside a slot. False on time-out (nothing is stored then). kRanks: the rank count when it is
+// fixed at compile time, up to 16; then all peers are polled together, in one group, 0 to take
+// c.nranks and poll kPeersPolledTogether at a time.
+template <typename T, Op OP, int kMode, int kRanks = 0>
 __device__ inline bool reduce_in_rank_order(CallState<kMode>& call, const DevComm& c, const uint4* slots,
                                             uint32_t slot_lines, uint32_t line, uint4 mine, uint4& acc) {
-  constexpr int kG = kPeersPolledTogether;
+  static_assert(kRanks >= 0 && kRanks <= 16, "receive_lines polls at most 32 lines together");
+  constexpr int kG = kRanks > 0 ? kRanks : kPeersPolledTogether;
+  const int nranks = kRanks > 0 ? kRanks : c.nranks;
   acc = mine;
-#pragma unroll 1  // the rank count is a run-time value
-  for (int q0 = 0; q0 < c.nranks; q0 += kG) {
-    // Lines 2g and 2g+1 of the group belong to rank q0 + g: poll those of every peer in range.
+  // The group of ranks q0 .. q0 + kG - 1: lines 2g and 2g+1 belong to rank q0 + g.
+  const auto group = [&](int q0) {
     uint32_t pending = 0;
 #pragma unroll
     for (int g = 0; g < kG; ++g)
-      if (q0 + g < c.nranks && q0 + g != c.rank) pending |= 0b11u << (2 * g);
+      if (q0 + g < nranks && q0 + g != c.rank) pending |= 0b11u << (2 * g);
     ulonglong2 w[2 * kG];  // only the lines polled are read below
     if (pending != 0 &&
         !call.receive_lines(slots + q0 * slot_lines + line, slot_lines, pending, w, [q0](int j) { return q0 + j / 2; }))
@@ -36,10 +40,20 @@ __device__ inline bool reduce_in_rank_order(CallState<kMode>& call, const DevCom
 #pragma unroll
     for (int g = 0; g < kG; ++g) {
       const int q = q0 + g;
-      if (q >= c.nranks) break;
+      if (q >= nranks) break;
       const uint4 v = q == c.rank ? mine : CallState<kMode>::chunk_of(w[2 * g], w[2 * g + 1]);
       acc = q == 0 ? v : reduce_chunk<T, Reduce<T, OP>>(acc, v);
     }
+    return true;
+  };
+  if constexpr (kRanks > 0) {
+#pragma unroll
+    for (int q0 = 0; q0 < kRanks; q0 += kG)
+      if (!group(q0)) return false;
+  } else {
+#pragma unroll 1  // the rank count is a run-time value
+    for (int q0 = 0; q0 < nranks; q0 += kG)
+      if (!group(q0)) return false;
   }
   return true;
 }
