@@ -73,6 +73,8 @@ def _stream_reader():
 
 def report():
     from mpi4py import MPI
+
+    from . import _native
     comm = MPI.COMM_WORLD
     mapping = comm.gather((comm.Get_rank(), socket.gethostname(), os.getpid(), _my_gpu()), root=0)
     if comm.Get_rank() != 0:
@@ -93,7 +95,8 @@ def report():
         *[f"  rank {r} on {h} pid {p}: {g}" for r, h, p, g in mapping],
         f"settings: algo={cfg.algo} scratch={cfg.scratch_bytes} B per rank per communicator "
         f"(HPCOLLS_SCRATCH_BYTES; one-shot carries up to scratch/4/N bytes), "
-        f"one-shot <= {cfg.oneshot_max_bytes} B, two-shot <= {cfg.twoshot_max_bytes} B, "
+        f"one-shot <= {cfg.oneshot_max_bytes} B (its small-message kernel <= {_native.SMALL_ONESHOT_MAX_BYTES} B "
+        f"at {', '.join(map(str, _native.SMALL_ONESHOT_RANKS))} ranks), two-shot <= {cfg.twoshot_max_bytes} B, "
         f"timeout={cfg.timeout_s} s, validate={cfg.validate}, "
         f"dependent launch={'on' if cfg.dependent_launch else 'off'} (HPCOLLS_DEPENDENT_LAUNCH, default 1; used on GPUs of compute capability 9.0+)",
     ]

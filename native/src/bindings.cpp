@@ -31,6 +31,10 @@ PYBIND11_MODULE(_native, m) {
 
   m.attr("CUDART_VERSION_BUILT") = CUDART_VERSION;
   m.attr("MAX_RANKS") = kMaxRanks;
+  py::list small_ranks;
+  for (int n : kSmallOneShotRanks) small_ranks.append(n);
+  m.attr("SMALL_ONESHOT_RANKS") = py::tuple(small_ranks);  // rank counts with a small-message kernel
+  m.attr("SMALL_ONESHOT_MAX_BYTES") = kSmallOneShotMaxBytes;
   m.attr("SYTRD_MAX_WIDTH") = kSytrdMaxWidth;
   m.def("device_count", &device_count, "CUDA devices visible (0 without driver or device; never raises)");
   m.def("no_device_reason", &no_device_reason);

@@ -35,8 +35,12 @@ inline int oneshot_lane_shift(int nranks) {
 // Whether one-shot's small-message kernel can take a call (allreduce_oneshot_small.cu): a rank
 // count it is compiled for, the default LL mode, and a thread per 16-byte chunk in one block. A
 // forced block size (diagnosis) keeps the general kernel too (NativeComm::small_kernel).
+constexpr int kSmallOneShotRanks[] = {2, 4, 8};  // allreduce_oneshot_small.cu instantiates these
+constexpr size_t kSmallOneShotMaxBytes = size_t(kThreadsPerBlock) * kChunkBytes;
 inline bool oneshot_small_fits(int nranks, int ll_mode, size_t chunks) {
-  return (nranks == 2 || nranks == 4 || nranks == 8) && ll_mode == 0 && chunks <= size_t(kThreadsPerBlock);
+  bool compiled = false;
+  for (int n : kSmallOneShotRanks) compiled |= nranks == n;
+  return compiled && ll_mode == 0 && chunks * kChunkBytes <= kSmallOneShotMaxBytes;
 }
 
 // Scratch bytes one half needs for a message of `bytes` bytes on `nranks` ranks.
