@@ -17,9 +17,9 @@ namespace hpcolls {
 constexpr int kPeersPolledTogether = 4;
 
 // slots: our scratch region holding slot q at slots + q * slot_lines; line: the chunk's first
-// line inside a slot. False on time-out (nothing is stored then). kRanks: the rank count when it is
-// fixed at compile time, up to 16; then all peers are polled together, in one group, 0 to take
-// c.nranks and poll kPeersPolledTogether at a time.
+// line inside a slot. False on time-out (nothing is stored then). kRanks: the rank count when it
+// is fixed at compile time (at most 16), and then every peer is polled in one group; 0 takes
+// c.nranks and polls kPeersPolledTogether ranks at a time.
 template <typename T, Op OP, int kMode, int kRanks = 0>
 __device__ inline bool reduce_in_rank_order(CallState<kMode>& call, const DevComm& c, const uint4* slots,
                                             uint32_t slot_lines, uint32_t line, uint4 mine, uint4& acc) {
