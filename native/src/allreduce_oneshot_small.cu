@@ -1,8 +1,8 @@
 // One-shot LL AllReduce for a small message on 2, 4 or 8 ranks: one block, a thread per 16-byte
 // chunk, the rank count fixed at compile time. Thread i owns chunk i whole: it pushes the chunk,
 // read straight from the user's send buffer, into slot `rank` of every peer's scratch, polls every
-// peer's chunk i in its own scratch (up to four peers' lines in flight together), reduces the N
-// chunks in rank order and stores the result. Same protocol, scratch layout and result as the
+// peer's chunk i in its own scratch (all peers' lines in flight together), reduces the N chunks in
+// rank order and stores the result. Same protocol, scratch layout and result as the
 // general one-shot kernel (allreduce_oneshot.cu), with no lanes, shuffles or warp votes: no
 // thread depends on another, so the call is the few dependent instructions of one thread, which
 // is what a small call costs (docs/PERFORMANCE.md, "two-rank floor").
