@@ -45,8 +45,13 @@ class CallState {
     return reinterpret_cast<Line*>(reinterpret_cast<Byte*>(lines) + half_offset_);
   }
 
-  // Stores one 16-byte chunk as two LL lines of this call at `dst`.
-  __device__ void send_chunk(uint4* dst, uint4 chunk) const { ll_store_chunk<kMode>(dst, chunk, epoch_); }
+  // Stores one 16-byte chunk as two LL lines of this call, at `lo` and `hi` (by default the next
+  // line: a chunk's lines side by side).
+  __device__ void send_chunk(uint4* lo, uint4 chunk) const { send_chunk(lo, lo + 1, chunk); }
+  __device__ void send_chunk(uint4* lo, uint4* hi, uint4 chunk) const {
+    LL::store(lo, chunk.x, chunk.y, epoch_);
+    LL::store(hi, chunk.z, chunk.w, epoch_);
+  }
 
   // Pushes one chunk to `line` of this call's half of every peer's scratch, starting from the
   // next rank up, so that ranks do not all hit rank 0 first. Not unrolled: the rank count is
@@ -69,33 +74,62 @@ class CallState {
   __device__ bool receive_lines(const uint4* base, uint32_t pair_stride, uint32_t pending,
                                 ulonglong2 (&words)[kN], PeerOf peer_of) {
     static_assert(kN <= 32, "pending is a 32-bit mask");
-    for (uint32_t spin = 0;; ++spin) {
+    const auto round = [&] {
 #pragma unroll
       for (int j = 0; j < kN; ++j)
         if (pending >> j & 1) words[j] = LL::load(base + (j / 2) * pair_stride + (j & 1));
 #pragma unroll
       for (int j = 0; j < kN; ++j)
         if ((pending >> j & 1) && LL::complete(words[j], epoch_)) pending &= ~(1u << j);
-      if (pending == 0) break;
-      if (!may_wait(spin, [&] { return peer_of(__ffs(pending) - 1); })) return false;
-    }
-    LL::after_complete();
-    return true;
+      return pending == 0;
+    };
+    return poll_until(round, [&] { return peer_of(__ffs(pending) - 1); });
+  }
+
+  // Waits for chunk `line` of every rank's slot (slot q at slots + q * slot_lines, its second
+  // line `gap` lines after the first), kRanks fixed at compile time; words[2q], words[2q + 1] are
+  // then rank q's two lines. The caller has stored its own chunk into its own slot too, so every
+  // rank's lines are polled alike (a load after our own store sees it) and reduced in rank order
+  // with no test of which is ours. Every round reloads every line and tests them all at once: a
+  // line that has arrived stays (a peer cannot reuse this half before we send it the next call).
+  // False on time-out (the error names the lowest rank still missing).
+  template <int kRanks>
+  __device__ bool receive_every_rank(const uint4* slots, uint32_t slot_lines, uint32_t line, uint32_t gap,
+                                     ulonglong2 (&words)[2 * kRanks]) {
+    const auto round = [&] {
+#pragma unroll
+      for (int q = 0; q < kRanks; ++q) {
+        words[2 * q] = LL::load(slots + q * slot_lines + line);
+        words[2 * q + 1] = LL::load(slots + q * slot_lines + line + gap);
+      }
+      bool all = true;  // bitwise &, not &&: no branch between the tests
+#pragma unroll
+      for (int j = 0; j < 2 * kRanks; ++j) all &= LL::complete(words[j], epoch_);
+      return all;
+    };
+    const auto missing = [&] {  // unrolled, so that words stays in registers
+      int first = kRanks - 1;
+#pragma unroll
+      for (int q = kRanks - 1; q >= 0; --q)
+        if (!LL::complete(words[2 * q], epoch_) || !LL::complete(words[2 * q + 1], epoch_)) first = q;
+      return first;
+    };
+    return poll_until(round, missing);
   }
 
   // Waits for one 16-byte chunk (two LL lines) sent by `peer` into our own scratch at `lines`:
   // both lines are loaded every round and the chunk taken when both are this call's, which is
   // fewer instructions than keeping the line that arrived first (receive_lines).
   __device__ bool receive_chunk(const uint4* lines, int peer, uint4& out) {
-    for (uint32_t spin = 0;; ++spin) {
-      const ulonglong2 lo = LL::load(lines), hi = LL::load(lines + 1);
-      if (LL::complete(lo, epoch_) && LL::complete(hi, epoch_)) {
-        LL::after_complete();
-        out = chunk_of(lo, hi);
-        return true;
-      }
-      if (!may_wait(spin, [peer] { return peer; })) return false;
-    }
+    ulonglong2 lo, hi;
+    const auto round = [&] {
+      lo = LL::load(lines);
+      hi = LL::load(lines + 1);
+      return LL::complete(lo, epoch_) && LL::complete(hi, epoch_);
+    };
+    if (!poll_until(round, [peer] { return peer; })) return false;
+    out = chunk_of(lo, hi);
+    return true;
   }
 
   // The payload of a chunk's two received lines.
@@ -110,13 +144,9 @@ class CallState {
   // keeps the epoch store after every thread's epoch read; a block of one warp needs only the
   // warp's, which is cheaper than a block barrier.
   __device__ void finish() {
-    if (blockDim.x > 32) __syncthreads();
-    else __syncwarp();
+    if (gridDim.x == 1) return finish_one_block();
+    __syncthreads();
     if (threadIdx.x != 0) return;
-    if (gridDim.x == 1) {
-      c_.counters->epoch = epoch_;
-      return;
-    }
     const uint32_t done = atomicAdd(&c_.counters->blocks_done, 1u);
     if (done == gridDim.x - 1) {
       c_.counters->blocks_done = 0;
@@ -124,14 +154,34 @@ class CallState {
     }
   }
 
+  // finish() for a kernel launched as one block. Nothing in a call reads the epoch after
+  // CallState's constructor, so a one-block kernel may call this as soon as every thread has
+  // constructed its CallState: the epoch store then leaves the end of the call.
+  __device__ void finish_one_block() {
+    if (blockDim.x > 32) __syncthreads();
+    else __syncwarp();
+    if (threadIdx.x == 0) c_.counters->epoch = epoch_;
+  }
+
  private:
-  // Between poll rounds: false once this call must stop waiting, because another thread's time-out
-  // marked the communicator, or because this thread's deadline passed (reported against
-  // peer_now(), the peer still missing). Every 256th round looks at the counters and the clock.
-  template <typename PeerNow>
-  __device__ bool may_wait(uint32_t spin, PeerNow peer_now) {
-    if (broken_) return false;
-    if ((spin & 255) == 255) {
+  // Runs `round` (one round of loads and tests: true once everything awaited is this call's)
+  // until it returns true, or until this call must stop waiting: false once another thread's
+  // time-out marked the communicator, or this thread's deadline passed (reported against
+  // peer_now(), the peer still missing). The counters and the clock are looked at only between
+  // runs of kRoundsBetweenChecks rounds, so a round is its loads and tests and a loop branch:
+  // the bookkeeping, run every round, made the poll's period a third longer than its load's
+  // round trip, and data that lands just after a load was issued waits a whole period.
+  template <typename Round, typename PeerNow>
+  __device__ bool poll_until(Round round, PeerNow peer_now) {
+    constexpr uint32_t kRoundsBetweenChecks = 256;
+    while (!broken_) {
+#pragma unroll 1
+      for (uint32_t spin = 0; spin < kRoundsBetweenChecks; ++spin) {
+        if (round()) {
+          LL::after_complete();
+          return true;
+        }
+      }
       if (static_cast<const volatile DeviceCounters*>(c_.counters)->error) {
         broken_ = true;
       } else if (past_deadline()) {
@@ -139,7 +189,7 @@ class CallState {
         broken_ = true;
       }
     }
-    return !broken_;
+    return false;
   }
 
   // The deadline starts at a thread's first slow poll, not at kernel entry: a call that never

@@ -64,11 +64,4 @@ struct LLLine {
   }
 };
 
-// A 16-byte payload chunk travels as two LL lines.
-template <int kMode>
-__device__ inline void ll_store_chunk(uint4* dst, uint4 v, uint32_t flag) {
-  LLLine<kMode>::store(dst, v.x, v.y, flag);
-  LLLine<kMode>::store(dst + 1, v.z, v.w, flag);
-}
-
 }  // namespace hpcolls

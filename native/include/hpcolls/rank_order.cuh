@@ -1,8 +1,8 @@
 // The reduction of one 16-byte chunk from each of the N slots, combined strictly in rank order
 // 0..N-1 (our own contribution taken from registers, every peer's received through its LL lines),
-// so every rank computes bitwise-identical results: two-shot's of its own part, and small one-shot
-// calls' (allreduce_oneshot_small.cu). (Larger one-shot calls spread the N slots over N lanes
-// instead and combine them through warp shuffles, in the same order.)
+// so every rank computes bitwise-identical results: two-shot's of its own part. (One-shot calls
+// combine in the same order: the general kernel over N lanes through warp shuffles, the
+// small-message kernel in one thread, allreduce_oneshot_small.cu.)
 #pragma once
 #include <cstdint>
 
@@ -17,15 +17,12 @@ namespace hpcolls {
 constexpr int kPeersPolledTogether = 4;
 
 // slots: our scratch region holding slot q at slots + q * slot_lines; line: the chunk's first
-// line inside a slot. False on time-out (nothing is stored then). kRanks: the rank count when it
-// is fixed at compile time (at most 16), and then every peer is polled in one group; 0 takes
-// c.nranks and polls kPeersPolledTogether ranks at a time.
-template <typename T, Op OP, int kMode, int kRanks = 0>
+// line inside a slot. False on time-out (nothing is stored then).
+template <typename T, Op OP, int kMode>
 __device__ inline bool reduce_in_rank_order(CallState<kMode>& call, const DevComm& c, const uint4* slots,
                                             uint32_t slot_lines, uint32_t line, uint4 mine, uint4& acc) {
-  static_assert(kRanks >= 0 && kRanks <= 16, "receive_lines polls at most 32 lines together");
-  constexpr int kG = kRanks > 0 ? kRanks : kPeersPolledTogether;
-  const int nranks = kRanks > 0 ? kRanks : c.nranks;
+  constexpr int kG = kPeersPolledTogether;
+  const int nranks = c.nranks;
   acc = mine;
   // The group of ranks q0 .. q0 + kG - 1: lines 2g and 2g+1 belong to rank q0 + g.
   const auto group = [&](int q0) {
@@ -46,15 +43,9 @@ __device__ inline bool reduce_in_rank_order(CallState<kMode>& call, const DevCom
     }
     return true;
   };
-  if constexpr (kRanks > 0) {
-#pragma unroll
-    for (int q0 = 0; q0 < kRanks; q0 += kG)
-      if (!group(q0)) return false;
-  } else {
 #pragma unroll 1  // the rank count is a run-time value
-    for (int q0 = 0; q0 < nranks; q0 += kG)
-      if (!group(q0)) return false;
-  }
+  for (int q0 = 0; q0 < nranks; q0 += kG)
+    if (!group(q0)) return false;
   return true;
 }
 
