@@ -141,8 +141,7 @@ class CallState {
   // Only the next kernel on the stream reads the counters, and a kernel boundary already
   // orders every store of this one before it, so no fence is needed here. A single-block call
   // (every message up to 4 KiB) advances the epoch without the atomic round trip. The barrier
-  // keeps the epoch store after every thread's epoch read; a block of one warp needs only the
-  // warp's, which is cheaper than a block barrier.
+  // keeps the epoch store after every thread's epoch read.
   __device__ void finish() {
     if (gridDim.x == 1) return finish_one_block();
     __syncthreads();
@@ -156,7 +155,8 @@ class CallState {
 
   // finish() for a kernel launched as one block. Nothing in a call reads the epoch after
   // CallState's constructor, so a one-block kernel may call this as soon as every thread has
-  // constructed its CallState: the epoch store then leaves the end of the call.
+  // constructed its CallState: the epoch store then leaves the end of the call. A block of one
+  // warp needs only the warp's barrier, which is cheaper than a block barrier.
   __device__ void finish_one_block() {
     if (blockDim.x > 32) __syncthreads();
     else __syncwarp();
