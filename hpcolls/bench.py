@@ -9,7 +9,8 @@ wrong elements in a checked call (data are small integers: exact in any summatio
 Also measured, once per run: the host time of one Python AllReduce call next to a bare kernel
 launch and cupy's NCCL call (the host-overhead budget is counted above the bare launch), and the
 device time of one small one-shot call from a CUDA graph of --graph-calls calls (with
---dependent-launch-ab, also with programmatic dependent launch off and on, side by side), and,
+--dependent-launch-ab, also with programmatic dependent launch off and on, side by side) beside
+an empty kernel's in the same kind of graph, plain and with dependent launch (the floor), and,
 where torch is installed, the kernel's own device time in that graph as CUPTI records it (the
 graph's time per call also holds the gap before the next kernel starts).
 Without a GPU it times MPI on host buffers only.
@@ -280,12 +281,18 @@ def graph_device_time(args, cupy, count, dependent_launch=None, measure=None):
         return measure(s, lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.MAX, stream=s))
 
 
-def graph_noop_time(args, cupy, measure=None):
-    """Device µs per empty kernel from a CUDA graph of as many: a kernel's floor in a graph."""
+def graph_noop_time(args, cupy, measure=None, dependent_launch=False):
+    """Device µs per empty kernel from a CUDA graph of as many: a kernel's floor in a graph. With
+    dependent_launch, the kernels wait for the one before and let the next start early, as the
+    AllReduce kernels do by default; None where the device has no dependent launch."""
     from . import _native
     measure = measure or _replay_timer(args, cupy)
     with cupy.cuda.Stream(non_blocking=True) as s:
-        return measure(s, lambda: _native.launch_noop(s.ptr))
+        if not dependent_launch:
+            return measure(s, lambda: _native.launch_noop(s.ptr))
+        if not _native.launch_noop_dependent(s.ptr):  # outside capture: is there dependent launch?
+            return None
+        return measure(s, lambda: _native.launch_noop_dependent(s.ptr))
 
 
 def traced_kernel_times(args, cupy):
@@ -405,6 +412,7 @@ def main(argv=None):
                     extra[f"oneshot_device_us_per_call_{size}_graph_dependent_launch_{int(on)}"] = \
                         graph_device_time(args, cupy, count, on)
         extra["empty_kernel_device_us_graph"] = graph_noop_time(args, cupy)
+        extra["empty_kernel_device_us_graph_dependent_launch"] = graph_noop_time(args, cupy, dependent_launch=True)
         if not args.no_kernel_trace:
             extra.update(traced_kernel_times(args, cupy))
         if comm.rank == 0:
@@ -414,6 +422,9 @@ def main(argv=None):
                   f"8 B {extra['oneshot_device_us_per_call_8B_graph']:.2f} us, "
                   f"1 KiB {extra['oneshot_device_us_per_call_1KiB_graph']:.2f} us; an empty kernel in "
                   f"the same kind of graph {extra['empty_kernel_device_us_graph']:.2f} us")
+            if extra["empty_kernel_device_us_graph_dependent_launch"] is not None:
+                print(f"# an empty kernel with dependent launch (waits for the one before, lets the next start) "
+                      f"in such a graph: {extra['empty_kernel_device_us_graph_dependent_launch']:.2f} us")
             for what in ("oneshot_8B", "oneshot_1KiB", "empty_kernel"):
                 if f"{what}_kernel_us_cupti_by_rank" in extra:
                     kern, gap = extra[f"{what}_kernel_us_cupti_by_rank"], extra[f"{what}_gap_us_cupti_by_rank"]

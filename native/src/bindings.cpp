@@ -119,6 +119,10 @@ PYBIND11_MODULE(_native, m) {
         py::arg("launch_kernel_ex"),
         "one empty kernel with the AllReduce kernels' parameters (their size) on `stream`, launched by "
         "<<<>>> or, with launch_kernel_ex, by cudaLaunchKernelEx as the AllReduce kernels are");
+  m.def("launch_noop_dependent", &launch_noop_dependent, py::arg("stream"),
+        "one empty kernel on `stream` launched with dependent launch, waiting for the kernel before it "
+        "and letting the next start early as the AllReduce kernels do; False (nothing launched) on a "
+        "device without dependent launch (compute capability < 9.0)");
 
   // The solver's tridiagonalization column loop, one call per panel (sytrd_panel.h).
   using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;

@@ -30,6 +30,8 @@ def test_gpu_call_without_gpu_raises_clear_error():
         _native.NativeComm(0, 1, 0, 1 << 20, 1.0, 1)
     with pytest.raises(hpcolls.NoDeviceError, match="no CUDA device visible"):
         _native.require_device()
+    with pytest.raises(hpcolls.NoDeviceError, match="no CUDA device visible"):
+        _native.launch_noop_dependent(0)
 
 
 def _run(*args, env=None):

@@ -13,8 +13,17 @@
 // On devices before compute capability 9.0 these are no-ops and the host launches without the
 // attribute (NativeComm).
 #pragma once
+#include <cuda_runtime.h>
 
 namespace hpcolls {
+
+// The launch attribute that lets the GPU start a kernel before the one before it on the stream ends.
+inline cudaLaunchAttribute dependent_launch_attribute() {
+  cudaLaunchAttribute a;
+  a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  a.val.programmaticStreamSerializationAllowed = 1;
+  return a;
+}
 
 __device__ inline void allow_next_kernel_to_launch() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "hpcolls/collective_args.h"
+#include "hpcolls/dependent_launch.cuh"
 #include "hpcolls/reduce_ops.cuh"
 #include "hpcolls/types.h"
 
@@ -77,9 +78,7 @@ cudaError_t launch_allreduce_kernel(const DevComm& c, DType t, Op op, const Allr
         if (const cudaError_t e = cudaFuncGetAttributes(&attr, kernel)) return e;
         threads = std::min(threads, attr.maxThreadsPerBlock / 32 * 32);  // the grid-stride loops cover the rest
       }
-      cudaLaunchAttribute dependent;
-      dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      dependent.val.programmaticStreamSerializationAllowed = 1;
+      cudaLaunchAttribute dependent = dependent_launch_attribute();
       cudaLaunchConfig_t cfg{};
       cfg.gridDim = dim3(unsigned(a.blocks));
       cfg.blockDim = dim3(unsigned(threads));
