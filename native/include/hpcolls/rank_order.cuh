@@ -22,14 +22,14 @@ template <typename T, Op OP, int kMode>
 __device__ inline bool reduce_in_rank_order(CallState<kMode>& call, const DevComm& c, const uint4* slots,
                                             uint32_t slot_lines, uint32_t line, uint4 mine, uint4& acc) {
   constexpr int kG = kPeersPolledTogether;
-  const int nranks = c.nranks;
   acc = mine;
-  // The group of ranks q0 .. q0 + kG - 1: lines 2g and 2g+1 belong to rank q0 + g.
-  const auto group = [&](int q0) {
+#pragma unroll 1  // the rank count is a run-time value
+  for (int q0 = 0; q0 < c.nranks; q0 += kG) {
+    // Lines 2g and 2g+1 of the group belong to rank q0 + g: poll those of every peer in range.
     uint32_t pending = 0;
 #pragma unroll
     for (int g = 0; g < kG; ++g)
-      if (q0 + g < nranks && q0 + g != c.rank) pending |= 0b11u << (2 * g);
+      if (q0 + g < c.nranks && q0 + g != c.rank) pending |= 0b11u << (2 * g);
     ulonglong2 w[2 * kG];  // only the lines polled are read below
     if (pending != 0 &&
         !call.receive_lines(slots + q0 * slot_lines + line, slot_lines, pending, w, [q0](int j) { return q0 + j / 2; }))
@@ -37,15 +37,11 @@ __device__ inline bool reduce_in_rank_order(CallState<kMode>& call, const DevCom
 #pragma unroll
     for (int g = 0; g < kG; ++g) {
       const int q = q0 + g;
-      if (q >= nranks) break;
+      if (q >= c.nranks) break;
       const uint4 v = q == c.rank ? mine : CallState<kMode>::chunk_of(w[2 * g], w[2 * g + 1]);
       acc = q == 0 ? v : reduce_chunk<T, Reduce<T, OP>>(acc, v);
     }
-    return true;
-  };
-#pragma unroll 1  // the rank count is a run-time value
-  for (int q0 = 0; q0 < nranks; q0 += kG)
-    if (!group(q0)) return false;
+  }
   return true;
 }
 
