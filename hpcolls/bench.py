@@ -13,6 +13,10 @@ device time of one small one-shot call from a CUDA graph of --graph-calls calls 
 an empty kernel's in the same kind of graph, plain and with dependent launch (the floor), and,
 where torch is installed, the kernel's own device time in that graph as CUPTI records it (the
 graph's time per call also holds the gap before the next kernel starts).
+With --graph, every row whose call can be captured is timed by replaying a CUDA graph of
+--graph-calls calls instead (column "timing": graph): the kernels' own pace per size, which
+back-to-back calls from Python hide behind the host's cost of issuing each call. Calls through
+MPI cannot be captured; their rows stay eager and say so.
 Without a GPU it times MPI on host buffers only.
 """
 import argparse
@@ -46,6 +50,10 @@ def parse_args(argv):
     p.add_argument("--reps", type=int, default=20, help="timed repetitions (median/min/max over these)")
     p.add_argument("--warmup", type=int, default=5, help="untimed repetitions first")
     p.add_argument("--graph-calls", type=int, default=200, help="calls in the CUDA graph for device time")
+    p.add_argument("--graph", action="store_true",
+                   help="time each size's rows by replaying a CUDA graph of --graph-calls calls (device time "
+                        "per call) instead of back-to-back calls; rows through MPI stay eager (they cannot be "
+                        "captured) and say so in the timing column")
     p.add_argument("--dependent-launch-ab", action="store_true",
                    help="also the graph's device time with HPCOLLS_DEPENDENT_LAUNCH=0 and =1, each on a "
                         "communicator of its own (on by default since 2026-12-04: see docs/PERFORMANCE.md)")
@@ -90,10 +98,45 @@ class Timer:
                 t = (time.perf_counter() - t0) * 1e6 / args.iters
             if rep >= args.warmup:
                 samples.append(t)
-        # A call is as slow as its slowest rank: take the max over ranks of each sample.
-        samples = np.array(samples)
-        comm.Allreduce(MPI.IN_PLACE, samples, op=MPI.MAX)
-        return float(np.median(samples)), float(samples.min()), float(samples.max())
+        return slowest_rank_summary(samples)
+
+
+def slowest_rank_summary(samples):
+    """(median, min, max) over repetitions of per-call µs, each repetition taken at its slowest
+    rank: a collective call is as slow as its slowest rank."""
+    samples = np.array(samples, dtype=np.float64)
+    MPI.COMM_WORLD.Allreduce(MPI.IN_PLACE, samples, op=MPI.MAX)
+    return float(np.median(samples)), float(samples.min()), float(samples.max())
+
+
+def graph_timed(args, cupy, fn):
+    """((median, min, max) per-call µs, replay) for `fn` captured --graph-calls times into a CUDA
+    graph on a stream of its own (cupy's current stream while capturing, which every caller of
+    gpu_callers uses) and replayed; replay() runs the graph once more and waits for it. None when
+    the call cannot be captured: a call through MPI raises GraphCaptureError before it enqueues
+    anything, and every rank takes the same path for the same size, so every rank refuses."""
+    from .errors import GraphCaptureError
+    comm = MPI.COMM_WORLD
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        fn()  # any set-up (peer memory, an NCCL communicator) happens here, outside the capture
+        s.synchronize()
+        try:
+            g = _capture(args, s, fn)
+        except GraphCaptureError:
+            g = None
+    refused = comm.allgather(g is None)
+    if any(refused) != all(refused):
+        raise RuntimeError(f"hpcolls.bench: ranks {[r for r, no in enumerate(refused) if no]} could not capture "
+                           "a call that the others captured: the ranks took different paths for one size")
+    if g is None:
+        return None
+
+    def replay():
+        cupy.cuda.get_current_stream().synchronize()  # what the caller did on its stream comes first
+        g.launch(s)
+        s.synchronize()
+    return slowest_rank_summary(_replay_samples(args, cupy, s, g)), replay
 
 
 def make_data(xp, count, dtype, rank):
@@ -336,11 +379,25 @@ def _replay_timer(args, cupy):
 
 def _graph_replay_us(args, cupy, s, call):
     """Median device µs per captured call over replays of a graph of --graph-calls calls."""
-    comm = MPI.COMM_WORLD
+    return statistics.median(_replay_samples(args, cupy, s, _capture(args, s, call)))
+
+
+def _capture(args, s, call):
+    """A CUDA graph of --graph-calls calls of `call` made on stream `s`. If a call raises, the
+    capture is ended (its graph dropped) and the exception goes on."""
     s.begin_capture()
-    for _ in range(args.graph_calls):
-        call()
-    g = s.end_capture()
+    try:
+        for _ in range(args.graph_calls):
+            call()
+    finally:
+        g = s.end_capture()
+    return g
+
+
+def _replay_samples(args, cupy, s, g):
+    """Device µs per captured call of each of --reps replays of graph `g` on stream `s`, after
+    --warmup untimed ones; the ranks start each replay together."""
+    comm = MPI.COMM_WORLD
     times = []
     for rep in range(args.warmup + args.reps):
         comm.Barrier()
@@ -351,7 +408,7 @@ def _graph_replay_us(args, cupy, s, call):
         b.synchronize()
         if rep >= args.warmup:
             times.append(cupy.cuda.get_elapsed_time(a, b) * 1e3 / args.graph_calls)
-    return statistics.median(times)
+    return times
 
 
 def main(argv=None):
@@ -369,12 +426,14 @@ def main(argv=None):
     dtype = np.dtype(args.dtype)
     rows = []
     timer = Timer(cupy)
-    head = f"{'size(B)':>10} {'count':>10} {'type':>8} {'op':>4} {'algo':>8} {'place':>5} {'median us':>10} " \
+    head = f"{'size(B)':>10} {'count':>10} {'type':>8} {'op':>4} {'algo':>8} {'place':>5} {'timing':>6} {'median us':>10} " \
            f"{'min us':>9} {'max us':>9} {'algbw GB/s':>10} {'busbw GB/s':>10} {'#wrong':>6}"
     if comm.rank == 0:
         where = f"{comm.size} ranks, {hpcolls.device_count()} GPU(s) visible" if cupy is not None else \
             f"{comm.size} ranks, CPU only (host buffers, MPI)"
-        print(f"# hpcolls.bench AllReduce: {where}; iters {args.iters} x reps {args.reps} (warm-up {args.warmup})")
+        how = f"graph of {args.graph_calls} calls x reps {args.reps}" if args.graph and cupy is not None else \
+            f"iters {args.iters} x reps {args.reps}"
+        print(f"# hpcolls.bench AllReduce: {where}; {how} (warm-up {args.warmup})")
         print(head)
     for count in sizes(args, dtype.itemsize):
         want = expected(count, dtype, args.op, comm.size)
@@ -387,19 +446,26 @@ def main(argv=None):
                 callers = {"mpi": (lambda s=(MPI.IN_PLACE if inplace else hs), r=hr:
                                    comm.Allreduce(s, r, op=MPI_OPS[args.op]), hr, hs)}
             for algo, (fn, result, send) in callers.items():
-                med, lo, hi = timer(fn, args)
-                wrong = count_wrong(fn, result, send, want, cupy, inplace, count, dtype, comm.rank)
+                graphed = graph_timed(args, cupy, fn) if args.graph and cupy is not None and algo != "mpi" else None
+                if graphed is None:
+                    timing, (med, lo, hi), check = "eager", timer(fn, args), fn
+                else:
+                    (med, lo, hi), replay = graphed
+                    # Out of place, the graph's own result is checked; in place its calls compound,
+                    # so one eager call is checked instead.
+                    timing, check = "graph", fn if inplace else replay
+                wrong = count_wrong(check, result, send, want, cupy, inplace, count, dtype, comm.rank)
                 wrong = comm.allreduce(wrong)
                 nbytes = count * dtype.itemsize
                 algbw = nbytes / med / 1e3
                 busbw = algbw * 2 * (comm.size - 1) / comm.size
                 row = dict(bytes=nbytes, count=count, dtype=dtype.name, op=args.op, algo=algo,
-                           inplace=inplace, median_us=med, min_us=lo, max_us=hi, algbw_GBs=algbw,
+                           inplace=inplace, timing=timing, median_us=med, min_us=lo, max_us=hi, algbw_GBs=algbw,
                            busbw_GBs=busbw, wrong=wrong, ranks=comm.size)
                 rows.append(row)
                 if comm.rank == 0:
                     print(f"{nbytes:>10} {count:>10} {dtype.name:>8} {args.op:>4} {algo:>8} "
-                          f"{'in' if inplace else 'out':>5} {med:>10.2f} {lo:>9.2f} {hi:>9.2f} "
+                          f"{'in' if inplace else 'out':>5} {timing:>6} {med:>10.2f} {lo:>9.2f} {hi:>9.2f} "
                           f"{algbw:>10.3f} {busbw:>10.3f} {wrong:>6}", flush=True)
     extra = {}
     if cupy is not None:
@@ -443,8 +509,10 @@ def main(argv=None):
                 json.dump({"rows": rows, **extra, "argv": sys.argv, "ranks": comm.size}, f, indent=1)
     for c in COMMS.values():
         c.close()
+    COMMS.clear()  # a later main() in this process makes its own
     if _NCCL.get("path") is not None:
         _NCCL["path"].destroy()
+    _NCCL.clear()
     return 1 if total_wrong else 0
 
 
