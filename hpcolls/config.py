@@ -11,7 +11,7 @@
 | HPCOLLS_DEBUG | WARN, INFO or TRACE (see hpcolls.log) | WARN |
 | HPCOLLS_MPI_CUDA_AWARE | 0/1: override detection of a CUDA-aware MPI | detected |
 | HPCOLLS_LL_MODE | diagnosis: LL store/poll variant 0..3 (native/include/hpcolls/ll_line.cuh); not 0 keeps small calls on the general one-shot kernel | 0 |
-| HPCOLLS_DEPENDENT_LAUNCH | 1: launch the kernels as programmatic dependents of the kernel before them (Hopper+); experimental, see docs/PERFORMANCE.md | 0 |
+| HPCOLLS_DEPENDENT_LAUNCH | 0: launch each kernel after the one before it on the stream has ended, not as its programmatic dependent (Hopper+; on by default, see docs/PERFORMANCE.md) | 1 |
 | HPCOLLS_THREADS_PER_BLOCK | diagnosis: kernel block size, whole warps (32..1024; capped at what a kernel can run); set, it keeps small calls on the general one-shot kernel | chosen per call (0) |
 """
 import os
