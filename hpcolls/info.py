@@ -98,6 +98,7 @@ def report():
         f"one-shot <= {cfg.oneshot_max_bytes} B (its small-message kernel <= {_native.SMALL_ONESHOT_MAX_BYTES} B "
         f"at {', '.join(map(str, _native.SMALL_ONESHOT_RANKS))} ranks), two-shot <= {cfg.twoshot_max_bytes} B, "
         f"timeout={cfg.timeout_s} s, validate={cfg.validate}, "
-        f"dependent launch={'on' if cfg.dependent_launch else 'off'} (HPCOLLS_DEPENDENT_LAUNCH, default 1; used on GPUs of compute capability 9.0+)",
+        f"dependent launch={'on' if cfg.dependent_launch else 'off'} (HPCOLLS_DEPENDENT_LAUNCH, default 1; used on GPUs of compute capability 9.0+, "
+        f"for one-block calls only where ranks share a GPU)",
     ]
     return "\n".join(lines)

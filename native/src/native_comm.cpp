@@ -44,6 +44,7 @@ NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, d
   // Blocks of a call wait on each other's peers, so all must be resident at once, also when
   // several ranks share the GPU (MPS): give each rank its share of the SMs.
   max_blocks_ = std::max(1, std::min(64, sms / std::max(1, ranks_on_device)));
+  gpu_shared_ = ranks_on_device > 1;
   int major = 0;
   cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
   dependent_launch_supported_ = major >= 9;
@@ -216,7 +217,13 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
   if (threads_override_ > 0) a.threads = threads_override_;
   a.blocks = int(std::min<size_t>(max_blocks_, (items + a.threads - 1) / a.threads));
   a.stream = reinterpret_cast<cudaStream_t>(stream);
-  a.dependent_launch = dependent_launch_;
+  // A dependent grid starts, and holds its blocks' SM slots, while the call before it still
+  // runs: two grids of this rank resident at once. Ranks sharing the GPU (MPS) each have a share
+  // of the SMs (max_blocks_) sized for one grid; with two multi-block grids waiting on every rank
+  // but a late one, their blocks can fill the SMs that rank's own kernels need before it joins
+  // (seen: time-outs behind the solver's kernels at 4 ranks on one H200, docs/PERFORMANCE.md).
+  // A one-block grid parks one block, for which the shares leave room.
+  a.dependent_launch = dependent_launch_ && (!gpu_shared_ || a.blocks == 1);
 
   int cur = -1;
   if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");

@@ -35,7 +35,8 @@ class NativeComm {
   void set_ll_mode(int mode);  // LL store/poll variant (ll_line.cuh); 0 unless diagnosing
   void set_threads_per_block(int threads);  // 0: chosen per call; else whole warps, for diagnosis
   // Programmatic dependent launch (dependent_launch.cuh): on unless turned off
-  // (HPCOLLS_DEPENDENT_LAUNCH=0), and only where the GPU has it.
+  // (HPCOLLS_DEPENDENT_LAUNCH=0), and only where the GPU has it; with ranks sharing the GPU,
+  // for one-block calls only (allreduce()).
   void set_dependent_launch(bool on) { dependent_launch_ = on && dependent_launch_supported_; }
   bool dependent_launch() const { return dependent_launch_; }
 
@@ -88,6 +89,7 @@ class NativeComm {
   size_t oneshot_max_bytes_ = 64 << 10;
   size_t twoshot_max_bytes_ = SIZE_MAX;
   int max_blocks_ = 1;
+  bool gpu_shared_ = false;  // other ranks' processes share this GPU (MPS): see allreduce()
   int threads_override_ = 0;  // HPCOLLS_THREADS_PER_BLOCK (diagnosis); 0: chosen per call
   bool dependent_launch_supported_ = false;  // compute capability 9.0 or later
   bool dependent_launch_ = false;
