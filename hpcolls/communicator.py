@@ -3,9 +3,10 @@ fastest correct path. Existing code changes one line: `comm = hpcolls.wrap(MPI.C
 
 Host buffers go to mpi4py unchanged. Device buffers of Allreduce go to the native barrier-free
 kernels while the message fits their scratch, then to NCCL (when every rank has its own GPU),
-then to MPI; those of the other buffer calls listed in _BUFFER_ARGS go to MPI, staged through
-host memory unless MPI is CUDA-aware (fallback_mpi.device_call). Every attribute this class does
-not define is the wrapped mpi4py communicator's.
+else to the native kernels in pieces, and to MPI only where the native path is off or the op is
+not one the kernels carry; those of the other buffer calls listed in _BUFFER_ARGS go to MPI,
+staged through host memory unless MPI is CUDA-aware (fallback_mpi.device_call). Every attribute
+this class does not define is the wrapped mpi4py communicator's.
 """
 import atexit
 import types
@@ -16,7 +17,7 @@ from mpi4py import MPI
 from . import buffers, dtypes, fallback_mpi, log
 from .capture import refuse_capture
 from .config import Config
-from .errors import InvalidBufferError, ValidationError
+from .errors import HpcollsError, InvalidBufferError, ValidationError
 from .mpi_support import cuda_aware
 from .peer_group import open_native
 
@@ -273,16 +274,56 @@ class Communicator:
                     log.info_once(("allreduce", kernel, recv.nbytes.bit_length()),
                                   f"allreduce {recv.nbytes} B {dtypes.NAMES[recv.code]}: {kernel} (native)")
                 return None
-        if opc is not None and algo in ("auto", "nccl"):
-            nccl = self._nccl_path(stream)
-            if nccl.supports(recv.code, opc):
-                log.info_once(("nccl", recv.nbytes.bit_length()), f"allreduce {recv.nbytes} B: NCCL")
-                nccl.allreduce(send, recv, opc, stream)
-                return None
-        log.info_once(("mpi", recv.nbytes.bit_length()), f"allreduce {recv.nbytes} B: MPI "
-                      f"(native: {self._native_off or 'message larger than its limit'})")
-        fallback_mpi.allreduce(self._comm, send, recv, opc, op, stream)
+        route, why = self._route_past_native(recv.code, opc, stream)
+        if route == "nccl":
+            log.info_once(("nccl", recv.nbytes.bit_length()), f"allreduce {recv.nbytes} B: NCCL")
+            self._nccl.allreduce(send, recv, opc, stream)
+        elif route == "pieces":
+            piece = self._native.largest_message()
+            log.info_once(("pieces", recv.nbytes.bit_length()),
+                          f"allreduce {recv.nbytes} B: native, in pieces of {piece} B ({why})")
+            self._allreduce_in_pieces(send, recv, opc, piece, stream)
+        else:
+            log.info_once(("mpi", recv.nbytes.bit_length()), f"allreduce {recv.nbytes} B: MPI ({why})")
+            fallback_mpi.allreduce(self._comm, send, recv, opc, op, stream)
         return None
+
+    def _route_past_native(self, code, opc, stream):
+        """(route, why) for an Allreduce of `code` and op code `opc` (None: an op the kernels do
+        not carry) that the native path does not take whole: "nccl" (HPCOLLS_ALGO auto or nccl,
+        where NCCL runs and has the type and op; set up here on first use), else "pieces" (the
+        native kernels in pieces: microseconds per MiB where MPI, staged through host memory,
+        takes milliseconds; docs/PERFORMANCE.md), else "mpi"; `why` says why not the ones before."""
+        algo = self._cfg.algo
+        why = f"HPCOLLS_ALGO={algo}"
+        if opc is None:
+            return "mpi", f"{why}; an op the native kernels and NCCL do not carry"
+        if algo in ("auto", "nccl"):
+            nccl = self._nccl_path(stream)
+            if nccl.supports(code, opc):
+                return "nccl", ""
+            why = f"NCCL: {nccl.reason or f'no {dtypes.NAMES[code]} {dtypes.OP_NAMES[opc]}'}"
+        if self._native is None:
+            return "mpi", f"{why}; native path: {self._native_off}"
+        if self._native.largest_message() < dtypes.ITEMSIZE[code]:
+            return "mpi", f"{why}; the native path takes no message of one element"
+        return "pieces", f"larger than the native limit; {why}"
+
+    def _allreduce_in_pieces(self, send, recv, opc, piece, stream):
+        """The Allreduce as native calls of `piece` bytes each (the last one shorter), in order on
+        the stream. The op is elementwise, so the pieces together are the call, and every element
+        is still reduced in rank order: bitwise equal on every rank, and capturable in a CUDA
+        graph like any native call. A piece is whole 16-byte chunks, so each keeps the buffers'
+        alignment and holds whole elements."""
+        itemsize = dtypes.ITEMSIZE[recv.code]
+        per_piece = piece // itemsize
+        src = recv.ptr if send is None else send.ptr
+        for first in range(0, recv.count, per_piece):
+            offset = first * itemsize
+            count = min(per_piece, recv.count - first)
+            if self._native.allreduce(src + offset, recv.ptr + offset, count, recv.code, opc, stream) < 0:
+                raise HpcollsError(f"hpcolls: internal error: the native path refused a piece of {count * itemsize} B "
+                                   f"(largest message it takes: {piece} B)")
 
     def _open(self, device):
         self._device = device

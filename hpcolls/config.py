@@ -4,7 +4,7 @@
 | --- | --- | --- |
 | HPCOLLS_ALGO | auto, oneshot, twoshot, nccl or mpi | auto |
 | HPCOLLS_ONESHOT_MAX_BYTES | largest message for one-shot (auto) | from SELECTION_TABLE |
-| HPCOLLS_TWOSHOT_MAX_BYTES | largest message for two-shot (auto); above: NCCL, else MPI | from SELECTION_TABLE |
+| HPCOLLS_TWOSHOT_MAX_BYTES | largest message for two-shot (auto); above: NCCL, else the native kernels in pieces | from SELECTION_TABLE |
 | HPCOLLS_SCRATCH_BYTES | LL scratch per rank per communicator, both halves | 8 MiB |
 | HPCOLLS_TIMEOUT | seconds a kernel waits for a peer before failing the call | 10 |
 | HPCOLLS_VALIDATE | 1: check on every call that all ranks agree on count, dtype, op | 0 |
@@ -24,9 +24,11 @@ LL_MODES = 4
 MAX_SCRATCH_BYTES = 8 << 30
 
 # The one selection table: per maximum rank count, the largest message (bytes) for one-shot and
-# for two-shot under HPCOLLS_ALGO=auto. Larger messages go to NCCL when it can run, else MPI.
-# The native path also stops where the scratch budget does (one-shot: scratch/4/N bytes).
-# Measured on one H200 (docs/PERFORMANCE.md); rows are (max ranks, oneshot max, twoshot max).
+# for two-shot under HPCOLLS_ALGO=auto. Larger messages go to NCCL when it can run, else through
+# the native kernels in pieces of the largest message they take (communicator.py). The native
+# path also stops where the scratch budget does (one-shot: scratch/4/N bytes). Rows are (max
+# ranks, oneshot max, twoshot max). The 2- and 4-rank crossovers were measured on one H200 with
+# the ranks sharing it (docs/PERFORMANCE.md, "Device time per size"); the last row is not measured.
 SELECTION_TABLE = (
     (2, 256 << 10, 1 << 20),
     (4, 64 << 10, 1 << 20),

@@ -220,6 +220,7 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("dependent_launch", &NativeComm::dependent_launch)
       .def("max_bytes", [](const NativeComm& c, int algo) { return c.max_bytes(static_cast<Algo>(algo)); })
       .def("select", &NativeComm::select)
+      .def("largest_message", &NativeComm::largest_message)
       .def("kernel", &NativeComm::kernel)
       .def("allreduce",
            [](NativeComm& c, uintptr_t send, uintptr_t recv, size_t count, int dtype, int op, uintptr_t stream) {

@@ -108,6 +108,19 @@ int NativeComm::select(size_t bytes) const {
   }
 }
 
+size_t NativeComm::largest_message() const {
+  const size_t one = max_bytes(Algo::OneShot), two = max_bytes(Algo::TwoShot);
+  switch (mode_) {  // as select() decides
+    case AlgoMode::OneShot: return one;
+    case AlgoMode::TwoShot: return two;
+    default:
+      if (nranks_ == 1) return one;
+      // Whole chunks: the thresholds need not be (one and two are).
+      return std::max(std::min(one, oneshot_max_bytes_), std::min(two, twoshot_max_bytes_)) / kChunkBytes *
+             kChunkBytes;
+  }
+}
+
 std::string NativeComm::kernel(size_t bytes) const {
   const int algo = select(bytes);
   if (algo < 0) return "";

@@ -154,21 +154,60 @@ def test_block_sizes(gpu, monkeypatch, seed, threads):
 @pytest.mark.parametrize("nbytes", [64 << 10, 1 << 20, 4 << 20, 16 << 20])
 @pytest.mark.parametrize("code", [dtypes.F64, dtypes.C128, dtypes.I32, dtypes.F16])
 def test_large_sizes_every_path(comms, seed, code, nbytes):
-    """Up to 16 MiB: past the native limit the auto communicator goes to NCCL or MPI."""
+    """Up to 16 MiB: past the native limit the auto communicator goes to NCCL where it runs, and
+    every communicator otherwise to the native kernels in pieces (rank order, bitwise)."""
     count = nbytes // dtypes.ITEMSIZE[code] + 1  # odd on purpose
     inputs = [host_input(code, dtypes.SUM, count, seed, r) for r in range(WORLD.size)]
     want = reference_from(inputs, code, dtypes.SUM)
     for algo, comm in comms.items():
         got = run_case(comm, code, dtypes.SUM, count, seed, inplace=False)
         what = f"{algo} {nbytes} B"
-        if comm._native is not None and comm._native.select(count * dtypes.ITEMSIZE[code]) >= 0:
+        if comm._native.select(count * dtypes.ITEMSIZE[code]) >= 0:
             assert_bitwise(got, want, what + " (native: rank order)")
         else:
-            # NCCL and MPI promise the sum, not our rank order: floating-point sums may differ
-            # in the last bits, bounded by the usual (N-1) eps sum|x| (integers stay exact).
-            assert_sum_within_rounding(got, want, inputs, code, what + " (fallback)")
+            route, why = comm._route_past_native(code, dtypes.SUM, 0)
+            if route == "nccl":
+                # NCCL promises the sum, not our rank order: floating-point sums may differ in
+                # the last bits, bounded by the usual (N-1) eps sum|x| (integers stay exact).
+                assert_sum_within_rounding(got, want, inputs, code, what + " (NCCL)")
+            else:
+                assert route == "pieces", f"{what}: {route} ({why})"
+                assert_bitwise(got, want, what + " (native, in pieces: rank order)")
         digests = WORLD.allgather(digest(got))
         assert len(set(digests)) == 1, f"{what}: ranks got different bits"
+
+
+@pytest.mark.parametrize("inplace", [False, True], ids=["out-of-place", "in-place"])
+def test_past_the_native_limit_in_pieces(comms, seed, inplace):
+    """Past the largest message the native path takes, a one-shot or two-shot communicator (and
+    auto where NCCL cannot run) carries the call through the native kernels in pieces of that
+    size, the last one shorter: rank order, bitwise, for 2-, 8- and 16-byte elements, ops other
+    than SUM, and a view that is not 16-byte aligned."""
+    for algo, comm in comms.items():
+        largest = comm._native.largest_message()
+        assert largest > 0 and largest % 16 == 0, largest
+        assert comm._native.select(largest) >= 0, f"{algo}: the largest message is not taken"
+        assert comm._native.select(largest + 16) < 0, f"{algo}: a larger message is taken too"
+        for code, op, offset in ((dtypes.C128, dtypes.SUM, 0), (dtypes.F64, dtypes.MAX, 1),
+                                 (dtypes.F16, dtypes.PROD, 3)):
+            itemsize = dtypes.ITEMSIZE[code]
+            count = (5 * largest // 2) // itemsize + 7  # two whole pieces and a short, odd one
+            route, why = comm._route_past_native(code, op, 0)
+            if route == "nccl":  # auto, where NCCL runs: test_large_sizes_every_path covers it
+                continue
+            assert route == "pieces", f"{algo}: {route} ({why})"
+            inputs = [host_input(code, op, count + offset, seed, r)[offset:] for r in range(WORLD.size)]
+            want = reference_from(inputs, code, op)
+            send = cupy.asarray(host_input(code, op, count + offset, seed, WORLD.rank))[offset:]
+            recv = send if inplace else cupy.empty_like(send)
+            if not inplace:
+                poison(recv)
+            comm.Allreduce(MPI.IN_PLACE if inplace else send, recv, op=MPI_OPS[op])
+            assert_bitwise(cupy.asnumpy(recv), want, f"{algo} {dtypes.NAMES[code]} {dtypes.OP_NAMES[op]} "
+                                                     f"offset {offset}, {count * itemsize} B in pieces of {largest} B")
+            if not inplace:
+                assert_bitwise(cupy.asnumpy(send), inputs[WORLD.rank], "send buffer modified")
+            assert len(set(WORLD.allgather(digest(cupy.asnumpy(recv))))) == 1, "ranks got different bits"
 
 
 def assert_sum_within_rounding(got, want, inputs, code, what):

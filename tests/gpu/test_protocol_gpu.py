@@ -9,6 +9,7 @@ import pytest
 from mpi4py import MPI
 
 import hpcolls
+from hpcolls import dtypes
 from buffer_calls import buffer_calls, copy_call  # tests/buffer_calls.py
 from hpcolls.mpi_support import cuda_aware
 
@@ -162,8 +163,8 @@ def test_capture_on_one_rank_fails_the_set_up_everywhere(gpu):
 def test_capture_past_the_native_limit(gpu):
     """A message too large for the native path: its first one sets up the NCCL path, which a
     capture cannot hold (GraphCaptureError, the capture still valid). After one such call outside
-    the capture, NCCL's call is captured and replays where NCCL runs (one rank per GPU); where it
-    does not (ranks sharing a GPU), the call goes to MPI, which refuses the capture too."""
+    the capture, the call is captured and replays: through NCCL where it runs (one rank per GPU),
+    else (ranks sharing a GPU) through the native kernels in pieces."""
     comm = hpcolls.Communicator(WORLD, algo="auto")
     stream = cupy.cuda.Stream(non_blocking=True)
     try:
@@ -185,17 +186,15 @@ def test_capture_past_the_native_limit(gpu):
         comm.Allreduce(MPI.IN_PLACE, large, op=MPI.SUM)  # sets the NCCL path up (or finds it off)
         want = float(sum(range(WORLD.size)))
         assert bool(cupy.all(large == want)), "the 16 MiB AllReduce outside the capture is wrong"
-        if comm._nccl.comm is None:
-            with pytest.raises(hpcolls.GraphCaptureError, match="through MPI"):
-                captured_call()
-            return
+        route = "NCCL" if comm._nccl.comm is not None else "native pieces"
+        assert comm._route_past_native(dtypes.F64, dtypes.SUM, 0)[0] == ("nccl" if route == "NCCL" else "pieces")
         graph = captured_call()
         for _ in range(3):
             large[...] = float(WORLD.rank)
             with stream:
                 graph.launch(stream)
             stream.synchronize()
-            assert bool(cupy.all(large == want)), "replayed NCCL AllReduce wrong"
+            assert bool(cupy.all(large == want)), f"replayed AllReduce through {route} wrong"
     finally:
         comm.close()
 

@@ -44,6 +44,9 @@ class NativeComm {
   size_t max_bytes(Algo algo) const;
   // Which algorithm a call of `bytes` would use; -1 when the native path cannot carry it.
   int select(size_t bytes) const;
+  // The largest message select() takes, in whole 16-byte chunks (0: none): the piece size of a
+  // larger message sent through the native path in pieces (hpcolls/communicator.py).
+  size_t largest_message() const;
   // The kernel a call of `bytes` would run, for logs and tests: "one-shot (small-message
   // kernel)", "one-shot", "two-shot", or "" when the native path cannot carry it.
   std::string kernel(size_t bytes) const;
