@@ -14,8 +14,8 @@ WORLD = MPI.COMM_WORLD
 
 def test_graph_timing_labels_and_checks_every_row(gpu, tmp_path_factory):
     path = WORLD.bcast(str(tmp_path_factory.mktemp("bench") / "bench.json") if WORLD.rank == 0 else None)
-    # 8 B .. 2 MiB: the native kernels, and at several ranks on one GPU sizes past the native
-    # limit of a forced algorithm, which go through MPI (graph capture refused, timed eagerly).
+    # 8 B .. 2 MiB: the native kernels, whole and (past their limit, at several ranks on one GPU
+    # or with a forced algorithm) in pieces; the mpi rows (host buffers) are timed eagerly.
     rc = bench.main(["--graph", "--min-bytes", "8", "--max-bytes", str(2 << 20), "--factor", "64",
                      "--reps", "3", "--warmup", "1", "--iters", "3", "--graph-calls", "10",
                      "--no-kernel-trace", "--json", path])
