@@ -190,8 +190,8 @@ def test_capture_past_the_native_limit(gpu):
         assert comm._route_past_native(dtypes.F64, dtypes.SUM, 0)[0] == ("nccl" if route == "NCCL" else "pieces")
         graph = captured_call()
         for _ in range(3):
-            large[...] = float(WORLD.rank)
-            with stream:
+            with stream:  # the refill on the replay's stream: a non-blocking one does not wait for the null stream
+                large[...] = float(WORLD.rank)
                 graph.launch(stream)
             stream.synchronize()
             assert bool(cupy.all(large == want)), f"replayed AllReduce through {route} wrong"
