@@ -95,8 +95,8 @@ def report():
         *[f"  rank {r} on {h} pid {p}: {g}" for r, h, p, g in mapping],
         f"settings: algo={cfg.algo} scratch={cfg.scratch_bytes} B per rank per communicator "
         f"(HPCOLLS_SCRATCH_BYTES; one-shot carries up to scratch/4/N bytes), "
-        f"one-shot <= {cfg.oneshot_max_bytes} B (its small-message kernel <= {_native.SMALL_ONESHOT_MAX_BYTES} B "
-        f"at {', '.join(map(str, _native.SMALL_ONESHOT_RANKS))} ranks), two-shot <= {cfg.twoshot_max_bytes} B "
+        f"one-shot <= {cfg.oneshot_max_bytes} B (its small-message kernel at {', '.join(map(str, _native.SMALL_ONESHOT_RANKS))} "
+        f"ranks: a block per {_native.SMALL_ONESHOT_BLOCK_BYTES} B, up to the rank's share of the SMs), two-shot <= {cfg.twoshot_max_bytes} B "
         f"(larger: NCCL, or where it cannot run the native kernels in pieces), "
         f"timeout={cfg.timeout_s} s, validate={cfg.validate}, "
         f"dependent launch={'on' if cfg.dependent_launch else 'off'} (HPCOLLS_DEPENDENT_LAUNCH, default 1; used on GPUs of compute capability 9.0+, "

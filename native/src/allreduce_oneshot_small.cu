@@ -1,5 +1,6 @@
-// One-shot LL AllReduce for a small message on 2, 4 or 8 ranks: one block, a thread per 16-byte
-// chunk, the rank count fixed at compile time. Thread i owns chunk i whole: it pushes the chunk,
+// One-shot LL AllReduce for a small message on 2, 4 or 8 ranks: a thread per 16-byte chunk (one
+// block up to 4 KiB, a block per 4 KiB above), the rank count fixed at compile time. Thread i
+// owns chunk i whole: it pushes the chunk,
 // read straight from the user's send buffer, into slot `rank` of every rank's scratch (its own
 // included), polls chunk i of every slot of its own scratch (all lines in flight together),
 // reduces the N chunks in rank order and stores the result. Same protocol and result as the
@@ -12,7 +13,9 @@
 //     warp's store or load of one line per chunk covers whole 128-byte cache lines;
 //   - our own chunk goes into our own slot as well, so every slot is polled and reduced alike,
 //     with no test of which is ours (a load after our own store sees it);
-//   - the epoch is advanced as soon as every thread has read it, not after the result store.
+//   - the epoch is advanced as soon as every thread has read it, not after the result store
+//     (with several blocks, by the last block through an atomic count whose round trip overlaps
+//     the wait for the peers' data).
 //
 // In place: thread i loads chunk i before anything else and stores it last.
 #include "hpcolls/call_state.cuh"
@@ -35,7 +38,7 @@ __global__ void allreduce_oneshot_small(DevComm c, const char* send, char* recv,
   // The counters first: the push waits for the epoch, and the payload load overlaps its trip.
   CallState<kMode> call(c, Algo::OneShot);
   const uint32_t chunks = (bytes + uint32_t(kChunkBytes) - 1) / uint32_t(kChunkBytes);
-  const uint32_t i = threadIdx.x;  // one block, at least one thread per chunk (oneshot_small_fits)
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;  // a thread per chunk at least (oneshot_small_fits)
   const uint32_t slot_lines = chunks * uint32_t(kLinesPerChunk);
   const uint32_t gap = chunks;  // chunk i's lines: i and gap + i of a slot
   // Our slot in peer (rank + k) mod N's scratch, k = 1 .. N - 1 (so that ranks do not all store
@@ -64,7 +67,7 @@ __global__ void allreduce_oneshot_small(DevComm c, const char* send, char* recv,
   }
   // Every thread has read the epoch: advance it now, while the data is on its way, instead of
   // after the result store at the end of the call.
-  call.finish_one_block();
+  call.finish();
   if (taking_part) {
     ulonglong2 w[2 * kRanks];
     if (call.template receive_every_rank<kRanks>(received, slot_lines, i, gap, w)) {

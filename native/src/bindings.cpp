@@ -34,7 +34,7 @@ PYBIND11_MODULE(_native, m) {
   py::list small_ranks;
   for (int n : kSmallOneShotRanks) small_ranks.append(n);
   m.attr("SMALL_ONESHOT_RANKS") = py::tuple(small_ranks);  // rank counts with a small-message kernel
-  m.attr("SMALL_ONESHOT_MAX_BYTES") = kSmallOneShotMaxBytes;
+  m.attr("SMALL_ONESHOT_BLOCK_BYTES") = kSmallOneShotBlockBytes;  // a block per this many bytes
   m.attr("SYTRD_MAX_WIDTH") = kSytrdMaxWidth;
   m.def("device_count", &device_count, "CUDA devices visible (0 without driver or device; never raises)");
   m.def("no_device_reason", &no_device_reason);
@@ -246,5 +246,6 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("nranks", &NativeComm::nranks)
       .def_property_readonly("device", &NativeComm::device)
       .def_property_readonly("scratch_bytes", &NativeComm::scratch_bytes)
-      .def_property_readonly("max_blocks", &NativeComm::max_blocks);
+      .def_property_readonly("max_blocks", &NativeComm::max_blocks)
+      .def_property_readonly("small_oneshot_max_bytes", &NativeComm::small_oneshot_max_bytes);
 }

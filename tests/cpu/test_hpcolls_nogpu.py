@@ -45,7 +45,7 @@ def test_version_and_info_cli():
     info = _run("info")
     assert info.returncode == 0, info.stderr
     for key in ("hpcolls", "CUDA: runtime", "NCCL:", "MPI:", "MPI CUDA-aware:", "GPUs visible:", "rank -> GPU",
-                "scratch=", "small-message kernel <= 4096 B at 2, 4, 8 ranks"):
+                "scratch=", "small-message kernel at 2, 4, 8 ranks: a block per 4096 B"):
         assert key in info.stdout, f"{key!r} missing from `python -m hpcolls info`:\n{info.stdout}"
 
 

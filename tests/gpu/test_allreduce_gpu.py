@@ -8,7 +8,7 @@ import pytest
 from mpi4py import MPI
 
 import hpcolls
-from hpcolls import config, dtypes
+from hpcolls import _native, config, dtypes
 
 from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, host_input, poison,
                              reference, supported)
@@ -85,16 +85,22 @@ SMALL_KERNEL, GENERAL_KERNEL = "one-shot (small-message kernel)", "one-shot"
 
 
 def test_which_one_shot_kernel(gpu, monkeypatch, seed):
-    """At 2, 4 and 8 ranks a message of up to 4 KiB (a thread per 16-byte chunk in one block) runs
-    one-shot's small-message kernel; other rank counts, larger messages, a forced block size and
-    the diagnostic LL modes run the general one. Both sides of the 4 KiB boundary are bitwise
-    right, in place and not."""
-    small = SMALL_KERNEL if WORLD.size in (2, 4, 8) else GENERAL_KERNEL
+    """At 2, 4 and 8 ranks one-shot runs its small-message kernel (a thread per 16-byte chunk, a
+    block per 4 KiB) up to as many blocks as the rank's share of the SMs (max_blocks); other rank
+    counts, larger messages, a forced block size and the diagnostic LL modes run the general
+    kernel. Both sides of the first block boundary and of the limit are bitwise right, in place
+    and not."""
+    compiled = WORLD.size in _native.SMALL_ONESHOT_RANKS
     comm = hpcolls.Communicator(WORLD, algo="oneshot")
     try:
         comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
-        assert [comm._native.kernel(n) for n in (1, 8, 1000, 4096, 4097, 65536)] == [small] * 4 + [GENERAL_KERNEL] * 2
-        for count in (511, 512, 513, 514):  # float64: 4088 .. 4112 bytes
+        limit = comm._native.small_oneshot_max_bytes
+        assert limit == (comm._native.max_blocks * _native.SMALL_ONESHOT_BLOCK_BYTES if compiled else 0)
+        small = SMALL_KERNEL if compiled else GENERAL_KERNEL
+        sizes = (1, 8, 1000, 4096, 4097, max(limit, 8), max(limit, 8) + 1)
+        assert [comm._native.kernel(n) for n in sizes] == [small] * 6 + [GENERAL_KERNEL]
+        edges = (limit // 8 - 1, limit // 8, limit // 8 + 1) if compiled else ()
+        for count in (511, 512, 513, 514, 1537) + edges:  # float64: 4088 .. 4112 bytes, 3 blocks and a bit, the limit
             for inplace in (False, True):
                 got = run_case(comm, dtypes.F64, dtypes.SUM, count, seed, inplace)
                 assert_bitwise(got, reference(dtypes.F64, dtypes.SUM, count, seed, WORLD.size),

@@ -137,11 +137,12 @@ class CallState {
     return make_uint4(uint32_t(lo.x), uint32_t(lo.y), uint32_t(hi.x), uint32_t(hi.y));
   }
 
-  // Called by every thread at the end: the last block to finish advances the device epoch.
-  // Only the next kernel on the stream reads the counters, and a kernel boundary already
-  // orders every store of this one before it, so no fence is needed here. A single-block call
-  // (every message up to 4 KiB) advances the epoch without the atomic round trip. The barrier
-  // keeps the epoch store after every thread's epoch read.
+  // Called by every thread once past CallState's constructor, at the end of the call or earlier
+  // (nothing reads the epoch after the constructor): the last block to get here advances the
+  // device epoch. Only the next kernel on the stream reads the counters, and a kernel boundary
+  // already orders every store of this one before it, so no fence is needed here. A
+  // single-block call advances the epoch without the atomic round trip. The barrier keeps the
+  // epoch store after every thread's epoch read.
   __device__ void finish() {
     if (gridDim.x == 1) return finish_one_block();
     __syncthreads();

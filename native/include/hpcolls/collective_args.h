@@ -33,14 +33,17 @@ inline int oneshot_lane_shift(int nranks) {
 }
 
 // Whether one-shot's small-message kernel can take a call (allreduce_oneshot_small.cu): a rank
-// count it is compiled for, the default LL mode, and a thread per 16-byte chunk in one block. A
-// forced block size (diagnosis) keeps the general kernel too (NativeComm::small_kernel).
+// count it is compiled for, the default LL mode, and a thread per 16-byte chunk, in blocks of
+// kThreadsPerBlock threads (kSmallOneShotBlockBytes each) that all fit the rank's share of the
+// SMs at once (max_blocks: every block waits on its peers' blocks). A forced block size
+// (diagnosis) keeps the general kernel too (NativeComm::small_kernel).
 constexpr int kSmallOneShotRanks[] = {2, 4, 8};  // allreduce_oneshot_small.cu instantiates these
-constexpr size_t kSmallOneShotMaxBytes = size_t(kThreadsPerBlock) * kChunkBytes;
-inline bool oneshot_small_fits(int nranks, int ll_mode, size_t chunks) {
+constexpr size_t kSmallOneShotBlockBytes = size_t(kThreadsPerBlock) * kChunkBytes;
+inline size_t oneshot_small_max_bytes(int max_blocks) { return size_t(max_blocks) * kSmallOneShotBlockBytes; }
+inline bool oneshot_small_fits(int nranks, int ll_mode, size_t chunks, int max_blocks) {
   bool compiled = false;
   for (int n : kSmallOneShotRanks) compiled |= nranks == n;
-  return compiled && ll_mode == 0 && chunks * kChunkBytes <= kSmallOneShotMaxBytes;
+  return compiled && ll_mode == 0 && chunks * kChunkBytes <= oneshot_small_max_bytes(max_blocks);
 }
 
 // Scratch bytes one half needs for a message of `bytes` bytes on `nranks` ranks.

@@ -71,11 +71,15 @@ class NativeComm {
   size_t scratch_bytes() const { return scratch_->bytes(); }
   void* scratch_base(int r) const { return scratch_->base(r); }
   int max_blocks() const { return max_blocks_; }
+  // The largest one-shot call the small-message kernel takes at this rank count (0: none).
+  size_t small_oneshot_max_bytes() const {
+    return small_kernel(1) ? oneshot_small_max_bytes(max_blocks_) : 0;
+  }
 
  private:
   // Whether one-shot's call of `chunks` 16-byte chunks runs the small-message kernel.
   bool small_kernel(size_t chunks) const {
-    return threads_override_ == 0 && oneshot_small_fits(dev_.nranks, dev_.ll_mode, chunks);
+    return threads_override_ == 0 && oneshot_small_fits(dev_.nranks, dev_.ll_mode, chunks, max_blocks_);
   }
   void order_before_launch(cudaStream_t s, StreamFacts& facts);
   void note_launch(cudaStream_t s, StreamFacts& facts);
