@@ -100,6 +100,6 @@ def report():
         f"(larger: NCCL, or where it cannot run the native kernels in pieces), "
         f"timeout={cfg.timeout_s} s, validate={cfg.validate}, "
         f"dependent launch={'on' if cfg.dependent_launch else 'off'} (HPCOLLS_DEPENDENT_LAUNCH, default 1; used on GPUs of compute capability 9.0+, "
-        f"for one-block calls only where ranks share a GPU)",
+        f"where ranks share a GPU only for grids of at most half a rank's share of the SMs)",
     ]
     return "\n".join(lines)

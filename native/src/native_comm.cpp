@@ -232,11 +232,12 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
   a.stream = reinterpret_cast<cudaStream_t>(stream);
   // A dependent grid starts, and holds its blocks' SM slots, while the call before it still
   // runs: two grids of this rank resident at once. Ranks sharing the GPU (MPS) each have a share
-  // of the SMs (max_blocks_) sized for one grid; with two multi-block grids waiting on every rank
-  // but a late one, their blocks can fill the SMs that rank's own kernels need before it joins
-  // (seen: time-outs behind the solver's kernels at 4 ranks on one H200, docs/PERFORMANCE.md).
-  // A one-block grid parks one block, for which the shares leave room.
-  a.dependent_launch = dependent_launch_ && (!gpu_shared_ || a.blocks == 1);
+  // of the SMs (max_blocks_) sized for one grid; with two grids of a full share waiting on every
+  // rank but a late one, their blocks filled the SMs that rank's own kernels needed before it
+  // joined (time-outs behind the solver's kernels at 4 ranks on one H200, docs/PERFORMANCE.md).
+  // So where the GPU is shared, only a grid of at most half the share is launched as a dependent:
+  // two of them hold no more than one grid did before dependent launch.
+  a.dependent_launch = dependent_launch_ && (!gpu_shared_ || 2 * a.blocks <= max_blocks_);
 
   int cur = -1;
   if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");
