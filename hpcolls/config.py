@@ -27,11 +27,13 @@ MAX_SCRATCH_BYTES = 8 << 30
 # for two-shot under HPCOLLS_ALGO=auto. Larger messages go to NCCL when it can run, else through
 # the native kernels in pieces of the largest message they take (communicator.py). The native
 # path also stops where the scratch budget does (one-shot: scratch/4/N bytes). Rows are (max
-# ranks, oneshot max, twoshot max). The 2- and 4-rank crossovers were measured on one H200 with
-# the ranks sharing it (docs/PERFORMANCE.md, "Device time per size"); the last row is not measured.
+# ranks, oneshot max, twoshot max). The 2-, 4- and 8-rank crossovers were measured on one H200
+# with the ranks sharing it (docs/PERFORMANCE.md, "Device time per size"), where one-shot's small-
+# message kernel runs up to SMs / ranks blocks of 4 KiB; the last row is not measured.
 SELECTION_TABLE = (
     (2, 256 << 10, 1 << 20),
-    (4, 64 << 10, 1 << 20),
+    (4, 128 << 10, 1 << 20),
+    (8, 64 << 10, 1 << 20),
     (32, 16 << 10, 1 << 20),
 )
 

@@ -6,8 +6,9 @@
 // waits for rank q's chunk i, so a thread makes one store and one poll instead of looping over the
 // peers; the group then combines its N values through warp shuffles, strictly in rank order. A
 // small call is straight-line code: its cost is the dependent instructions on that path
-// (docs/PERFORMANCE.md, anatomy), not the data. Calls of up to 4 KiB at 2, 4 or 8 ranks take
-// the small-message kernel instead (allreduce_oneshot_small.cu), which has fewer of them.
+// (docs/PERFORMANCE.md, anatomy), not the data. At 2, 4 or 8 ranks, calls that fit a block per
+// 4 KiB within the rank's share of the SMs take the small-message kernel instead
+// (allreduce_oneshot_small.cu), which has fewer of them.
 //
 // In place: every lane of a group loads chunk i before the shuffles, and the one store of the
 // result comes after them, so chunk i is read before it is overwritten.
