@@ -1,12 +1,12 @@
 // One-shot LL AllReduce for a small message on 2, 4 or 8 ranks: a thread per 16-byte chunk (one
 // block up to 4 KiB, a block per 4 KiB above), the rank count fixed at compile time. Thread i
-// owns chunk i whole: it pushes the chunk,
-// read straight from the user's send buffer, into slot `rank` of every rank's scratch (its own
-// included), polls chunk i of every slot of its own scratch (all lines in flight together),
-// reduces the N chunks in rank order and stores the result. Same protocol and result as the
-// general one-shot kernel (allreduce_oneshot.cu), with no lanes, shuffles or warp votes: no
-// thread depends on another, so the call is the few dependent instructions of one thread, which
-// is what a small call costs (docs/PERFORMANCE.md, "two-rank floor"). What keeps them few:
+// owns chunk i whole: it pushes the chunk, read straight from the user's send buffer, into slot
+// `rank` of every rank's scratch (its own included), polls chunk i of every slot of its own
+// scratch (all lines in flight together), reduces the N chunks in rank order and stores the
+// result. Same protocol and result as the general one-shot kernel (allreduce_oneshot.cu), with
+// no lanes, shuffles or warp votes: no thread depends on another, so the call is the few
+// dependent instructions of one thread, which is what a small call costs (docs/PERFORMANCE.md,
+// "two-rank floor"). What keeps them few:
 //   - the counters are read first and the chunk's loads are predicated, not branched around
 //     (payload.cuh, predicated::), so both round trips overlap and nothing waits between them;
 //   - a slot holds the first line of every chunk, then the second (line i and chunks + i): a
