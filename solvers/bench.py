@@ -119,8 +119,8 @@ def main(argv=None):
     from .backend.arrays import module_for_device, synchronize
     from .backend.collectives import create_collectives
     from .backend.device import resolve_device, select_device
-    from .dist.distmatrix import DistMatrix
-    from .dist.grid import ProcessGrid
+    from .distributed.distmatrix import DistMatrix
+    from .distributed.grid import ProcessGrid
     from .sygvd.driver import sygvd
     from .sygvd.problem import known_spectrum_problem
     from .sygvd.report import stage_table

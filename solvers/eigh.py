@@ -10,8 +10,8 @@ import numpy as np
 
 from .backend.arrays import array_module, is_cupy_array
 from .backend.collectives import create_collectives
-from .dist.distmatrix import DistMatrix
-from .dist.grid import ProcessGrid
+from .distributed.distmatrix import DistMatrix
+from .distributed.grid import ProcessGrid
 from .sygvd.driver import sygvd
 
 DEFAULT_NB = {"cpu": 32, "gpu": 256}

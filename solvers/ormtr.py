@@ -4,7 +4,7 @@ Blocked with the compact WY form: each panel's reflectors are applied at once as
 I - V T Vᵀ, last panel first. V is replicated per panel (one column-Allreduce + row-Bcast), then
 Vᵀ Z needs one Allreduce over each grid column (nb × local columns), and the update is local.
 """
-from .dist.panels import block_span, replicate_block_col
+from .distributed.panels import block_span, replicate_block_col
 from .householder import larft
 
 

@@ -10,7 +10,7 @@ trsm/trmm. That costs about twice the flops of LAPACK's symmetric-aware sygst bu
 well-tested kernel. The result is re-symmetrized from its lower triangle, so sytrd works on an
 exactly symmetric matrix.
 """
-from .dist.redistribute import symmetrize, transpose
+from .distributed.redistribute import symmetrize, transpose
 from .trsm import trmm, trsm
 
 

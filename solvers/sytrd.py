@@ -23,7 +23,7 @@ explicitly, and zeros in rows j0..j of its panel) — ormtr reads them from ther
 """
 import time
 
-from .dist.panels import block_span, replicate_block_col
+from .distributed.panels import block_span, replicate_block_col
 from .householder import quiet_division, larfg
 from .sytrd_native import NativeColumnLoop
 

@@ -18,7 +18,7 @@ import scipy.linalg
 from .backend.arrays import is_numpy, to_host
 from .backend.lapack import stevd_vectors
 from .backend.threads import blas_threads_lent
-from .dist.distmatrix import DistMatrix
+from .distributed.distmatrix import DistMatrix
 from .stedc import stedc
 
 STEDC_LEAF = 512   # order of the blocks the GPU divide and conquer hands to LAPACK

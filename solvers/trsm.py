@@ -13,7 +13,7 @@ lower op(L), backward for an upper one); a multiply walks it in the opposite dir
 every block row of B is still original when it is read.
 """
 from .backend.arrays import solve_triangular
-from .dist.panels import block_span, replicate_block_col, replicate_block_row
+from .distributed.panels import block_span, replicate_block_col, replicate_block_row
 
 
 def trsm(lfac, b, coll, trans=False):

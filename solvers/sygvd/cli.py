@@ -65,7 +65,7 @@ def _positive_int(text):
 
 
 def _grid_shape(text):
-    from ..dist.grid import parse_shape
+    from ..distributed.grid import parse_shape
     try:
         return parse_shape(text)
     except ValueError as exc:
@@ -147,7 +147,7 @@ def _run(args, comm):
     from ..backend.arrays import module_for_device
     from ..backend.collectives import create_collectives
     from ..backend.device import resolve_device, select_device
-    from ..dist.grid import ProcessGrid
+    from ..distributed.grid import ProcessGrid
 
     from ..backend.threads import share_cores
     rank = comm.Get_rank()
@@ -218,7 +218,7 @@ def _run(args, comm):
     if args.check:
         status = _check(args, coll, a_root, b_root, w_host, z_root, dtype, say)
     if args.output and rank == 0:
-        from ..dist.io import write_results
+        from ..distributed.io import write_results
         write_results(args.output, w_host, z_root, itype=args.itype, uplo=args.uplo)
         say(f"wrote {args.output}")
     grid.free()
@@ -260,7 +260,7 @@ def _load_problem(args, coll, xp):
     if rank == 0:
         try:
             if args.input:
-                from ..dist.io import read_matrix
+                from ..distributed.io import read_matrix
                 a, b = (read_matrix(path) for path in args.input)
                 for name, m in (("A", a), ("B", b)):
                     if m.shape[0] != m.shape[1]:
@@ -284,7 +284,7 @@ def _load_problem(args, coll, xp):
 
 
 def _scatter(global_root, n, dtype, grid, nb, coll, xp):
-    from ..dist.distmatrix import DistMatrix
+    from ..distributed.distmatrix import DistMatrix
     return DistMatrix.scatter(global_root, (n, n), dtype, grid, nb, coll, root=0, xp=xp)
 
 

@@ -11,7 +11,7 @@ Inputs and outputs are DistMatrix objects in the user's ScaLAPACK layout; every 
 ``coll.stage`` block so the report shows where time and messages go. Input errors are decided
 collectively before any numerical work, so they are raised identically on every rank.
 """
-from ..dist.redistribute import lower_triangle, symmetrize
+from ..distributed.redistribute import lower_triangle, symmetrize
 from ..errors import InputError
 from ..ormtr import ormtr
 from ..potrf import potrf

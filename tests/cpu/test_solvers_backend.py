@@ -9,7 +9,7 @@ from solvers.backend import Collectives, array_module, choose_kind, create_colle
 from solvers.backend.collectives import _HostStaged, _own_or_staged
 from solvers.backend.device import resolve_device
 from solvers.backend.threads import limit_blas_threads, share_cores
-from solvers.dist import ProcessGrid
+from solvers.distributed import ProcessGrid
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import pytest
 import scipy.io
 import scipy.sparse
 
-from solvers.dist.io import read_matrix, write_matrix, write_results
+from solvers.distributed.io import read_matrix, write_matrix, write_results
 from solvers.errors import InputError
 
 

@@ -16,7 +16,7 @@ from mpi4py import MPI  # noqa: E402
 import solvers  # noqa: E402
 from solvers.backend import Collectives  # noqa: E402
 from solvers.backend.device import select_device  # noqa: E402
-from solvers.dist import DistMatrix, ProcessGrid  # noqa: E402
+from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.sytrd import sytrd  # noqa: E402
 from solvers.sygvd.check import THRESHOLD, eigen_ratios, eigenvalue_ratio  # noqa: E402

@@ -2,7 +2,7 @@
 import pytest
 from mpi4py import MPI
 
-from solvers.dist import ProcessGrid
+from solvers.distributed import ProcessGrid
 from solvers.testing import grid_shapes, shared_seed
 
 

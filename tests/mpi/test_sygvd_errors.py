@@ -5,7 +5,7 @@ from mpi4py import MPI
 
 import solvers
 from solvers.backend import Collectives
-from solvers.dist import DistMatrix, ProcessGrid
+from solvers.distributed import DistMatrix, ProcessGrid
 from solvers.errors import InputError, NotPositiveDefiniteError
 from solvers.sygvd import sygvd
 from solvers.testing import (grid_shapes, not_positive_definite, random_symmetric,

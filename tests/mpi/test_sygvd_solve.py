@@ -8,7 +8,7 @@ from mpi4py import MPI
 
 import solvers
 from solvers.backend import Collectives
-from solvers.dist import DistMatrix, ProcessGrid
+from solvers.distributed import DistMatrix, ProcessGrid
 from solvers.sygvd import sygvd
 from solvers.sygvd.check import THRESHOLD, eigen_ratios, eigenvalue_ratio
 from solvers.testing import (SPECTRA, grid_shapes, poison_unreferenced, random_symmetric,

@@ -6,8 +6,8 @@ import scipy.linalg
 from mpi4py import MPI
 
 from solvers.backend import Collectives
-from solvers.dist import DistMatrix
-from solvers.dist.redistribute import symmetrize
+from solvers.distributed import DistMatrix
+from solvers.distributed.redistribute import symmetrize
 from solvers.ormtr import ormtr
 from solvers.potrf import potrf
 from solvers.sytrd import sytrd

@@ -4,10 +4,10 @@ import pytest
 from mpi4py import MPI
 
 from solvers.backend import Collectives
-from solvers.dist import Descriptor, DistMatrix, ProcessGrid
-from solvers.dist.indexing import local_indices
-from solvers.dist.panels import replicate_block_col, replicate_block_row
-from solvers.dist.redistribute import lower_triangle, symmetrize, transpose
+from solvers.distributed import Descriptor, DistMatrix, ProcessGrid
+from solvers.distributed.indexing import local_indices
+from solvers.distributed.panels import replicate_block_col, replicate_block_row
+from solvers.distributed.redistribute import lower_triangle, symmetrize, transpose
 from solvers.testing import grid_shapes, share_node_cores
 
 SIZE = MPI.COMM_WORLD.Get_size()

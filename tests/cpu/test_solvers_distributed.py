@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from solvers.dist import Descriptor, default_shape, numroc, parse_shape
-from solvers.dist.indexing import global_to_local, local_indices, local_to_global, owner
+from solvers.distributed import Descriptor, default_shape, numroc, parse_shape
+from solvers.distributed.indexing import global_to_local, local_indices, local_to_global, owner
 
 
 def brute_force_layout(n, nb, src, nprocs):
