@@ -41,6 +41,11 @@ def choose_kind(requested, device):
         return "mpi", "auto: CPU run, host buffers go to MPI"
     if requested not in KINDS:
         raise ValueError(f"collectives must be one of auto, {', '.join(KINDS)}; got {requested!r}")
+    if device == "cpu" and requested != "mpi":
+        # hpcolls hands host buffers straight to mpi4py, and NCCL takes device buffers only.
+        return "mpi", (f"requested {requested}, but a CPU run's buffers are host memory, which "
+                       f"{'NCCL does not take' if requested == 'nccl' else 'hpcolls hands to MPI'}: "
+                       f"MPI (mpi4py) carries them")
     return requested, "requested"
 
 
