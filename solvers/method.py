@@ -12,6 +12,8 @@ node (the other ranks wait idle) and handing back the result is faster than the 
 stages. Rank counts between the measured ones use the nearest measured count below. On GPUs
 only the one-rank choice is made (several GPU ranks: not measured, so distributed).
 """
+from .errors import InputError
+
 METHODS = ("auto", "distributed", "single")
 
 # Orders below which 'single' beats 'distributed' on CPU, by rank count (measured).
@@ -21,7 +23,7 @@ CPU_CROSSOVER = {2: 4096, 4: 4096}
 def choose_method(requested, n, nranks, on_gpu):
     """(method, why) for ``requested`` in METHODS, a problem of order ``n`` on ``nranks``."""
     if requested not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {requested!r}")
+        raise InputError(f"method must be one of {', '.join(METHODS)}; got {requested!r}")
     if requested != "auto":
         return requested, "requested"
     if nranks == 1:
