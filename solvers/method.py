@@ -21,10 +21,12 @@ from .errors import InputError
 
 METHODS = ("auto", "distributed", "single", "replicated")
 
-# By CPU rank count (measured): orders below which 'single' beats 'distributed' ...
+# By CPU rank count (measured 2026-12-04, docs/PERFORMANCE.md): 'single' beat 'distributed' at
+# every order measured (up to 3000 at 2 ranks, 2000 at 4), so the crossover is at least that;
+# 4096 is the next power of two, unmeasured beyond.
 CPU_CROSSOVER = {2: 4096, 4: 4096}
-# ... and below which 'replicated' beats 'single' (solvers.eigh only).
-REPLICATED_BELOW = {2: 512, 4: 512}
+# The smallest measured order at which 'single' beat 'replicated' (solvers.eigh only).
+REPLICATED_BELOW = {2: 256, 4: 512}
 
 
 def choose_method(requested, n, nranks, on_gpu, replicable=False):
