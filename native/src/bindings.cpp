@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "hpcolls/c_api_module.h"
 #include "hpcolls/errors.h"
 #include "hpcolls/fast_allreduce.h"
 #include "hpcolls/launch_probe.h"
@@ -28,6 +29,7 @@ PYBIND11_MODULE(_native, m) {
   py::register_exception<CollectiveTimeout>(m, "CollectiveTimeout", PyExc_RuntimeError);
   py::register_exception<CommunicatorBroken>(m, "CommunicatorBroken", PyExc_RuntimeError);
   bind_fast_allreduce(m);
+  bind_c_api(m);
 
   m.attr("CUDART_VERSION_BUILT") = CUDART_VERSION;
   m.attr("MAX_RANKS") = kMaxRanks;
@@ -205,6 +207,8 @@ PYBIND11_MODULE(_native, m) {
   py::class_<NativeComm>(m, "NativeComm")
       .def(py::init<int, int, int, size_t, double, int>(), py::arg("rank"), py::arg("nranks"),
            py::arg("device"), py::arg("scratch_bytes"), py::arg("timeout_s"), py::arg("ranks_on_device"))
+      .def("capsule", [](py::object self) { return comm_capsule(self); },
+           "a handle for hpcolls' C entry (hpcolls/c_api.h), keeping this object alive")
       .def("export_handle", [](const NativeComm& c) { return py::bytes(c.export_handle()); })
       .def("open_peers", [](NativeComm& c, const std::vector<py::bytes>& hs) {
         std::vector<std::string> v(hs.begin(), hs.end());
