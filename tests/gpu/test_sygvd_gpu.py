@@ -20,8 +20,8 @@ from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.sytrd import sytrd  # noqa: E402
 from solvers.sygvd.check import THRESHOLD, eigen_ratios, eigenvalue_ratio  # noqa: E402
-from solvers.testing import (grid_shapes, not_positive_definite, poison_unreferenced,  # noqa: E402
-                             random_symmetric, shared_seed, spd_with_condition)
+from solvers.testing import (not_positive_definite, poison_unreferenced, random_symmetric,  # noqa: E402
+                             spd_with_condition)
 
 COMM = MPI.COMM_WORLD
 select_device(COMM)
@@ -35,18 +35,6 @@ def _kinds():
     except ImportError:
         pass
     return kinds
-
-
-@pytest.fixture
-def seed():
-    return shared_seed(COMM)
-
-
-@pytest.fixture(params=grid_shapes(COMM.Get_size()), ids=lambda s: f"{s[0]}x{s[1]}")
-def grid(request):
-    g = ProcessGrid(COMM, request.param)
-    yield g
-    g.free()
 
 
 @pytest.mark.parametrize("kind", _kinds())
