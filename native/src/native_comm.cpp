@@ -1,6 +1,7 @@
 #include "hpcolls/native_comm.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <string>
 
@@ -12,6 +13,10 @@ namespace hpcolls {
 
 namespace {
 const char* algo_name(int a) { return a == int(Algo::OneShot) ? "one-shot" : "two-shot"; }
+std::string upper(std::string s) {
+  for (char& ch : s) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
+}
 }  // namespace
 
 NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, double timeout_s,
@@ -206,8 +211,11 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
   if (!peers_open_) throw std::logic_error("hpcolls: open_peers() was not called");
   const size_t esize = dtype_size(t);
   if (esize == 0) throw std::invalid_argument("hpcolls: unknown dtype code");
-  if (dtype_is_complex(t) && (op == Op::Min || op == Op::Max))
-    throw std::invalid_argument("hpcolls: MIN/MAX are not defined for complex numbers");
+  if (int(op) < 0 || op >= Op::kCount) throw std::invalid_argument("hpcolls: unknown op code");
+  if (!op_supported(t, op))
+    throw std::invalid_argument("hpcolls: Allreduce: MPI." + upper(op_name(op)) + " is not defined for " +
+                                dtype_name(t) + " (MPI: floating point takes SUM, PROD, MIN, MAX; complex SUM, "
+                                "PROD; bool LAND, LOR, LXOR; integers every op)");
   const size_t bytes = count * esize;
   if (bytes == 0) return int(mode_ == AlgoMode::TwoShot ? Algo::TwoShot : Algo::OneShot);
   const int algo = select(bytes);
