@@ -65,11 +65,14 @@ NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, d
 
 NativeComm::~NativeComm() { release(); }
 
-void NativeComm::set_ll_mode(int mode) {
+void NativeComm::set_ll_mode(int mode, const DiagnosticLaunchers* launchers) {
   if (mode < 0 || mode >= kLLModes)
     throw std::invalid_argument("hpcolls: LL mode " + std::to_string(mode) + " is not one of 0.." +
                                 std::to_string(kLLModes - 1) + " (native/include/hpcolls/ll_line.cuh)");
+  if (mode != 0 && launchers == nullptr)
+    throw std::invalid_argument("hpcolls: LL mode " + std::to_string(mode) + " needs the diagnostic module's kernels");
   dev_.ll_mode = mode;
+  diagnostic_ = mode == 0 ? nullptr : launchers;
 }
 
 void NativeComm::set_threads_per_block(int threads) {
@@ -251,7 +254,9 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
   if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");
   StreamFacts facts(a.stream);
   order_before_launch(a.stream, facts);
-  const cudaError_t err = small                       ? launch_allreduce_oneshot_small(dev_, t, op, a)
+  const cudaError_t err = diagnostic_ != nullptr   ? (algo == int(Algo::OneShot) ? diagnostic_->oneshot
+                                                                                  : diagnostic_->twoshot)(dev_, t, op, a)
+                          : small                       ? launch_allreduce_oneshot_small(dev_, t, op, a)
                           : algo == int(Algo::OneShot) ? launch_allreduce_oneshot(dev_, t, op, a)
                                                        : launch_allreduce_twoshot(dev_, t, op, a);
   cuda_check(err, algo == int(Algo::OneShot) ? "launch(allreduce one-shot)" : "launch(allreduce two-shot)");

@@ -93,3 +93,12 @@ def as_argument(arr, code):
 def poison(arr):
     """Fill a device array with a pattern no reduction produces by chance (0xA5 bytes)."""
     arr.view("uint8").fill(0xA5)
+
+
+def diagnostics_missing():
+    """Why the diagnostic module (LL modes 1..3, probes, peek/poke) cannot be used, or None."""
+    try:
+        from hpcolls import _native_diag  # noqa: F401
+        return None
+    except ImportError as exc:
+        return f"needs the diagnostic build (HPCOLLS_DIAGNOSTICS=1 at install): {exc}"

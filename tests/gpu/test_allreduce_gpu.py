@@ -10,8 +10,8 @@ from mpi4py import MPI
 import hpcolls
 from hpcolls import _native, config, dtypes
 
-from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, host_input, poison,
-                             reduce_in_rank_order, reference, supported)
+from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, diagnostics_missing, host_input,
+                             poison, reduce_in_rank_order, reference, supported)
 
 cupy = pytest.importorskip("cupy")
 MPI_OPS = dtypes.mpi_ops_by_code()
@@ -107,7 +107,8 @@ def test_which_one_shot_kernel(gpu, monkeypatch, seed):
                                f"count={count} inplace={inplace} ({comm._native.kernel(8 * count)})")
     finally:
         comm.close()
-    for name, value in (("HPCOLLS_THREADS_PER_BLOCK", "64"), ("HPCOLLS_LL_MODE", "1")):
+    forced_settings = (("HPCOLLS_THREADS_PER_BLOCK", "64"),) + ((("HPCOLLS_LL_MODE", "1"),) if not diagnostics_missing() else ())
+    for name, value in forced_settings:
         with monkeypatch.context() as env:
             env.setenv(name, value)
             forced = hpcolls.Communicator(WORLD, algo="oneshot")
@@ -121,10 +122,31 @@ def test_which_one_shot_kernel(gpu, monkeypatch, seed):
 @pytest.mark.parametrize("mode", range(config.LL_MODES))
 def test_every_ll_mode(gpu, monkeypatch, seed, mode):
     """Each LL store/poll variant is its own kernel instantiation: run every one of them, both
-    algorithms, a type of each element size, a few sizes, bitwise against the reference."""
+    algorithms, a type of each element size, a few sizes, bitwise against the reference. Modes
+    1..3 are the diagnostic module's (HPCOLLS_DIAGNOSTICS=1 builds)."""
+    if mode != 0 and diagnostics_missing():
+        pytest.skip(diagnostics_missing())
     monkeypatch.setenv("HPCOLLS_LL_MODE", str(mode))
     check_both_algorithms(seed, ((dtypes.F64, dtypes.SUM), (dtypes.C128, dtypes.PROD), (dtypes.I32, dtypes.MAX),
-                                 (dtypes.F16, dtypes.MIN)), (1, 9, 1000, 4097), f"LL mode {mode}")
+                                 (dtypes.F16, dtypes.MIN), (dtypes.I8, dtypes.BXOR)), (1, 9, 1000, 4097),
+                          f"LL mode {mode}")
+
+
+def test_diagnostic_ll_mode_without_the_diagnostic_build(gpu, monkeypatch):
+    """Without hpcolls._native_diag, HPCOLLS_LL_MODE=1 turns the native path off on every rank
+    with a reason that says what to build; nothing hangs and MPI carries the call."""
+    if not diagnostics_missing():
+        pytest.skip("the diagnostic module is built: LL mode 1 runs (test_every_ll_mode)")
+    monkeypatch.setenv("HPCOLLS_LL_MODE", "1")
+    comm = hpcolls.Communicator(WORLD, algo="auto")
+    try:
+        x = cupy.ones(5)
+        comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
+        assert "needs the diagnostic build" in comm.native_path and "HPCOLLS_DIAGNOSTICS=1" in comm.native_path, \
+            comm.native_path
+        assert bool(cupy.all(x == WORLD.size))
+    finally:
+        comm.close()
 
 
 def test_dependent_launch(gpu, monkeypatch, seed):

@@ -64,42 +64,30 @@ cudaError_t dispatch(DType t, Op op, F&& launch) {
   }
 }
 
-// launch(std::integral_constant<int, M>{}) for the LL mode M (ll_line.cuh) a communicator uses.
-template <typename F>
-cudaError_t dispatch_ll_mode(int mode, F&& launch) {
-  switch (mode) {
-    case 0: return launch(std::integral_constant<int, 0>{});
-    case 1: return launch(std::integral_constant<int, 1>{});
-    case 2: return launch(std::integral_constant<int, 2>{});
-    case 3: return launch(std::integral_constant<int, 3>{});
-    default: return cudaErrorInvalidValue;
-  }
-}
-
-// Launches the AllReduce kernel instantiation that pick(T{}, op tag, LL mode tag) returns for
-// (t, op, c.ll_mode): every algorithm's kernels share one signature, so only the choice of kernel
-// differs per file.
-template <typename Pick>
+// Launches the AllReduce kernel instantiation that pick(T{}, op tag) returns for (t, op), built
+// for LL mode kMode (ll_line.cuh; the default build has mode 0 only, the diagnostic module the
+// others): every algorithm's kernels share one signature, so only the choice of kernel differs
+// per file.
+template <int kMode, typename Pick>
 cudaError_t launch_allreduce_kernel(const DevComm& c, DType t, Op op, const AllreduceArgs& a, Pick pick) {
+  if (c.ll_mode != kMode) return cudaErrorInvalidValue;
   return dispatch(t, op, [&](auto type_tag, auto op_tag) {
-    return dispatch_ll_mode(c.ll_mode, [&](auto mode_tag) {
-      const auto kernel = pick(type_tag, op_tag, mode_tag);
-      int threads = a.threads;
-      if (threads > kThreadsPerBlock) {  // only a forced block size (diagnosis) can be too large
-        cudaFuncAttributes attr;
-        if (const cudaError_t e = cudaFuncGetAttributes(&attr, kernel)) return e;
-        threads = std::min(threads, attr.maxThreadsPerBlock / 32 * 32);  // the grid-stride loops cover the rest
-      }
-      cudaLaunchAttribute dependent = dependent_launch_attribute();
-      cudaLaunchConfig_t cfg{};
-      cfg.gridDim = dim3(unsigned(a.blocks));
-      cfg.blockDim = dim3(unsigned(threads));
-      cfg.stream = a.stream;
-      cfg.attrs = a.dependent_launch ? &dependent : nullptr;
-      cfg.numAttrs = a.dependent_launch ? 1 : 0;
-      return cudaLaunchKernelEx(&cfg, kernel, c, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
-                                uint32_t(a.bytes), a.vec_ok);
-    });
+    const auto kernel = pick(type_tag, op_tag);
+    int threads = a.threads;
+    if (threads > kThreadsPerBlock) {  // only a forced block size (diagnosis) can be too large
+      cudaFuncAttributes attr;
+      if (const cudaError_t e = cudaFuncGetAttributes(&attr, kernel)) return e;
+      threads = std::min(threads, attr.maxThreadsPerBlock / 32 * 32);  // the grid-stride loops cover the rest
+    }
+    cudaLaunchAttribute dependent = dependent_launch_attribute();
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(unsigned(a.blocks));
+    cfg.blockDim = dim3(unsigned(threads));
+    cfg.stream = a.stream;
+    cfg.attrs = a.dependent_launch ? &dependent : nullptr;
+    cfg.numAttrs = a.dependent_launch ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, kernel, c, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
+                              uint32_t(a.bytes), a.vec_ok);
   });
 }
 
