@@ -7,9 +7,9 @@
 #include <pybind11/stl.h>
 
 #include "hpcolls/c_api_module.h"
+#include "hpcolls/diagnostics.h"
 #include "hpcolls/errors.h"
 #include "hpcolls/fast_allreduce.h"
-#include "hpcolls/launch_probe.h"
 #include "hpcolls/native_comm.h"
 #include "hpcolls/runtime_info.h"
 
@@ -112,16 +112,6 @@ PYBIND11_MODULE(_native, m) {
       },
       py::arg("stream"));
 
-  m.def("launch_noop", &launch_noop, py::arg("stream"),
-        "one empty kernel on `stream`: the bare-launch baseline of the host-overhead benchmark");
-  m.def("launch_noop_with_allreduce_args", &launch_noop_with_allreduce_args, py::arg("stream"),
-        py::arg("launch_kernel_ex"),
-        "one empty kernel with the AllReduce kernels' parameters (their size) on `stream`, launched by "
-        "<<<>>> or, with launch_kernel_ex, by cudaLaunchKernelEx as the AllReduce kernels are");
-  m.def("launch_noop_dependent", &launch_noop_dependent, py::arg("stream"),
-        "one empty kernel on `stream` launched with dependent launch, waiting for the kernel before it "
-        "and letting the next start early as the AllReduce kernels do; False (nothing launched) on a "
-        "device without dependent launch (compute capability < 9.0)");
 
   py::class_<NativeComm>(m, "NativeComm")
       .def(py::init<int, int, int, size_t, double, int>(), py::arg("rank"), py::arg("nranks"),
@@ -137,7 +127,11 @@ PYBIND11_MODULE(_native, m) {
       .def("set_oneshot_max_bytes", &NativeComm::set_oneshot_max_bytes)
       .def("set_twoshot_max_bytes", &NativeComm::set_twoshot_max_bytes)
       .def("set_timeout", &NativeComm::set_timeout)
-      .def("set_ll_mode", &NativeComm::set_ll_mode)
+      .def("set_ll_mode",
+           [](NativeComm& c, int mode) {
+             const bool diagnostic = mode > 0 && mode < kLLModes;  // others: set_ll_mode says what is wrong
+             c.set_ll_mode(mode, diagnostic ? diagnostic_launchers(mode) : nullptr);
+           })
       .def("set_threads_per_block", &NativeComm::set_threads_per_block)
       .def("set_dependent_launch", &NativeComm::set_dependent_launch)
       .def_property_readonly("dependent_launch", &NativeComm::dependent_launch)
@@ -150,17 +144,8 @@ PYBIND11_MODULE(_native, m) {
              return c.allreduce(send, recv, count, static_cast<DType>(dtype), static_cast<Op>(op), stream);
            })
       .def("probe", &NativeComm::probe, py::call_guard<py::gil_scoped_release>())
-      // Debugging aids: read / write 8 bytes of any rank's scratch through this rank's mapping.
-      .def("debug_peek",
-           [](NativeComm& c, int r, size_t off) {
-             uint64_t v = 0;
-             cuda_check(cudaMemcpy(&v, static_cast<char*>(c.scratch_base(r)) + off, 8, cudaMemcpyDefault), "peek");
-             return v;
-           })
-      .def("debug_poke",
-           [](NativeComm& c, int r, size_t off, uint64_t v) {
-             cuda_check(cudaMemcpy(static_cast<char*>(c.scratch_base(r)) + off, &v, 8, cudaMemcpyDefault), "poke");
-           })
+      // Where rank r's scratch is mapped in this process (hpcolls._native_diag.peek/poke read it).
+      .def("scratch_address", [](const NativeComm& c, int r) { return reinterpret_cast<uintptr_t>(c.scratch_base(r)); })
       .def("check", &NativeComm::check)
       .def("synchronize", &NativeComm::synchronize, py::call_guard<py::gil_scoped_release>())
       .def("release", &NativeComm::release)
