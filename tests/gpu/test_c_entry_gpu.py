@@ -22,7 +22,7 @@ WORLD = MPI.COMM_WORLD
 def _open(device):
     """An hpcolls communicator over the world and its C-entry handle (the test skips where the
     native path is off)."""
-    c = hpcolls.Communicator(WORLD)
+    c = hpcolls.Communicator(WORLD.Dup())  # Free() frees it: never COMM_WORLD itself
     handle = c_api.comm_capsule(c, device)
     if handle is None:
         c.Free()
