@@ -44,7 +44,6 @@ struct SytrdPanel {
 // the local block is the whole trailing matrix (one rank), a hemv reading its lower triangle.
 enum class SytrdProduct : int { Gemv = 0, HemvLower = 1 };
 
-
 // Phases timed with phase_ms (CUDA events between them, so each includes its launch gaps).
 enum SytrdPhase : int { kPhaseColumn, kPhaseReflector, kPhaseProduct, kPhaseAllreduce, kPhaseCorrection,
                         kPhaseW, kSytrdPhases };
