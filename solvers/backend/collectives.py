@@ -178,13 +178,15 @@ class Collectives:
     def scope_size(self, scope):
         return self._host[scope].Get_size()
 
-    def native_allreduce_comm(self, scope, device):
-        """hpcolls' native communicator for device-buffer AllReduces over ``scope`` on GPU
-        ``device`` (opened collectively on first use), for native code that issues them
-        itself; None unless the transport is hpcolls with its native path on."""
-        wrapper = self._wrappers[scope]
-        opener = getattr(wrapper, "native_comm", None)
-        return opener(device) if self.kind == "hpcolls" and opener is not None else None
+    def native_allreduce_handle(self, scope, device):
+        """A handle for hpcolls' C entry (hpcolls.c_api.comm_capsule) carrying device-buffer
+        AllReduces over ``scope`` on GPU ``device`` (opened collectively on first use), for
+        native code that issues them itself; None unless the transport is hpcolls with its
+        native path on."""
+        if self.kind != "hpcolls":
+            return None
+        from hpcolls import c_api
+        return c_api.comm_capsule(self._wrappers[scope], device)
 
     # ---- array collectives (numpy or cupy buffers) ------------------------------------
     def allreduce(self, buf, scope="all", op="sum"):

@@ -22,8 +22,8 @@ from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.sytrd import sytrd  # noqa: E402
 from solvers.sygvd.check import THRESHOLD, eigen_ratios, eigenvalue_ratio  # noqa: E402
-from solvers.testing import (grid_shapes, not_positive_definite,  # noqa: E402
-                             random_symmetric, shared_seed, spd_with_condition, with_junk)
+from solvers.testing import (not_positive_definite, random_symmetric, spd_with_condition,  # noqa: E402
+                             with_junk)
 
 COMM = MPI.COMM_WORLD
 select_device(COMM)
@@ -43,18 +43,6 @@ def _kinds():
     except ImportError:
         pass
     return kinds
-
-
-@pytest.fixture
-def seed():
-    return shared_seed(COMM)
-
-
-@pytest.fixture(params=grid_shapes(COMM.Get_size()), ids=lambda s: f"{s[0]}x{s[1]}")
-def grid(request):
-    g = ProcessGrid(COMM, request.param)
-    yield g
-    g.free()
 
 
 def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method):
@@ -109,13 +97,13 @@ def test_single_method_on_gpu_matches_scipy(grid, seed, itype, uplo, dtype):
 def test_sytrd_native_loop_is_a_stable_reduction(grid, seed, kind, dtype, n, nb, monkeypatch):
     """The native column loop's Q (from its reflectors, through ormtr) is orthogonal and
     Qᵀ A Q is its tridiagonal, to the backward error a Householder reduction promises, as for
-    the Python loop beside it — with each local product the grid allows (one rank: the symv
+    the Python loop beside it — with each local product the grid allows (one rank: the hemv
     reading the lower triangle, and the gemv); and every rank gets the same bits. (d and e of
     two correct reductions may differ far beyond rounding: T's forward error is not bounded by
     it.) The upper triangle is left as it is: sytrd reads a full symmetric matrix."""
     a = random_symmetric(np.random.default_rng([seed, n]), n).astype(dtype)
     coll = Collectives(grid, kind, cupy)
-    products = ["symv_lower", "gemv"] if COMM.Get_size() == 1 else ["gemv"]
+    products = ["hemv_lower", "gemv"] if COMM.Get_size() == 1 else ["gemv"]
     for loop_kind in [f"native, {p}" for p in products] + ["python"]:
         if loop_kind != "python":
             monkeypatch.setenv("SOLVERS_SYTRD_PRODUCT", loop_kind.split(", ")[1])
@@ -129,17 +117,7 @@ def test_sytrd_native_loop_on_tiny_and_huge_entries(grid, seed, scale):
     _check_sytrd(a, grid, Collectives(grid, "mpi", cupy), 32, "native", f"seed={seed} scale={scale}")
 
 
-@pytest.mark.parametrize("dtype", [np.complex128, np.complex64], ids=["c128", "c64"])
-@pytest.mark.parametrize("n, nb", [(2, 2), (45, 8), (130, 32)])
-def test_hetrd_on_gpu_is_a_stable_reduction(grid, seed, dtype, n, nb):
-    """Complex hetrd on the GPU, by whichever column loop takes complex data (the note says
-    which; where the native loop does not, the Python loop runs and says why)."""
-    a = random_symmetric(np.random.default_rng([seed, n]), n, hermitian=True).astype(dtype)
-    _check_sytrd(a, grid, Collectives(grid, "mpi", cupy), nb, None, f"seed={seed} {np.dtype(dtype).name}")
-
-
 def _check_sytrd(a, grid, coll, nb, loop_kind, what):
-    """``loop_kind`` None: whichever loop sytrd picks (the reduction is checked the same)."""
     from solvers.ormtr import ormtr
     n, dtype = a.shape[0], a.dtype
     a64 = a.astype(_wide(dtype))
@@ -150,7 +128,7 @@ def _check_sytrd(a, grid, coll, nb, loop_kind, what):
     coll.reset()
     d, e, tau = sytrd(c, coll, native=native)
     stats = coll.stats["other"]
-    assert stats.notes["column_loop"].startswith(loop_kind or ""), stats.notes["column_loop"]
+    assert stats.notes["column_loop"].startswith(loop_kind), stats.notes["column_loop"]
     # One column AllReduce per reflector, counted once whichever way it went (none on one rank),
     # plus the panel gathers (gather_block_col) this rank's grid column made over a column of
     # more than one rank.
@@ -172,13 +150,13 @@ def _check_sytrd(a, grid, coll, nb, loop_kind, what):
 
 def test_sytrd_profile_notes_every_phase(grid, seed, monkeypatch):
     """SOLVERS_SYTRD_PROFILE=1 notes the GPU time of each phase of the native column loop."""
-    from hpcolls import _native
+    from solvers import _kernels
     monkeypatch.setenv("SOLVERS_SYTRD_PROFILE", "1")
     a = random_symmetric(np.random.default_rng(seed), 200)
     coll = Collectives(grid, "hpcolls" if "hpcolls" in _kinds() else "mpi", cupy)
     sytrd(DistMatrix.from_global(cupy.asarray(a), grid, 32), coll)
     phases = coll.stats["other"].notes["sytrd_phase_ms"]
-    assert list(phases) == list(_native.SYTRD_PHASES)
+    assert list(phases) == list(_kernels.SYTRD_PHASES)
     assert phases["product"] > 0 and phases["column"] > 0
     assert (phases["allreduce"] > 0) == (COMM.Get_size() > 1)
 
