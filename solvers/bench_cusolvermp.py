@@ -40,7 +40,7 @@ class CusolverMpSygvd:
         # hpcolls' NCCL fallback already makes an NCCL communicator from an MPI one, and knows when
         # NCCL cannot run (ranks sharing a GPU): the same object serves here.
         from hpcolls._native import device_info
-        from hpcolls.fallback_nccl import NcclPath
+        from hpcolls.routes.nccl import NcclPath
         nccl = NcclPath(grid.comm, device_info(xp.cuda.Device().id)["uuid"])
         if nccl.comm is None:
             return None, nccl.reason
