@@ -82,7 +82,7 @@ def _methods():
             if not hasattr(owner, name):
                 continue  # an mpi4py without this MPI-4 call
             completion = PERSISTENT if name.endswith("_init") else (
-                NONBLOCKING if name[0] == "I" and name[1].isupper() else BLOCKING)
+                NONBLOCKING if name.startswith("I") else BLOCKING)  # every buffer method named I... is
             table[name] = Method(name, owner, buffers, collective, completion, agree, *_parameters(owner, name))
 
     send, recv = (("buf", "r"),), (("buf", "w"),)

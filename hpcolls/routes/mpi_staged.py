@@ -8,9 +8,14 @@ datatypes exactly as it would have. Written buffers are copied in too (MPI may w
 of one, or read it first with MPI.IN_PLACE), and copied back on the stream once MPI is done:
 
 - a blocking call: when it returns;
-- a nonblocking call: when its request completes, by whatever completes it (Wait, Test, Get_status
-  leaves it, MPI.Request.Waitall/Testany/... on lists, the request's own methods): mpi4py lets go
-  of a request's buffers at completion, and the copy back runs then, as the host array is freed;
+- a nonblocking point-to-point call (Isend, Irecv, Isendrecv, a Message's Irecv, ...): when its
+  request completes, by whatever completes it (Wait, Test, MPI.Request.Waitall/Testany/... on
+  lists): mpi4py holds such a request's buffers and lets go of them at completion, and the copy
+  back runs then, as the host array is freed;
+- a nonblocking collective: mpi4py 4.1 keeps no reference to its buffers, so nothing would mark
+  its completion; it is completed inside the call (the request returned is already complete),
+  which gives the same results, but no overlap, and a program that needs the collective to
+  progress while it waits on other communication would wait for ever here (docs/DROP_IN.md);
 - a persistent call (`*_init`, partitioned) cannot be staged: MPI starts and completes its
   request (Prequest.Start, MPI.Prequest.Startall, MPI.Request.Waitall) without any point where
   hpcolls could copy, so it raises naming the method.
@@ -90,7 +95,10 @@ def call(pool, method, base, target, args, kwargs, device, unused, stream):
         for _, _, _, block in staged:
             pool.give_back(block)
         raise
-    if method.completion == BLOCKING:
+    if method.completion == BLOCKING or method.collective:
+        if method.completion != BLOCKING:
+            log.info_once((method.name, "completed"), f"{method.name} staged: completed inside the call")
+            result.Wait()
         for arr, written, host, block in staged:
             _finish(pool, arr, written, host, block, stream)
         return result

@@ -181,3 +181,66 @@ def test_stream_arguments_read_as_handles():
         _stream_ptr(Attrs(ptr=-5))
     with pytest.raises(TypeError, match="cannot use str as a CUDA stream"):
         _stream_ptr("s")
+
+
+def test_the_method_table_holds_every_buffer_method_of_mpi4py():
+    import inspect
+
+    from hpcolls import methods
+    from hpcolls.communicator import Communicator, Message, _Topocomm
+    # Host-only by nature: the lower-case pickle calls' optional receive buffer, Bsend's attached buffer.
+    host_only = {"recv", "irecv", "sendrecv", "Attach_buffer"}
+    for owner, wrapped, table in ((MPI.Comm, Communicator, methods.METHODS), (MPI.Intracomm, Communicator, methods.METHODS),
+                                  (MPI.Topocomm, _Topocomm, methods.METHODS), (MPI.Message, Message, methods.MESSAGE_METHODS)):
+        for name, member in vars(owner).items():
+            if name.startswith("_") or name in host_only or not callable(member):
+                continue
+            try:
+                params = inspect.signature(member).parameters
+            except (TypeError, ValueError):
+                continue
+            if {"buf", "sendbuf", "recvbuf"} & set(params):
+                assert name in table, f"{owner.__name__}.{name} is not in hpcolls.methods"
+                assert getattr(wrapped, name) is not member, f"{name} is mpi4py's, not hpcolls'"
+
+
+def test_roles_follow_the_root():
+    from hpcolls import methods
+    bcast, gather = methods.METHODS["Bcast"], methods.METHODS["Gather"]
+    assert bcast.roles(("b", 1), {}, 1) == ({"buf": "r"}, set())
+    assert bcast.roles(("b",), {"root": 1}, 0) == ({"buf": "w"}, set())
+    assert gather.roles(("s", "r"), {}, 0) == ({"sendbuf": "r", "recvbuf": "w"}, set())
+    assert gather.roles(("s", "r", 0), {}, 2) == ({"sendbuf": "r"}, {"recvbuf"})
+    assert gather.roles((MPI.IN_PLACE, "r", 0), {}, 0) == ({"recvbuf": "w"}, set())
+    kinds = {m.name: m.completion for m in methods.METHODS.values()}
+    assert (kinds["Irecv"], kinds["Iallreduce"], kinds["Ineighbor_alltoallw"], kinds["Scan_init"], kinds["Scan"]) == (
+        "nonblocking", "nonblocking", "nonblocking", "persistent", "blocking")
+
+
+def test_staging_pool_reuses_its_blocks(monkeypatch):
+    from hpcolls import staging
+    made = []
+
+    def alloc(n):
+        made.append(n)
+        return bytearray(n)
+    monkeypatch.setattr(staging, "_pinned_allocator", lambda: alloc)
+    pool = staging.StagingPool("pinned")
+    a, block = pool.take(1000, np.dtype(np.float64))
+    assert a.dtype == np.float64 and a.nbytes == 1000 // 8 * 8 and made == [1024]
+    pool.give_back(block)
+    b, again = pool.take(600, np.dtype(np.int8))
+    assert again is block and b.nbytes == 600 and made == [1024]
+    c, other = pool.take(100, np.dtype(np.uint8))
+    assert other is not block and made == [1024, 256]
+    pageable = staging.StagingPool("pageable")
+    d, _ = pageable.take(64, np.dtype(np.float32))
+    assert pageable.kind == "pageable" and d.size == 16 and made == [1024, 256]
+
+
+def test_readme_settings_table_is_the_registry():
+    from pathlib import Path
+
+    from hpcolls import settings
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert settings.markdown_table() in readme, "README's table differs: paste settings.markdown_table()"
