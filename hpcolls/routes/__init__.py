@@ -13,6 +13,7 @@ from mpi4py import MPI
 from .. import buffers, log, validation
 from ..mpi_support import cuda_aware
 from ..streams import stream_ptr
+from ..methods import MESSAGE_METHODS, METHODS
 from . import host, mpi_direct, mpi_staged
 
 
@@ -46,3 +47,34 @@ def call(comm, method, target, args, kwargs, stream, validate=True):
     log.info_once((method.name, "staged"), f"{method.name} on device buffers: MPI, staged through "
                   f"{comm._staging.kind} host memory ({how})")
     return mpi_staged.call(comm._staging, method, base, target, args, kwargs, device, unused, stream_ptr(stream))
+
+
+def _staged(method):
+    if method.completion == "persistent":
+        return "raises InvalidBufferError naming the method"
+    if method.completion == "blocking":
+        return "mpi_staged; buffers it writes copied back as it returns"
+    if method.collective:
+        return "mpi_staged, completed inside the call (its request is done)"
+    return ("mpi_staged; buffers it writes copied back when the request completes, by whatever completes it "
+            "(Wait, Test, MPI.Request.Waitall, Testany, ...)")
+
+
+def route_table():
+    """docs/DROP_IN.md's table: per method, the route of each kind of buffer (tests keep the
+    page equal to this)."""
+    rows = ["| method | host buffers (numpy, array, DLPack CPU, CAI on host) | device, CUDA-aware MPI | "
+            "device, MPI not CUDA-aware |", "| --- | --- | --- | --- |"]
+    owners = {"Comm": "", "Intracomm": "", "Topocomm": " (Cartcomm, Graphcomm, Distgraphcomm)", "Message": " (Mprobe's)"}
+    every = [*((m, owner) for owner in ("Comm", "Intracomm", "Topocomm") for m in METHODS.values()
+               if m.owner.__name__ == owner), *((m, "Message") for m in MESSAGE_METHODS.values())]
+    for method, owner in every:
+        name = f"Message.{method.name}" if owner == "Message" else method.name
+        if method.name == "Allreduce" and owner != "Message":
+            rows.append(f"| `Allreduce` | mpi4py, unchanged | native kernels where the type and op are theirs "
+                        "(then NCCL, the kernels in pieces, or mpi_direct); else mpi_direct | native kernels "
+                        "where the type and op are theirs (then NCCL, the kernels in pieces, or mpi_staged); "
+                        "else mpi_staged; buffers it writes copied back as it returns |")
+            continue
+        rows.append(f"| `{name}`{owners[owner]} | mpi4py, unchanged | mpi_direct: after the stream | {_staged(method)} |")
+    return "\n".join(rows)

@@ -244,3 +244,11 @@ def test_readme_settings_table_is_the_registry():
     from hpcolls import settings
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert settings.markdown_table() in readme, "README's table differs: paste settings.markdown_table()"
+
+
+def test_drop_in_route_table_is_the_code_s():
+    from pathlib import Path
+
+    from hpcolls import routes
+    page = (Path(__file__).resolve().parents[2] / "docs/DROP_IN.md").read_text()
+    assert routes.route_table() in page, "docs/DROP_IN.md's route table differs: paste routes.route_table()"

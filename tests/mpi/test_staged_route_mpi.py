@@ -13,7 +13,7 @@ import pytest
 from mpi4py import MPI
 
 import hpcolls
-from buffer_calls import buffer_calls, copy_call
+from buffer_calls import COMPLETIONS, buffer_calls, complete, copy_call
 from hpcolls import buffers, routes
 from hpcolls.errors import InvalidBufferError
 from hpcolls.mpi_support import cuda_aware
@@ -84,40 +84,6 @@ def _pair(comm, seed, n=5):
     return rng.standard_normal(n), (comm.rank + 1) % comm.size, (comm.rank - 1) % comm.size
 
 
-def _complete(how, requests):
-    if how == "Wait":
-        for r in requests:
-            r.Wait()
-    elif how == "Test":
-        for r in requests:
-            while not r.Test():
-                pass
-    elif how in ("Waitall", "Request.Waitall-list"):
-        MPI.Request.Waitall(requests)
-    elif how == "Testall":
-        while not MPI.Request.Testall(requests):
-            pass
-    elif how in ("Waitany", "Testany"):
-        left = list(requests)
-        while any(r != MPI.REQUEST_NULL for r in left):
-            if how == "Waitany":
-                MPI.Request.Waitany(left)
-            else:
-                MPI.Request.Testany(left)
-    elif how in ("Waitsome", "Testsome"):
-        while any(r != MPI.REQUEST_NULL for r in requests):
-            getattr(MPI.Request, how)(requests)
-    elif how == "Get_status-then-Wait":
-        for r in requests:
-            while not r.Get_status():
-                pass
-            r.Wait()
-
-
-COMPLETIONS = ["Wait", "Test", "Waitall", "Testall", "Waitany", "Testany", "Waitsome", "Testsome",
-               "Get_status-then-Wait"]
-
-
 @pytest.mark.parametrize("how", COMPLETIONS)
 def test_nonblocking_requests_copy_back_however_they_complete(comm, pretend, seed, how):
     wrapped, _ = pretend
@@ -129,7 +95,7 @@ def test_nonblocking_requests_copy_back_however_they_complete(comm, pretend, see
                 wrapped.Isend(PretendDevice(x.copy()), right, tag=3),
                 wrapped.Iscan(PretendDevice(x.copy()), scanned, op=MPI.SUM),
                 wrapped.Iallgather(PretendDevice(x.copy()), gathered)]
-    _complete(how, requests)
+    complete(how, requests)
     want_recv, want_scan, want_gather = np.full(6, 7.0), np.zeros(5), np.zeros(5 * comm.size)
     MPI.Request.Waitall([comm.Irecv([want_recv, 5, MPI.DOUBLE], source=left, tag=3), comm.Isend(x, right, tag=3)])
     comm.Scan(x, want_scan)
