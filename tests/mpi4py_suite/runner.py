@@ -54,6 +54,7 @@ class Substitution:
         self.wrap = wrap
         self.is_wrapped = is_wrapped
         self.world = wrap(MPI.COMM_WORLD)
+        self.class_wraps = 0  # class attributes replaced
         self.setup_wraps = 0  # communicators a setUp made that were not wrapped already
 
     def _replacement(self, value):
@@ -69,6 +70,7 @@ class Substitution:
                     for name, value in list(vars(klass).items()):
                         new = self._replacement(value)
                         if new is not None:
+                            self.class_wraps += 1
                             setattr(klass, name, new)
         if getattr(module, "MPI", None) is MPI:
             view = types.ModuleType("mpi4py.MPI")
@@ -251,6 +253,7 @@ def main(argv=None):
         result = RecordingResult(sink)
         suite.run(result)
         sink.write(json.dumps({"event": "done", "tests_run": result.testsRun,
+                               "class_wraps": substitution.class_wraps if substitution else 0,
                                "setup_wraps": substitution.setup_wraps if substitution else 0}) + "\n")
     MPI.COMM_WORLD.Barrier()
     return 0
