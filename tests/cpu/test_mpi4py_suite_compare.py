@@ -38,7 +38,7 @@ def make_case(behaviour):
                         elif i < failing + erring + skipped:
                             self.skipTest("subtest skipped")
         return test
-    return type("TestFake", (unittest.TestCase,), {f"test_{n}": method(k) for n, k in behaviour.items()})
+    return type("TestFake", (unittest.TestCase,), {"__module__": MODULE, **{f"test_{n}": method(k) for n, k in behaviour.items()}})
 
 
 def record(directory, behaviours, status="0", crash_in=None):
@@ -111,7 +111,7 @@ def test_a_crash_marks_its_test_and_the_tests_never_run(tmp_path):
     wrapped = record(tmp_path / "wrapped", both_ranks(BASE), status="139", crash_in=(0, "test_b"))
     text, status = compare.report(plain, wrapped, RANKS)
     assert status == 1
-    assert "TestFake.test_b: skipped -> crashed  [the process died in this test]" in text
+    assert "TestFake.test_b: skipped -> crashed  [the job ended in this test (crashed)]" in text
     assert "TestFake.test_c: passed (4 subtests skipped) -> missing (2 subtests skipped)" in text
     assert "| test_fake | 0, 3/0/1 | 139, " in text
 
@@ -120,7 +120,7 @@ def test_a_different_exit_with_the_same_outcomes_differs(tmp_path):
     plain = record(tmp_path / "plain", both_ranks(BASE))
     wrapped = record(tmp_path / "wrapped", both_ranks(BASE), status="124")
     text, status = compare.report(plain, wrapped, RANKS)
-    assert status == 1 and "(the whole module): exit 0 -> exit 124" in text
+    assert status == 1 and "test_fake.(exit status): exit 0 -> exit 124" in text
 
 
 def test_an_incomplete_reference_run_fails_even_when_equal(tmp_path):
@@ -138,3 +138,39 @@ def test_a_module_that_never_ran_is_reported(tmp_path):
     assert status == 1
     assert "TestFake.test_a: passed -> not run" in text
     assert text.splitlines()[-1] == "mpi4py-suite: 0 passed, 4 failed, 0 skipped"
+
+
+def test_known_differences_are_apart_and_stale_ones_named(tmp_path):
+    plain = record(tmp_path / "plain", both_ranks(BASE))
+    wrapped = record(tmp_path / "wrapped", both_ranks({**BASE, "a": "error", "d": "fail"}))
+    known = tmp_path / "known.txt"
+    known.write_text("# why: the wrapper is not an MPI.Comm yet\n*.TestFake.test_a  # TypeError\ntest_fake.*.test_gone\n")
+    text, status = compare.report(plain, wrapped, RANKS, known=compare.read_known(str(known)))
+    assert status == 1  # test_d is not listed
+    assert "1 known differences" in text and "1 tests differ" in text
+    assert "delete these lines): test_fake.*.test_gone" in text
+    assert text.splitlines()[-1] == "mpi4py-suite: 1 passed, 1 failed, 1 skipped, 1 known differences"
+    known.write_text("test_fake.TestFake.test_[ad]\n")
+    text, status = compare.report(plain, wrapped, RANKS, known=compare.read_known(str(known)))
+    assert status == 0
+    assert text.splitlines()[-1] == "mpi4py-suite: 1 passed, 0 failed, 1 skipped, 2 known differences"
+
+
+def test_a_time_out_is_told_from_a_crash(tmp_path):
+    plain = record(tmp_path / "plain", both_ranks(BASE))
+    wrapped = record(tmp_path / "wrapped", both_ranks(BASE), status="124", crash_in=(1, "test_c"))
+    text, status = compare.report(plain, wrapped, RANKS)
+    assert status == 1 and "TestFake.test_c: passed (4 subtests skipped) -> timed out (2 subtests skipped)" in text
+
+
+def test_written_known_file_makes_the_same_runs_pass(tmp_path):
+    plain = record(tmp_path / "plain", both_ranks(BASE))
+    wrapped = record(tmp_path / "wrapped", both_ranks({**BASE, "a": "error"}))
+    ended = record(tmp_path / "ended", both_ranks(BASE), status="139", crash_in=(0, "test_b"))
+    for candidate, listed in ((wrapped, "test_fake.TestFake.test_a  # passed -> error [TypeError: no such thing]"),
+                              (ended, "test_fake.*  # the job ended early: exit 139")):
+        differences = compare.compare(plain, candidate, RANKS)[1]
+        known = tmp_path / "known.txt"
+        known.write_text(compare.known_file_text(differences, candidate))
+        assert listed in known.read_text().splitlines()
+        assert compare.report(plain, candidate, RANKS, known=compare.read_known(str(known)))[1] == 0

@@ -6,7 +6,8 @@
 #
 #   bash tests/mpi4py_suite/run.sh [--ranks 3] [--modules "test_cco_buf test_comm ..."]
 #        [--wrapper hpcolls|identity] [--arrays host|cupy|all] [--reference-arrays host|cupy|all]
-#        [--python PY] [--cache DIR] [--out DIR] [--fetch-only]
+#        [--python PY] [--cache DIR] [--out DIR] [--fetch-only] [--known FILE|none]
+#        [--write-known FILE]
 #
 # --wrapper identity puts MPI.Intracomm(comm) where hpcolls.wrap(comm) would go: a check of the
 # harness itself (both runs must agree). --arrays picks mpi4py's array backends for the wrapped
@@ -20,6 +21,9 @@
 # (default .venv/mpi4py-suite); --fetch-only stops there (for a machine that cannot reach PyPI,
 # fetch where it can and bring the cache along). Results and logs go to --out (default: a new
 # temporary directory, printed).
+# --known: tests listed there (ids or fnmatch patterns) are reported apart as known differences
+# and do not fail the run (default with --wrapper hpcolls: known_differences.txt next to this
+# script, when it exists); --write-known writes this run's differences in that format.
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 here="$repo/tests/mpi4py_suite"
@@ -34,6 +38,8 @@ python=""
 cache="$repo/.venv/mpi4py-suite"
 out=""
 fetch_only=0
+known=""
+write_known=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks="$2"; shift 2 ;;
@@ -45,11 +51,16 @@ while [ $# -gt 0 ]; do
     --cache) cache="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --fetch-only) fetch_only=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    --known) known="$2"; shift 2 ;;
+    --write-known) write_known="$2"; shift 2 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "mpi4py_suite: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 reference_arrays="${reference_arrays:-$arrays}"
+if [ -z "$known" ] && [ "$wrapper" = hpcolls ] && [ -f "$here/known_differences.txt" ]; then
+  known="$here/known_differences.txt"
+fi
 
 if [ -z "$python" ]; then
   source "$repo/jobs/local/setup.sh" || { echo "mpi4py_suite: set-up failed" >&2; exit 1; }
@@ -110,13 +121,16 @@ for module in $modules; do
     "$plain_s" "$wrapper" "$(cat "$candidate/$module.status")" $((SECONDS - start))
   for dir in "$reference" "$candidate"; do
     if [ "$(cat "$dir/$module.status")" != 0 ]; then
-      echo "   last lines of $dir/$module.log:"; grep -v "^\s*$" "$dir/$module.log" | tail -6 | sed 's/^/   | /'
+      echo "   last lines of $dir/$module.log:"
+      grep -v "^\s*$" "$dir/$module.log" | tail -6 | sed 's/^/   | /' | grep . || echo "   | (none)"
     fi
   done
 done
 
 compare_args=()
 [ "$reference_arrays" != "$arrays" ] && compare_args+=(--outcome-only)
+[ -n "$known" ] && [ "$known" != none ] && compare_args+=(--known "$known")
+[ -n "$write_known" ] && compare_args+=(--write-known "$write_known")
 # shellcheck disable=SC2086  # modules is a list of words
 "$python" "$here/compare.py" "$reference" "$candidate" --ranks "$ranks" --modules $modules \
   --names "plain" "$wrapper" "${compare_args[@]}"
