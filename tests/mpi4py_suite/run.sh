@@ -6,8 +6,8 @@
 #
 #   bash tests/mpi4py_suite/run.sh [--ranks 3] [--modules "test_cco_buf test_comm ..."]
 #        [--wrapper hpcolls|identity] [--arrays host|cupy|all] [--reference-arrays host|cupy|all]
-#        [--python PY] [--cache DIR] [--out DIR] [--fetch-only] [--known FILE|none]
-#        [--write-known FILE]
+#        [--python PY] [--cache DIR] [--out DIR] [--fetch-only] [--mpi4py-version V]
+#        [--known FILE|none] [--write-known FILE] [--timeout-factor 3]
 #
 # --wrapper identity puts MPI.Intracomm(comm) where hpcolls.wrap(comm) would go: a check of the
 # harness itself (both runs must agree). --arrays picks mpi4py's array backends for the wrapped
@@ -19,11 +19,14 @@
 # Without --python the repository's .venv is used (jobs/local/setup.sh); with it, that python and
 # the mpiexec on PATH (the GPU machine's way). The sdist is downloaded once with pip into --cache
 # (default .venv/mpi4py-suite); --fetch-only stops there (for a machine that cannot reach PyPI,
-# fetch where it can and bring the cache along). Results and logs go to --out (default: a new
-# temporary directory, printed).
+# fetch where it can, with --mpi4py-version that machine's version, and bring the cache along).
+# Results and logs go to --out (default: a new temporary directory, printed). Each module runs
+# under its own mpiexec, bounded by timeout(1): 600 s plain, then F times that plus 60 s wrapped
+# (--timeout-factor F, default 3).
 # --known: tests listed there (ids or fnmatch patterns) are reported apart as known differences
-# and do not fail the run (default with --wrapper hpcolls: known_differences.txt next to this
-# script, when it exists); --write-known writes this run's differences in that format.
+# and do not fail the run (default with --wrapper hpcolls and host arrays in both runs:
+# known_differences.txt next to this script, when it exists; it was written from such a run at 3
+# ranks); --write-known writes this run's differences in that format.
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 here="$repo/tests/mpi4py_suite"
@@ -40,6 +43,8 @@ out=""
 fetch_only=0
 known=""
 write_known=""
+version=""
+timeout_factor=3
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks="$2"; shift 2 ;;
@@ -53,12 +58,14 @@ while [ $# -gt 0 ]; do
     --fetch-only) fetch_only=1; shift ;;
     --known) known="$2"; shift 2 ;;
     --write-known) write_known="$2"; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    --mpi4py-version) version="$2"; shift 2 ;;
+    --timeout-factor) timeout_factor="$2"; shift 2 ;;
+    -h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
     *) echo "mpi4py_suite: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 reference_arrays="${reference_arrays:-$arrays}"
-if [ -z "$known" ] && [ "$wrapper" = hpcolls ] && [ -f "$here/known_differences.txt" ]; then
+if [ -z "$known" ] && [ "$wrapper" = hpcolls ] && [ "$arrays$reference_arrays" = hosthost ] && [ -f "$here/known_differences.txt" ]; then
   known="$here/known_differences.txt"
 fi
 
@@ -74,7 +81,11 @@ fi
 # Several ranks share few cores: one BLAS thread per process.
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" PYTHONUNBUFFERED=1
 
-version="$("$python" -c 'import mpi4py; print(mpi4py.__version__)')" || { echo "mpi4py_suite: mpi4py does not import" >&2; exit 1; }
+installed="$("$python" -c 'import mpi4py; print(mpi4py.__version__)')" || { echo "mpi4py_suite: mpi4py does not import" >&2; exit 1; }
+version="${version:-$installed}"
+if [ "$version" != "$installed" ] && [ "$fetch_only" = 0 ]; then
+  echo "mpi4py_suite: --mpi4py-version $version but mpi4py $installed is installed: tests must match it" >&2; exit 2
+fi
 sdist="$cache/mpi4py-$version.tar.gz"
 test_dir="$cache/mpi4py-$version/test"
 if [ ! -f "$sdist" ]; then
@@ -116,7 +127,7 @@ for module in $modules; do
   plain_s=$((SECONDS - start))
   # The wrapped run may hang where the plain one did not: allow it a few times as long.
   start=$SECONDS
-  run_module "$candidate" "$module" $((3 * plain_s + 60)) "$wrapper" "$arrays"
+  run_module "$candidate" "$module" $((timeout_factor * plain_s + 60)) "$wrapper" "$arrays"
   printf '%-22s plain: exit %s, %3d s   %s: exit %s, %3d s\n' "$module" "$(cat "$reference/$module.status")" \
     "$plain_s" "$wrapper" "$(cat "$candidate/$module.status")" $((SECONDS - start))
   for dir in "$reference" "$candidate"; do

@@ -113,22 +113,31 @@ def make_substitution(kind):
     raise ValueError(f"unknown --wrapper {kind!r}")
 
 
-def patch_cupy_backend(arrayimpl):
-    """mpi4py 4.1's shim fills cupy arrays with Python ints (e.g. -1 into unsigned types), which
-    cupy 14 rejects as out of range; numpy's backend converts through numpy.astype, which wraps
-    around. Give the cupy backend the same conversion (the numpy backend's, unchanged)."""
-    klass = getattr(arrayimpl, "GPUArrayCuPy", None)
-    if klass is None:
-        return
-    import cupy
-
+def converting_init(xp):
+    """An __init__ for arrayimpl's cupy backend that fills the array (of the array module `xp`)
+    the way its numpy backend does: values go through numpy's astype, which wraps them into the
+    type's range. mpi4py 4.1's own cupy __init__ passes Python ints straight to cupy (e.g. -1 into
+    an unsigned type, to poison a receive buffer), which cupy 14 rejects as out of range."""
     def __init__(self, arg, typecode, shape=None, readonly=False):
         if shape is None:
             shape = () if isinstance(arg, (int, float, complex)) else len(arg)
-        self.array = cupy.zeros(shape, typecode)
-        self.array[...] = cupy.asarray(numpy.asarray(arg).astype(typecode))
-        del readonly
-    klass.__init__ = __init__
+        self.array = xp.zeros(shape, typecode)
+        if isinstance(arg, xp.ndarray):
+            values = arg.astype(typecode)
+        else:
+            values = xp.asarray(numpy.asarray(arg).astype(typecode))
+        self.array[...] = values
+        del readonly  # as mpi4py's: cupy arrays cannot be made read-only
+    return __init__
+
+
+def patch_cupy_backend(arrayimpl):
+    """Gives arrayimpl's cupy backends (GPUArrayCuPy and DLPackCuPy, which calls it) the
+    converting __init__, in this process only: mpi4py's files stay as they are."""
+    klass = getattr(arrayimpl, "GPUArrayCuPy", None)
+    if klass is not None:
+        import cupy
+        klass.__init__ = converting_init(cupy)
 
 
 def select_backends(arrayimpl, arrays):
@@ -235,6 +244,8 @@ def main(argv=None):
     if args.arrays != "host":
         patch_cupy_backend(arrayimpl)
     backends = select_backends(arrayimpl, args.arrays)
+    if not backends:  # e.g. --arrays cupy where cupy does not import: nothing would be tested
+        sys.exit(f"runner: no array backend of kind {args.arrays!r} (is cupy importable?)")
     substitution = make_substitution(args.wrapper)
     module = importlib.import_module(args.module)
     if substitution is not None:

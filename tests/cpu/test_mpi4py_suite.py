@@ -1,11 +1,13 @@
 """tests/mpi4py_suite's comparison: two recorded runs of test modules, written by runner.py's own
 RecordingResult from real unittest suites, must be called equal only when every test's outcome
-is the same, and every difference must be named."""
+is the same, and every difference must be named. Also the runner's fix of mpi4py's cupy test
+arrays, with numpy as the array module (the GPU machine runs it with cupy)."""
 import json
 import sys
 import unittest
 from pathlib import Path
 
+import numpy
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mpi4py_suite"))
@@ -174,3 +176,30 @@ def test_written_known_file_makes_the_same_runs_pass(tmp_path):
         known.write_text(compare.known_file_text(differences, candidate))
         assert listed in known.read_text().splitlines()
         assert compare.report(plain, candidate, RANKS, known=compare.read_known(str(known)))[1] == 0
+
+
+@pytest.mark.parametrize("arg, typecode, shape", [
+    (-1, "B", 5), (-1, "H", None), (2 ** 40 + 3, "i", 2), (1.75, "b", 3), (7, "?", 2), (-1, "d", (2, 3)),
+    ([1, -2, 300], "B", None), (range(5), "f", None), ([True, False], "?", None), (1 + 2j, "D", 2),
+])
+def test_cupy_backend_fill_converts_like_the_numpy_backend(arg, typecode, shape):
+    class Array:
+        __init__ = runner.converting_init(numpy)
+    want = numpy.zeros(() if shape is None and isinstance(arg, (int, float, complex)) else
+                       shape if shape is not None else len(arg), typecode)
+    want[...] = numpy.asarray(list(arg) if isinstance(arg, range) else arg).astype(typecode)
+    got = Array(arg, typecode, shape).array
+    assert got.dtype == numpy.dtype(typecode) and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+
+
+def test_python_ints_out_of_range_are_what_the_fix_is_for():
+    # NumPy 2 (like cupy 14) refuses to store a Python int its type cannot hold; mpi4py's
+    # cupy backend does exactly that when it poisons unsigned receive buffers with -1.
+    with pytest.raises(OverflowError):
+        numpy.zeros(3, "B").fill(-1)
+    class Array:
+        __init__ = runner.converting_init(numpy)
+    assert Array(-1, "B", 3).array.tolist() == [255, 255, 255]
+    source = numpy.array([1, -1], "h")
+    assert Array(source, "H", None).array.tolist() == [1, 65535]  # an array argument: astype
