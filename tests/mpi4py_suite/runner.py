@@ -98,15 +98,15 @@ def make_substitution(kind):
     if kind == "identity":
         # COMM_WORLD stays itself: a second object on its handle would fail test_comm's
         # testPickle, which wants loads(dumps(COMM_WORLD)) to be that very object.
-        copies = set()
+        copies = {}  # id -> the copy, kept alive so that no later object reuses its id
 
         def wrap(comm):
             if comm is MPI.COMM_WORLD:
                 return comm
             copy = MPI.Intracomm(comm)
-            copies.add(id(copy))
+            copies[id(copy)] = copy
             return copy
-        return Substitution(wrap, lambda value: id(value) in copies)
+        return Substitution(wrap, lambda value: copies.get(id(value)) is value)
     if kind == "hpcolls":
         import hpcolls
         return Substitution(hpcolls.wrap, lambda value: isinstance(value, hpcolls.Communicator))
