@@ -11,6 +11,7 @@
 #include "hpcolls/errors.h"
 #include "hpcolls/fast_allreduce.h"
 #include "hpcolls/native_comm.h"
+#include "hpcolls/plan.h"
 #include "hpcolls/runtime_info.h"
 
 namespace py = pybind11;
@@ -113,6 +114,37 @@ PYBIND11_MODULE(_native, m) {
       py::arg("stream"));
 
 
+  // plan() on its own (plan.h), a pure function: the selection's tests run without a GPU.
+  m.def(
+      "plan_allreduce",
+      [](size_t bytes, int dtype, int op, int nranks, size_t half_bytes, int max_blocks, bool gpu_shared,
+         bool dependent_launch, int threads_override, int ll_mode, int algo, size_t oneshot_max_bytes,
+         size_t twoshot_max_bytes) {
+        PlanInputs in;
+        in.nranks = nranks;
+        in.half_bytes = half_bytes;
+        in.max_blocks = max_blocks;
+        in.gpu_shared = gpu_shared;
+        in.dependent_launch = dependent_launch;
+        in.threads_override = threads_override;
+        in.ll_mode = ll_mode;
+        in.mode = static_cast<AlgoMode>(algo);
+        in.oneshot_max_bytes = oneshot_max_bytes;
+        in.twoshot_max_bytes = twoshot_max_bytes;
+        if (nranks < 1 || nranks > kMaxRanks || max_blocks < 1 || dtype < 0 || dtype >= int(DType::kCount) || op < 0 ||
+            op >= int(Op::kCount) || algo < -1 || algo > 1)
+          throw std::invalid_argument("hpcolls: plan_allreduce: an input out of range");
+        const Plan p = plan(in, Collective::Allreduce, bytes, static_cast<DType>(dtype), static_cast<Op>(op));
+        return py::make_tuple(kernel_name(p.kernel), p.blocks, p.threads, p.dependent_launch, p.piece_bytes, p.pieces,
+                              largest_message(in, Collective::Allreduce), small_oneshot_max_bytes(in));
+      },
+      py::arg("bytes"), py::arg("dtype"), py::arg("op"), py::arg("nranks"), py::arg("half_bytes"),
+      py::arg("max_blocks"), py::arg("gpu_shared") = false, py::arg("dependent_launch") = false,
+      py::arg("threads_override") = 0, py::arg("ll_mode") = 0, py::arg("algo") = -1,
+      py::arg("oneshot_max_bytes") = size_t(64) << 10, py::arg("twoshot_max_bytes") = SIZE_MAX,
+      "(kernel, blocks, threads, dependent_launch, piece_bytes, pieces, largest_message, "
+      "small_oneshot_max_bytes) of an Allreduce under these inputs (plan.h)");
+
   py::class_<NativeComm>(m, "NativeComm")
       .def(py::init<int, int, int, size_t, double, int>(), py::arg("rank"), py::arg("nranks"),
            py::arg("device"), py::arg("scratch_bytes"), py::arg("timeout_s"), py::arg("ranks_on_device"))
@@ -137,6 +169,22 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("dependent_launch", &NativeComm::dependent_launch)
       .def("max_bytes", [](const NativeComm& c, int algo) { return c.max_bytes(static_cast<Algo>(algo)); })
       .def("select", &NativeComm::select)
+      .def(
+          "plan",
+          [](const NativeComm& c, size_t bytes, int dtype, int op) {
+            const Plan p = c.plan_of(bytes, static_cast<DType>(dtype), static_cast<Op>(op));
+            py::dict r;
+            r["kernel"] = kernel_name(p.kernel);
+            r["blocks"] = p.blocks;
+            r["threads"] = p.threads;
+            r["dependent_launch"] = p.dependent_launch;
+            r["piece_bytes"] = p.piece_bytes;
+            r["pieces"] = p.pieces;
+            return r;
+          },
+          py::arg("bytes"), py::arg("dtype"), py::arg("op"),
+          "How a call of `bytes` bytes of (dtype, op) would run (native/include/hpcolls/plan.h): kernel "
+          "name ('' when none), grid, dependent launch, and the pieces (0: not native, 1: whole)")
       .def("largest_message", &NativeComm::largest_message)
       .def("kernel", &NativeComm::kernel)
       .def("allreduce",

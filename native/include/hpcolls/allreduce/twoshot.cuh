@@ -36,7 +36,7 @@ __global__ void allreduce_twoshot(DevComm c, const char* send, char* recv, uint3
   const uint32_t stride = gridDim.x * blockDim.x;
   const uint32_t own_begin = rank * part;
   const uint32_t own_end = min(chunks, own_begin + part);
-  const uint4* own = call.half(c.rank);
+  const LLLine* own = call.half(c.rank);
   bool ok = !call.broken();
 
   // Phase 1: reduce-scatter sends.
