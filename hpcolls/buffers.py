@@ -34,6 +34,7 @@ except ImportError:
     _CUPY_NDARRAY = None
 
 _PREDEFINED = getattr(MPI, "_typedict", {})
+_MPI_BUFFER = getattr(MPI, "buffer", None) or MPI.memory  # mpi4py 4 names it buffer; 3.x memory
 _KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
 
 
@@ -156,24 +157,28 @@ def native_buffer(spec, arr):
 
 
 def _host_layout(obj):
-    """(nbytes, numpy dtype) of a host array, or None when it is not one numpy can read."""
+    """(nbytes, numpy dtype or None) of a host array as mpi4py reads it, or None when mpi4py
+    cannot read it either."""
     if isinstance(obj, np.ndarray):
         return obj.nbytes, obj.dtype
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
         dtype = np.dtype(cai["typestr"])
         return int(np.prod(cai["shape"], dtype=np.int64)) * dtype.itemsize, dtype
-    if hasattr(obj, "__dlpack_device__"):
-        try:
-            a = np.from_dlpack(obj)
-            return a.nbytes, a.dtype
-        except (TypeError, ValueError, BufferError, RuntimeError):
-            return None
     try:
         view = memoryview(obj)
         return view.nbytes, np.dtype(view.format)
     except (TypeError, ValueError):
+        pass
+    try:  # DLPack and the rest: mpi4py's own reading of the memory, in bytes
+        nbytes = _MPI_BUFFER(obj).nbytes
+    except Exception:  # noqa: BLE001 - whatever mpi4py refuses, it refuses in the call too
         return None
+    try:
+        dtype = np.dtype(str(getattr(obj, "dtype", "")).replace("torch.", "")) if hasattr(obj, "dtype") else None
+    except TypeError:
+        dtype = None
+    return nbytes, dtype
 
 
 def signature(spec):
@@ -197,6 +202,8 @@ def signature(spec):
         datatype = _PREDEFINED.get(layout[1].char)  # mpi4py's own table of typechars
         if datatype is None:
             return "?", str(layout[1])
+    elif layout is not None:
+        return layout[0], "bytes"  # a type only mpi4py reads (DLPack without a dtype): compared in bytes
     else:
         return "?", type(obj).__name__
     if items == 3:

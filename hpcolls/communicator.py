@@ -8,6 +8,7 @@ goes is hpcolls.routes' (the routes, one module each); which parameters of which
 buffers is hpcolls.methods' table, from which every buffer method here is made.
 """
 import atexit
+import inspect
 import weakref
 
 from mpi4py import MPI
@@ -22,10 +23,19 @@ from .streams import stream_ptr as _stream_ptr
 
 _live = weakref.WeakValueDictionary()  # id -> communicator (mpi4py's communicators are not hashable)
 
+def _with_stream(call, mpi4py_method):
+    """`call` signed as mpi4py_method plus a keyword-only `stream=None` (for help() and inspect)."""
+    sig = inspect.signature(mpi4py_method)
+    stream = inspect.Parameter("stream", inspect.Parameter.KEYWORD_ONLY, default=None)
+    call.__signature__ = sig.replace(parameters=[*sig.parameters.values(), stream])
+    return call
+
+
 def _buffer_method(method):
     """The hpcolls method for mpi4py's `method`: its arguments, plus `stream=`."""
     def call(self, *args, stream=None, **kwargs):
         return routes.call(self, method, self, args, kwargs, stream)
+    _with_stream(call, getattr(method.owner, method.name))
     call.__name__ = call.__qualname__ = method.name
     call.__doc__ = (f"mpi4py's {method.owner.__name__}.{method.name}, through the route its buffers need "
                     "(hpcolls.routes); `stream=`: the CUDA stream device buffers are ordered on (cupy's current "
@@ -188,7 +198,7 @@ for _name, _method in methods.MESSAGE_METHODS.items():
     def _message_call(self, *args, stream=None, _method=_method, **kwargs):
         return routes.call(self._comm, _method, self, args, kwargs, stream)
     _message_call.__name__ = _message_call.__qualname__ = _name
-    setattr(Message, _name, _message_call)
+    setattr(Message, _name, _with_stream(_message_call, getattr(MPI.Message, _name)))
 
 
 class _Topocomm(Communicator, MPI.Topocomm):
