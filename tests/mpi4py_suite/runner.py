@@ -27,6 +27,7 @@ import importlib
 import json
 import os
 import sys
+import time
 import types
 import unittest
 
@@ -170,7 +171,7 @@ class RecordingResult(unittest.TestResult):
     def startTest(self, test):
         super().startTest(test)
         self.record = {"test": test.id(), "outcome": "passed", "detail": "",
-                       "sub_failed": 0, "sub_error": 0, "sub_skipped": 0}
+                       "sub_failed": 0, "sub_error": 0, "sub_skipped": 0, "seconds": time.monotonic()}
         self._write(event="start", test=test.id())
 
     def _set(self, test, outcome, detail):
@@ -217,6 +218,7 @@ class RecordingResult(unittest.TestResult):
 
     def stopTest(self, test):
         super().stopTest(test)
+        self.record["seconds"] = round(time.monotonic() - self.record["seconds"], 3)
         self._write(event="end", **self.record)
         self.record = None
 
