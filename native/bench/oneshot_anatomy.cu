@@ -184,14 +184,14 @@ int main(int argc, char** argv) {
   // launched as a programmatic dependent of the kernel before it or in plain stream order.
   const auto real = [&](const DevComm& comm, size_t bytes, bool dependent = false) {
     const int threads = int(((bytes + 15) / 16 << comm.lane_shift) + 31) / 32 * 32;
-    hpcolls::AllreduceArgs a{buf, buf, bytes, true, 1, threads, s, dependent};
+    hpcolls::CollectiveArgs a{buf, buf, bytes, true, 1, threads, s, dependent};
     return [=] { cuda_check(hpcolls::launch_allreduce_oneshot(comm, hpcolls::DType::F64, hpcolls::Op::Max, a), "launch"); };
   };
   // The same on the small-message kernel (a thread per chunk, the rank count compiled in), which
   // the dispatcher picks for such calls (oneshot_small_fits): the "real" rows are the general one.
   const auto small = [&](const DevComm& comm, size_t bytes, bool dependent = false) {
     const int threads = int((bytes + 15) / 16 + 31) / 32 * 32;
-    hpcolls::AllreduceArgs a{buf, buf, bytes, true, 1, threads, s, dependent};
+    hpcolls::CollectiveArgs a{buf, buf, bytes, true, 1, threads, s, dependent};
     return [=] { cuda_check(hpcolls::launch_allreduce_oneshot_small(comm, hpcolls::DType::F64, hpcolls::Op::Max, a), "launch"); };
   };
   // N ranks looped back onto this process: "rank q"'s scratch is mapped q slots above ours, so

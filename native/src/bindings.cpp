@@ -115,11 +115,12 @@ PYBIND11_MODULE(_native, m) {
 
 
   // plan() on its own (plan.h), a pure function: the selection's tests run without a GPU.
+  static_assert(int(Collective::kCount) == 2, "COLLECTIVES below lists every Collective");
   m.def(
-      "plan_allreduce",
+      "plan",
       [](size_t bytes, int dtype, int op, int nranks, size_t half_bytes, int max_blocks, bool gpu_shared,
          bool dependent_launch, int threads_override, int ll_mode, int algo, size_t oneshot_max_bytes,
-         size_t twoshot_max_bytes) {
+         size_t twoshot_max_bytes, int collective) {
         PlanInputs in;
         in.nranks = nranks;
         in.half_bytes = half_bytes;
@@ -132,18 +133,21 @@ PYBIND11_MODULE(_native, m) {
         in.oneshot_max_bytes = oneshot_max_bytes;
         in.twoshot_max_bytes = twoshot_max_bytes;
         if (nranks < 1 || nranks > kMaxRanks || max_blocks < 1 || dtype < 0 || dtype >= int(DType::kCount) || op < 0 ||
-            op >= int(Op::kCount) || algo < -1 || algo > 1)
-          throw std::invalid_argument("hpcolls: plan_allreduce: an input out of range");
-        const Plan p = plan(in, Collective::Allreduce, bytes, static_cast<DType>(dtype), static_cast<Op>(op));
+            op >= int(Op::kCount) || algo < -1 || algo > 1 || collective < 0 || collective >= int(Collective::kCount))
+          throw std::invalid_argument("hpcolls: plan: an input out of range");
+        const auto what = static_cast<Collective>(collective);
+        const Plan p = plan(in, what, bytes, static_cast<DType>(dtype), static_cast<Op>(op));
         return py::make_tuple(kernel_name(p.kernel), p.blocks, p.threads, p.dependent_launch, p.piece_bytes, p.pieces,
-                              largest_message(in, Collective::Allreduce), small_oneshot_max_bytes(in));
+                              largest_message(in, what), small_oneshot_max_bytes(in));
       },
       py::arg("bytes"), py::arg("dtype"), py::arg("op"), py::arg("nranks"), py::arg("half_bytes"),
       py::arg("max_blocks"), py::arg("gpu_shared") = false, py::arg("dependent_launch") = false,
       py::arg("threads_override") = 0, py::arg("ll_mode") = 0, py::arg("algo") = -1,
       py::arg("oneshot_max_bytes") = size_t(64) << 10, py::arg("twoshot_max_bytes") = SIZE_MAX,
+      py::arg("collective") = 0,
       "(kernel, blocks, threads, dependent_launch, piece_bytes, pieces, largest_message, "
-      "small_oneshot_max_bytes) of an Allreduce under these inputs (plan.h)");
+      "small_oneshot_max_bytes) of a call under these inputs (plan.h; collective: COLLECTIVES' index)");
+  m.attr("COLLECTIVES") = py::make_tuple("allreduce", "allgather");  // Collective's values, in order
 
   py::class_<NativeComm>(m, "NativeComm")
       .def(py::init<int, int, int, size_t, double, int>(), py::arg("rank"), py::arg("nranks"),
@@ -191,6 +195,12 @@ PYBIND11_MODULE(_native, m) {
            [](NativeComm& c, uintptr_t send, uintptr_t recv, size_t count, int dtype, int op, uintptr_t stream) {
              return c.allreduce(send, recv, count, static_cast<DType>(dtype), static_cast<Op>(op), stream);
            })
+      .def("allgather", &NativeComm::allgather, py::arg("send"), py::arg("recv"), py::arg("bytes"),
+           py::arg("stride") = 0, py::arg("stream") = 0,
+           "Allgather of `bytes` bytes per rank (any datatype): rank q's block lands at recv + q * stride "
+           "(0: bytes); in place when send == recv + rank * stride. 0, or -1 when it does not fit (nothing "
+           "launched): largest_allgather() is the largest block")
+      .def("largest_allgather", [](const NativeComm& c) { return c.largest_allgather(); })
       .def("probe", &NativeComm::probe, py::call_guard<py::gil_scoped_release>())
       // Where rank r's scratch is mapped in this process (hpcolls._native_diag.peek/poke read it).
       .def("scratch_address", [](const NativeComm& c, int r) { return reinterpret_cast<uintptr_t>(c.scratch_base(r)); })

@@ -179,10 +179,42 @@ void NativeComm::wait_last_call() {
     cuda_check(cudaEventSynchronize(order_event_), "cudaEventSynchronize");
 }
 
-int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op op, uintptr_t stream) {
+void NativeComm::check_usable() {
   if (broken_) throw CommunicatorBroken("hpcolls: communicator is broken (" + broken_why_ + "); create a new one");
   if (host_error_->code != 0) raise_timeout();
   if (!peers_open_) throw std::logic_error("hpcolls: open_peers() was not called");
+}
+
+template <typename Launch>
+void NativeComm::launch_call(const CollectiveArgs& a, Launch launch, const char* what) {
+  if (calls_ == UINT32_MAX - 1)
+    throw CommunicatorBroken("hpcolls: this communicator used all 2^32-2 epochs of its LL flags; Dup() a new one");
+  int cur = -1;
+  if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");
+  StreamFacts facts(a.stream);
+  order_before_launch(a.stream, facts);
+  cuda_check(launch(), what);
+  note_launch(a.stream, facts);
+  ++calls_;
+}
+
+namespace {
+CollectiveArgs args_of(const Plan& p, uintptr_t send, uintptr_t recv, size_t bytes, bool vec_ok, uintptr_t stream) {
+  CollectiveArgs a;
+  a.send = reinterpret_cast<const void*>(send);
+  a.recv = reinterpret_cast<void*>(recv);
+  a.bytes = bytes;
+  a.vec_ok = vec_ok;
+  a.threads = p.threads;
+  a.blocks = p.blocks;
+  a.stream = reinterpret_cast<cudaStream_t>(stream);
+  a.dependent_launch = p.dependent_launch;
+  return a;
+}
+}  // namespace
+
+int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op op, uintptr_t stream) {
+  check_usable();
   const size_t esize = dtype_size(t);
   if (esize == 0) throw std::invalid_argument("hpcolls: unknown dtype code");
   if (int(op) < 0 || op >= Op::kCount) throw std::invalid_argument("hpcolls: unknown op code");
@@ -197,31 +229,31 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
   const size_t align = dtype_alignment(t);
   if (send % align || recv % align)
     throw std::invalid_argument("hpcolls: buffer address not aligned to its element type");
-  if (calls_ == UINT32_MAX - 1)
-    throw CommunicatorBroken("hpcolls: this communicator used all 2^32-2 epochs of its LL flags; Dup() a new one");
-
-  AllreduceArgs a;
-  a.send = reinterpret_cast<const void*>(send);
-  a.recv = reinterpret_cast<void*>(recv);
-  a.bytes = bytes;
-  a.vec_ok = (send % 16 == 0) && (recv % 16 == 0);
-  a.threads = p.threads;
-  a.blocks = p.blocks;
-  a.stream = reinterpret_cast<cudaStream_t>(stream);
-  a.dependent_launch = p.dependent_launch;
-
-  int cur = -1;
-  if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");
-  StreamFacts facts(a.stream);
-  order_before_launch(a.stream, facts);
-  cuda_check(launch(p.kernel, t, op, a), p.kernel == Kernel::AllreduceTwoShot ? "launch(allreduce two-shot)"
-                                                                                : "launch(allreduce one-shot)");
-  note_launch(a.stream, facts);
-  ++calls_;
+  const CollectiveArgs a = args_of(p, send, recv, bytes, send % 16 == 0 && recv % 16 == 0, stream);
+  launch_call(a, [&] { return launch(p.kernel, t, op, a); },
+              p.kernel == Kernel::AllreduceTwoShot ? "launch(allreduce two-shot)" : "launch(allreduce one-shot)");
   return int(algo_of(p.kernel));
 }
 
-cudaError_t NativeComm::launch(Kernel k, DType t, Op op, const AllreduceArgs& a) const {
+int NativeComm::allgather(uintptr_t send, uintptr_t recv, size_t bytes, size_t stride, uintptr_t stream) {
+  check_usable();
+  if (stride == 0) stride = bytes;
+  if (stride < bytes) throw std::invalid_argument("hpcolls: Allgather: the block stride is smaller than a block");
+  if (bytes == 0) return 0;
+  const Plan p = plan(in_, Collective::Allgather, bytes, DType::U8, Op::Sum);
+  if (p.pieces != 1) return -1;
+  const uintptr_t own = recv + uintptr_t(rank_) * stride;
+  const uintptr_t recv_end = recv + uintptr_t(nranks_ - 1) * stride + bytes;
+  if (send != own && send < recv_end && recv < send + bytes)
+    throw std::invalid_argument("hpcolls: Allgather: the send buffer overlaps the receive buffer other than as its "
+                                "own block (in place: send = recv + rank * stride)");
+  CollectiveArgs a = args_of(p, send, recv, bytes, send % 16 == 0 && recv % 16 == 0 && stride % 16 == 0, stream);
+  a.stride = stride;
+  launch_call(a, [&] { return launch_allgather_oneshot(dev_, a); }, "launch(allgather one-shot)");
+  return 0;
+}
+
+cudaError_t NativeComm::launch(Kernel k, DType t, Op op, const CollectiveArgs& a) const {
   if (diagnostic_ != nullptr)  // a diagnostic LL mode: never the small-message kernel (plan.cpp)
     return (k == Kernel::AllreduceTwoShot ? diagnostic_->twoshot : diagnostic_->oneshot)(dev_, t, op, a);
   switch (k) {
@@ -271,7 +303,8 @@ void NativeComm::raise_timeout() {
   const volatile ErrorRecord* r = host_error_;
   const std::string why = "rank " + std::to_string(r->rank) + " timed out after " +
                           std::to_string(double(dev_.timeout_ns) / 1e9) + " s waiting for peer " +
-                          std::to_string(r->peer) + " in allreduce (" + algo_name(r->algo) +
+                          std::to_string(r->peer) + " in " + collective_name(Collective(r->collective)) + " (" +
+                          algo_name(r->algo) +
                           "), epoch " + std::to_string(r->epoch) +
                           ": a rank skipped or reordered a collective, or died";
   broken_ = true;

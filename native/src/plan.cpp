@@ -30,10 +30,23 @@ Kernel allreduce_kernel(const PlanInputs& in, size_t bytes) {
   return small ? Kernel::AllreduceOneShotSmall : Kernel::AllreduceOneShot;
 }
 
+// Allgather has no diagnostic LL variants: a communicator in another mode leaves it to MPI.
+Kernel allgather_kernel(const PlanInputs& in, size_t bytes) {
+  const bool fits = oneshot_half_bytes(bytes, in.nranks) <= in.half_bytes;
+  return fits && in.ll_mode == 0 ? Kernel::AllgatherOneShot : Kernel::None;
+}
+
+Kernel kernel_for(const PlanInputs& in, Collective collective, size_t bytes) {
+  return collective == Collective::Allgather ? allgather_kernel(in, bytes) : allreduce_kernel(in, bytes);
+}
+
 void set_grid(const PlanInputs& in, size_t bytes, Plan& p) {
   const size_t chunks = chunks_of(bytes);
-  // Threads with work: one-shot's general kernel gives each chunk a lane per rank.
-  const size_t items = p.kernel == Kernel::AllreduceOneShot ? chunks << oneshot_lane_shift(in.nranks) : chunks;
+  // Threads with work: one-shot's general kernel gives each chunk a lane per rank; Allgather a
+  // thread per chunk of every rank's block.
+  const size_t items = p.kernel == Kernel::AllreduceOneShot   ? chunks << oneshot_lane_shift(in.nranks)
+                       : p.kernel == Kernel::AllgatherOneShot ? chunks * size_t(in.nranks)
+                                                              : chunks;
   p.threads = items >= size_t(kThreadsPerBlock) ? kThreadsPerBlock : int((items + 31) / 32 * 32);
   if (in.threads_override > 0) p.threads = in.threads_override;
   p.blocks = int(std::max<size_t>(1, std::min<size_t>(in.max_blocks, (items + p.threads - 1) / p.threads)));
@@ -56,8 +69,9 @@ size_t capacity(const PlanInputs& in, Algo algo) {
   return in.half_bytes / (2 * size_t(in.nranks) * line_bytes) * size_t(in.nranks) * kChunkBytes;
 }
 
-size_t largest_message(const PlanInputs& in, Collective) {
+size_t largest_message(const PlanInputs& in, Collective collective) {
   const size_t one = capacity(in, Algo::OneShot), two = capacity(in, Algo::TwoShot);
+  if (collective == Collective::Allgather) return one;
   switch (in.mode) {  // as allreduce_kernel decides
     case AlgoMode::OneShot: return one;
     case AlgoMode::TwoShot: return two;
@@ -74,17 +88,19 @@ size_t small_oneshot_max_bytes(const PlanInputs& in) {
   return small ? oneshot_small_max_bytes(in.max_blocks) : 0;
 }
 
-Plan plan(const PlanInputs& in, Collective, size_t bytes, DType dtype, Op op) {
+Plan plan(const PlanInputs& in, Collective collective, size_t bytes, DType dtype, Op op) {
   Plan p;
-  if (!op_supported(dtype, op)) return p;
-  p.kernel = allreduce_kernel(in, bytes);
+  const bool moves_bytes = collective == Collective::Allgather;
+  if (!moves_bytes && !op_supported(dtype, op)) return p;
+  p.kernel = kernel_for(in, collective, bytes);
   p.piece_bytes = bytes;
   p.pieces = 1;
   if (p.kernel == Kernel::None) {
-    p.piece_bytes = largest_message(in, Collective::Allreduce);
-    if (p.piece_bytes < dtype_size(dtype)) return Plan{};  // not even one element per piece
+    p.piece_bytes = largest_message(in, collective);
+    if (p.piece_bytes < (moves_bytes ? 1 : dtype_size(dtype))) return Plan{};  // not even one element per piece
     p.pieces = (bytes + p.piece_bytes - 1) / p.piece_bytes;
-    p.kernel = allreduce_kernel(in, p.piece_bytes);
+    p.kernel = kernel_for(in, collective, p.piece_bytes);
+    if (p.kernel == Kernel::None) return Plan{};
   }
   set_grid(in, p.piece_bytes, p);
   return p;
@@ -95,9 +111,12 @@ const char* kernel_name(Kernel k) {
     case Kernel::AllreduceOneShotSmall: return "one-shot (small-message kernel)";
     case Kernel::AllreduceOneShot: return "one-shot";
     case Kernel::AllreduceTwoShot: return "two-shot";
+    case Kernel::AllgatherOneShot: return "one-shot";
     default: return "";
   }
 }
+
+const char* collective_name(Collective c) { return c == Collective::Allgather ? "allgather" : "allreduce"; }
 
 Algo algo_of(Kernel k) { return k == Kernel::AllreduceTwoShot ? Algo::TwoShot : Algo::OneShot; }
 

@@ -1,5 +1,5 @@
 """The native layer's one plan function (native/include/hpcolls/plan.h), through
-hpcolls._native.plan_allreduce, a pure function: which kernel, grid, dependent launch and pieces a
+hpcolls._native.plan, a pure function: which kernel, grid, dependent launch and pieces a
 call gets, and the limits that derive from it. No GPU needed."""
 import pytest
 
@@ -13,7 +13,7 @@ HALF = 4 * MiB  # the default 8 MiB scratch, one half
 
 def plan(nbytes, nranks, code=dtypes.F64, op=dtypes.SUM, **kw):
     kw.setdefault("max_blocks", 32)
-    kernel, blocks, threads, dependent, piece, pieces, largest, small_max = _native.plan_allreduce(
+    kernel, blocks, threads, dependent, piece, pieces, largest, small_max = _native.plan(
         nbytes, code, op, nranks, kw.pop("half_bytes", HALF), **kw)
     return dict(kernel=kernel, blocks=blocks, threads=threads, dependent=dependent, piece=piece, pieces=pieces,
                 largest=largest, small_max=small_max)
@@ -83,3 +83,20 @@ def test_general_one_shot_gives_a_lane_per_rank():
     p = plan(64 * 16, 3)  # 64 chunks x 4 lanes (3 ranks rounded up to a power of two)
     assert p["kernel"] == "one-shot" and p["threads"] == 256 and p["blocks"] == 1
     assert plan(16, 3)["threads"] == 32
+
+
+ALLGATHER = 1
+
+
+def test_allgather_plan():
+    assert _native.COLLECTIVES[ALLGATHER] == "allgather"
+    p = plan(4096, 4, collective=ALLGATHER)  # 256 chunks x 4 ranks' blocks: a thread each
+    assert p["kernel"] == "one-shot" and p["pieces"] == 1 and (p["blocks"], p["threads"]) == (4, 256)
+    assert p["largest"] == HALF // (4 * 32) * 16  # one-shot's scratch: a slot per rank, 2 lines per chunk
+    # Bytes, not elements: any type and op goes (none is looked at), one byte included.
+    assert plan(1, 3, dtypes.BOOL, dtypes.SUM, collective=ALLGATHER)["pieces"] == 1
+    big = plan(3 * p["largest"] + 1, 4, collective=ALLGATHER)
+    assert big["pieces"] == 4 and big["piece"] == p["largest"] and big["kernel"] == "one-shot"
+    assert plan(8, 4, ll_mode=2, collective=ALLGATHER)["pieces"] == 0  # no diagnostic variants
+    with pytest.raises(ValueError, match="out of range"):
+        plan(8, 4, collective=len(_native.COLLECTIVES))

@@ -24,7 +24,8 @@ class CallState {
  public:
   using Packet = LLPacket<kMode>;
 
-  __device__ explicit CallState(const DevComm& c, Algo algo) : c_(c), algo_(algo) {
+  __device__ explicit CallState(const DevComm& c, Algo algo, Collective collective = Collective::Allreduce)
+      : c_(c), algo_(algo), collective_(collective) {
     const volatile DeviceCounters* k = c.counters;
     epoch_ = k->epoch + 1;  // stable for the whole call: only the call's last block advances it
     broken_ = k->error != 0;
@@ -203,6 +204,7 @@ class CallState {
     r->peer = peer;
     r->algo = static_cast<int>(algo_);
     r->epoch = epoch_;
+    if (collective_ != Collective::Allreduce) r->collective = static_cast<int>(collective_);
     __threadfence_system();
     r->code = 1;
     __threadfence_system();
@@ -210,6 +212,7 @@ class CallState {
 
   const DevComm& c_;
   Algo algo_;
+  Collective collective_;
   uint32_t epoch_;
   uint64_t half_offset_;  // 0 or half_bytes: the epoch's parity picks the half
   bool broken_;

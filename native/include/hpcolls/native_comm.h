@@ -50,6 +50,7 @@ class NativeComm {
   // The largest message select() takes, in whole 16-byte chunks (0: none): the piece size of a
   // larger message sent through the native path in pieces (hpcolls/communicator.py).
   size_t largest_message() const { return hpcolls::largest_message(in_, Collective::Allreduce); }
+  size_t largest_allgather() const { return hpcolls::largest_message(in_, Collective::Allgather); }
   // The kernel a call of `bytes` would run, for logs and tests: "one-shot (small-message
   // kernel)", "one-shot", "two-shot", or "" when the native path cannot carry it whole.
   std::string kernel(size_t bytes) const;
@@ -57,6 +58,11 @@ class NativeComm {
   // Launches on `stream`; returns the algorithm used, or -1 (nothing launched) when the message
   // does not fit the native path and the caller must fall back. Throws on a broken communicator.
   int allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op op, uintptr_t stream);
+  // Allgather of `bytes` per rank: rank q's block lands at recv + q * stride (stride 0: bytes). In
+  // place when send == recv + rank * stride. Returns 0, or -1 (nothing launched) when the block
+  // does not fit the native path, or the communicator is in a diagnostic LL mode; throws as
+  // allreduce() does.
+  int allgather(uintptr_t send, uintptr_t recv, size_t bytes, size_t stride, uintptr_t stream);
 
   // Reachability check for real: an int64 SUM of every rank's `nonce` through the one-shot
   // kernel on a private stream, waited for. Throws CollectiveTimeout if a peer's stores never land.
@@ -78,7 +84,11 @@ class NativeComm {
   size_t small_oneshot_max_bytes() const { return hpcolls::small_oneshot_max_bytes(in_); }
 
  private:
-  cudaError_t launch(Kernel k, DType t, Op op, const AllreduceArgs& a) const;
+  cudaError_t launch(Kernel k, DType t, Op op, const CollectiveArgs& a) const;
+  void check_usable();  // throws for a broken or unopened communicator, or a time-out seen
+  // The bookkeeping around every launch: epochs left, device, stream order, launch(), note it.
+  template <typename Launch>
+  void launch_call(const CollectiveArgs& a, Launch launch, const char* what);
   void order_before_launch(cudaStream_t s, StreamFacts& facts);
   void note_launch(cudaStream_t s, StreamFacts& facts);
   void wait_last_call();

@@ -11,14 +11,13 @@
 
 namespace hpcolls {
 
-enum class Collective : int { Allreduce, kCount };
-
 // Every kernel variant the native layer launches, named once (kernel_name, algo_of, launch).
 enum class Kernel : int {
   None = -1,               // the native path does not take the call (or only in pieces)
   AllreduceOneShotSmall,   // hpcolls/allreduce/oneshot_small.cuh: a thread per chunk, 2/4/8 ranks
   AllreduceOneShot,        // hpcolls/allreduce/oneshot.cuh: a lane per (chunk, rank)
   AllreduceTwoShot,        // hpcolls/allreduce/twoshot.cuh: reduce-scatter + all-gather
+  AllgatherOneShot,        // hpcolls/allgather/oneshot.cuh: every block pushed to every rank
   kCount
 };
 
@@ -48,7 +47,8 @@ struct Plan {
   size_t pieces = 0;             // 1: the whole message in one call; more: in pieces; 0: not native
 };
 
-// The plan of a call of `bytes` bytes of (dtype, op) under `in`; Kernel::None with pieces = 0 for
+// The plan of a call of `bytes` bytes of (dtype, op) under `in` (Allgather: bytes per rank, and
+// dtype and op are not looked at); Kernel::None with pieces = 0 for
 // a pair the kernels do not carry (op_supported) or a communicator that takes no message at all.
 Plan plan(const PlanInputs& in, Collective collective, size_t bytes, DType dtype, Op op);
 // The largest message (bytes, whole 16-byte chunks) a single kernel call takes; 0: none.
@@ -59,6 +59,7 @@ size_t capacity(const PlanInputs& in, Algo algo);
 size_t small_oneshot_max_bytes(const PlanInputs& in);
 
 const char* kernel_name(Kernel k);  // "one-shot (small-message kernel)", "one-shot", "two-shot", ""
+const char* collective_name(Collective c);  // "allreduce", "allgather"
 Algo algo_of(Kernel k);             // the algorithm a kernel belongs to (error records, select())
 
 }  // namespace hpcolls

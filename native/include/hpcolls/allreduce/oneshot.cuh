@@ -108,7 +108,7 @@ __global__ void allreduce_oneshot(DevComm c, const char* send, char* recv, uint3
 // The launcher for LL mode kMode: mode 0 in the default build (native/src), 1..3 in the
 // diagnostic module (native/diagnostics).
 template <int kMode>
-cudaError_t launch_oneshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a) {
+cudaError_t launch_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a) {
   return launch_allreduce_kernel<kMode>(c, t, op, a, [](auto type_tag, auto op_tag) {
     return &allreduce_oneshot<decltype(type_tag), decltype(op_tag)::value, kMode>;
   });
