@@ -115,7 +115,7 @@ PYBIND11_MODULE(_native, m) {
 
 
   // plan() on its own (plan.h), a pure function: the selection's tests run without a GPU.
-  static_assert(int(Collective::kCount) == 2, "COLLECTIVES below lists every Collective");
+  static_assert(int(Collective::kCount) == 5, "COLLECTIVES below lists every Collective");
   m.def(
       "plan",
       [](size_t bytes, int dtype, int op, int nranks, size_t half_bytes, int max_blocks, bool gpu_shared,
@@ -147,7 +147,7 @@ PYBIND11_MODULE(_native, m) {
       py::arg("collective") = 0,
       "(kernel, blocks, threads, dependent_launch, piece_bytes, pieces, largest_message, "
       "small_oneshot_max_bytes) of a call under these inputs (plan.h; collective: COLLECTIVES' index)");
-  m.attr("COLLECTIVES") = py::make_tuple("allreduce", "allgather");  // Collective's values, in order
+  m.attr("COLLECTIVES") = py::make_tuple("allreduce", "allgather", "bcast", "reduce", "reduce_scatter");  // Collective's values, in order
 
   py::class_<NativeComm>(m, "NativeComm")
       .def(py::init<int, int, int, size_t, double, int>(), py::arg("rank"), py::arg("nranks"),
@@ -201,6 +201,41 @@ PYBIND11_MODULE(_native, m) {
            "(0: bytes); in place when send == recv + rank * stride. 0, or -1 when it does not fit (nothing "
            "launched): largest_allgather() is the largest block")
       .def("largest_allgather", [](const NativeComm& c) { return c.largest_allgather(); })
+      .def("bcast", &NativeComm::bcast, py::arg("buf"), py::arg("bytes"), py::arg("root"), py::arg("stream") = 0,
+           "Bcast of `bytes` bytes (any datatype) from rank `root`'s buf into every other rank's. 0, or -1 "
+           "when it does not fit (nothing launched): largest_bcast() is the largest message")
+      .def(
+          "reduce",
+          [](NativeComm& c, uintptr_t send, uintptr_t recv, size_t count, int dtype, int op, int root,
+             uintptr_t stream) {
+            return c.reduce(send, recv, count, static_cast<DType>(dtype), static_cast<Op>(op), root, stream);
+          },
+          py::arg("send"), py::arg("recv"), py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("root"),
+          py::arg("stream") = 0,
+          "Reduce of `count` elements into rank `root`'s recv, combined in rank order (recv is not touched "
+          "elsewhere); in place at the root when send == recv. 0, or -1 when it does not fit (nothing "
+          "launched): largest_reduce() is the largest message in bytes")
+      .def(
+          "reduce_scatter",
+          [](NativeComm& c, uintptr_t send, uintptr_t recv, const std::vector<size_t>& counts, int dtype, int op,
+             uintptr_t stream) {
+            return c.reduce_scatter(send, recv, counts, static_cast<DType>(dtype), static_cast<Op>(op), stream);
+          },
+          py::arg("send"), py::arg("recv"), py::arg("counts"), py::arg("dtype"), py::arg("op"), py::arg("stream") = 0,
+          "Reduce_scatter: rank q receives the rank-order reduction of block q (counts[q] elements, the blocks "
+          "back to back in send); in place when send == recv (the input in recv, the result at its start). 0, "
+          "or -1 when it does not fit (nothing launched): largest_reduce_scatter() is the largest block in bytes")
+      .def(
+          "reduce_scatter_block",
+          [](NativeComm& c, uintptr_t send, uintptr_t recv, size_t count, int dtype, int op, uintptr_t stream) {
+            return c.reduce_scatter(send, recv, std::vector<size_t>(size_t(c.nranks()), count),
+                                    static_cast<DType>(dtype), static_cast<Op>(op), stream);
+          },
+          py::arg("send"), py::arg("recv"), py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("stream") = 0,
+          "Reduce_scatter_block: reduce_scatter with `count` elements for every rank")
+      .def("largest_bcast", [](const NativeComm& c) { return c.largest(Collective::Bcast); })
+      .def("largest_reduce", [](const NativeComm& c) { return c.largest(Collective::Reduce); })
+      .def("largest_reduce_scatter", [](const NativeComm& c) { return c.largest(Collective::ReduceScatter); })
       .def("probe", &NativeComm::probe, py::call_guard<py::gil_scoped_release>())
       // Where rank r's scratch is mapped in this process (hpcolls._native_diag.peek/poke read it).
       .def("scratch_address", [](const NativeComm& c, int r) { return reinterpret_cast<uintptr_t>(c.scratch_base(r)); })

@@ -213,16 +213,20 @@ CollectiveArgs args_of(const Plan& p, uintptr_t send, uintptr_t recv, size_t byt
 }
 }  // namespace
 
-int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op op, uintptr_t stream) {
-  check_usable();
-  const size_t esize = dtype_size(t);
-  if (esize == 0) throw std::invalid_argument("hpcolls: unknown dtype code");
+void NativeComm::check_reduction(const char* what, DType t, Op op) const {
+  if (dtype_size(t) == 0) throw std::invalid_argument("hpcolls: unknown dtype code");
   if (int(op) < 0 || op >= Op::kCount) throw std::invalid_argument("hpcolls: unknown op code");
   if (!op_supported(t, op))
-    throw std::invalid_argument("hpcolls: Allreduce: MPI." + upper(op_name(op)) + " is not defined for " +
-                                dtype_name(t) + " (MPI: floating point takes SUM, PROD, MIN, MAX; complex SUM, "
+    throw std::invalid_argument(std::string("hpcolls: ") + what + ": MPI." + upper(op_name(op)) +
+                                " is not defined for " + dtype_name(t) +
+                                " (MPI: floating point takes SUM, PROD, MIN, MAX; complex SUM, "
                                 "PROD; bool LAND, LOR, LXOR; integers every op)");
-  const size_t bytes = count * esize;
+}
+
+int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op op, uintptr_t stream) {
+  check_usable();
+  check_reduction("Allreduce", t, op);
+  const size_t bytes = count * dtype_size(t);
   if (bytes == 0) return int(in_.mode == AlgoMode::TwoShot ? Algo::TwoShot : Algo::OneShot);
   const Plan p = plan_of(bytes, t, op);
   if (p.pieces != 1) return -1;
@@ -253,6 +257,86 @@ int NativeComm::allgather(uintptr_t send, uintptr_t recv, size_t bytes, size_t s
   return 0;
 }
 
+namespace {
+void check_root(const char* what, int root, int nranks) {
+  if (root < 0 || root >= nranks)
+    throw std::invalid_argument(std::string("hpcolls: ") + what + ": root " + std::to_string(root) +
+                                " is not a rank of this communicator (0.." + std::to_string(nranks - 1) + ")");
+}
+bool overlap(uintptr_t a, size_t a_bytes, uintptr_t b, size_t b_bytes) { return a < b + b_bytes && b < a + a_bytes; }
+}  // namespace
+
+int NativeComm::bcast(uintptr_t buf, size_t bytes, int root, uintptr_t stream) {
+  check_usable();
+  check_root("Bcast", root, nranks_);
+  if (bytes == 0 || nranks_ == 1) return 0;  // nothing moves
+  const Plan p = plan(in_, Collective::Bcast, bytes, DType::U8, Op::Sum);
+  if (p.pieces != 1) return -1;
+  CollectiveArgs a = args_of(p, buf, buf, bytes, buf % 16 == 0, stream);
+  a.root = root;
+  launch_call(a, [&] { return launch_bcast_oneshot(dev_, a); }, "launch(bcast one-shot)");
+  return 0;
+}
+
+int NativeComm::reduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op op, int root, uintptr_t stream) {
+  check_usable();
+  check_reduction("Reduce", t, op);
+  check_root("Reduce", root, nranks_);
+  const size_t bytes = count * dtype_size(t);
+  if (bytes == 0) return 0;
+  const Plan p = plan(in_, Collective::Reduce, bytes, t, op);
+  if (p.pieces != 1) return -1;
+  const bool at_root = rank_ == root;
+  const size_t align = dtype_alignment(t);
+  if (send % align || (at_root && recv % align))
+    throw std::invalid_argument("hpcolls: Reduce: buffer address not aligned to its element type");
+  if (at_root && send != recv && overlap(send, bytes, recv, bytes))
+    throw std::invalid_argument("hpcolls: Reduce: the send buffer overlaps the receive buffer (in place: send = recv)");
+  CollectiveArgs a = args_of(p, send, at_root ? recv : send, bytes, send % 16 == 0 && (!at_root || recv % 16 == 0),
+                             stream);
+  a.root = root;
+  launch_call(a, [&] { return launch(p.kernel, t, op, a); }, "launch(reduce one-shot)");
+  return 0;
+}
+
+int NativeComm::reduce_scatter(uintptr_t send, uintptr_t recv, const std::vector<size_t>& counts, DType t, Op op,
+                               uintptr_t stream) {
+  check_usable();
+  check_reduction("Reduce_scatter", t, op);
+  if (int(counts.size()) != nranks_)
+    throw std::invalid_argument("hpcolls: Reduce_scatter: " + std::to_string(counts.size()) + " counts for " +
+                                std::to_string(nranks_) + " ranks");
+  const size_t esize = dtype_size(t);
+  BlockLayout layout{};
+  size_t total = 0, largest = 0;
+  for (int q = 0; q < nranks_; ++q) {
+    if (total > UINT32_MAX) return -1;  // offsets are 32-bit in the kernel
+    layout.offset[q] = uint32_t(total);
+    const size_t b = counts[size_t(q)] * esize;
+    largest = std::max(largest, b);
+    total += b;
+  }
+  if (largest == 0) return 0;  // every block empty, on every rank
+  const Plan p = plan(in_, Collective::ReduceScatter, largest, t, op);
+  if (p.pieces != 1) return -1;
+  for (int q = 0; q < nranks_; ++q) layout.bytes[q] = uint32_t(counts[size_t(q)] * esize);
+  const bool in_place = send == recv;
+  // In place the result (block rank's bytes) overwrites the input from its start: safe only inside
+  // block 0, which the kernel reads chunk by chunk before each chunk's store. MPI has every rank in
+  // place or none, so every rank declines alike.
+  if (in_place && largest > layout.bytes[0]) return -1;
+  const size_t align = dtype_alignment(t);
+  if (send % align || recv % align)
+    throw std::invalid_argument("hpcolls: Reduce_scatter: buffer address not aligned to its element type");
+  if (!in_place && overlap(send, total, recv, layout.bytes[rank_]))
+    throw std::invalid_argument("hpcolls: Reduce_scatter: the send buffer overlaps the receive buffer (in place: "
+                                "send = recv)");
+  CollectiveArgs a = args_of(p, send, recv, largest, false, stream);  // the kernel aligns per block
+  a.layout = &layout;
+  launch_call(a, [&] { return launch(p.kernel, t, op, a); }, "launch(reduce_scatter one-shot)");
+  return 0;
+}
+
 cudaError_t NativeComm::launch(Kernel k, DType t, Op op, const CollectiveArgs& a) const {
   if (diagnostic_ != nullptr)  // a diagnostic LL mode: never the small-message kernel (plan.cpp)
     return (k == Kernel::AllreduceTwoShot ? diagnostic_->twoshot : diagnostic_->oneshot)(dev_, t, op, a);
@@ -260,6 +344,8 @@ cudaError_t NativeComm::launch(Kernel k, DType t, Op op, const CollectiveArgs& a
     case Kernel::AllreduceOneShotSmall: return launch_allreduce_oneshot_small(dev_, t, op, a);
     case Kernel::AllreduceOneShot: return launch_allreduce_oneshot(dev_, t, op, a);
     case Kernel::AllreduceTwoShot: return launch_allreduce_twoshot(dev_, t, op, a);
+    case Kernel::ReduceOneShot: return launch_reduce_oneshot(dev_, t, op, a);
+    case Kernel::ReduceScatterOneShot: return launch_reduce_scatter_oneshot(dev_, t, op, a);
     default: return cudaErrorInvalidValue;
   }
 }

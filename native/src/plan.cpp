@@ -36,16 +36,35 @@ Kernel allgather_kernel(const PlanInputs& in, size_t bytes) {
   return fits && in.ll_mode == 0 ? Kernel::AllgatherOneShot : Kernel::None;
 }
 
-Kernel kernel_for(const PlanInputs& in, Collective collective, size_t bytes) {
-  return collective == Collective::Allgather ? allgather_kernel(in, bytes) : allreduce_kernel(in, bytes);
+// The rooted collectives and Reduce_scatter, as Allgather: one kernel each, LL mode 0 only.
+Kernel rooted_kernel(const PlanInputs& in, Collective collective, size_t bytes) {
+  const bool bcast = collective == Collective::Bcast;
+  const size_t need = bcast ? bcast_half_bytes(bytes) : reduce_half_bytes(bytes, in.nranks);
+  if (need > in.half_bytes || in.ll_mode != 0) return Kernel::None;
+  return bcast ? Kernel::BcastOneShot
+               : collective == Collective::Reduce ? Kernel::ReduceOneShot : Kernel::ReduceScatterOneShot;
 }
+
+Kernel kernel_for(const PlanInputs& in, Collective collective, size_t bytes) {
+  switch (collective) {
+    case Collective::Allreduce: return allreduce_kernel(in, bytes);
+    case Collective::Allgather: return allgather_kernel(in, bytes);
+    default: return rooted_kernel(in, collective, bytes);
+  }
+}
+
+bool moves_bytes(Collective c) { return c == Collective::Allgather || c == Collective::Bcast; }
 
 void set_grid(const PlanInputs& in, size_t bytes, Plan& p) {
   const size_t chunks = chunks_of(bytes);
   // Threads with work: one-shot's general kernel gives each chunk a lane per rank; Allgather a
-  // thread per chunk of every rank's block.
+  // thread per chunk of every rank's block; the rooted kernels a thread per chunk, and at least
+  // one per rank for the handshakes (handshake.cuh).
+  const bool rooted = p.kernel == Kernel::BcastOneShot || p.kernel == Kernel::ReduceOneShot ||
+                      p.kernel == Kernel::ReduceScatterOneShot;
   const size_t items = p.kernel == Kernel::AllreduceOneShot   ? chunks << oneshot_lane_shift(in.nranks)
                        : p.kernel == Kernel::AllgatherOneShot ? chunks * size_t(in.nranks)
+                       : rooted                               ? std::max(chunks, size_t(in.nranks))
                                                               : chunks;
   p.threads = items >= size_t(kThreadsPerBlock) ? kThreadsPerBlock : int((items + 31) / 32 * 32);
   if (in.threads_override > 0) p.threads = in.threads_override;
@@ -72,6 +91,12 @@ size_t capacity(const PlanInputs& in, Algo algo) {
 size_t largest_message(const PlanInputs& in, Collective collective) {
   const size_t one = capacity(in, Algo::OneShot), two = capacity(in, Algo::TwoShot);
   if (collective == Collective::Allgather) return one;
+  if (collective != Collective::Allreduce) {  // the inverse of {bcast,reduce}_half_bytes, whole chunks
+    const size_t lines = in.half_bytes / 16;
+    if (lines <= kHandshakeLines) return 0;
+    const size_t per_chunk = kLinesPerChunk * (collective == Collective::Bcast ? 1 : size_t(in.nranks));
+    return (lines - kHandshakeLines) / per_chunk * kChunkBytes;
+  }
   switch (in.mode) {  // as allreduce_kernel decides
     case AlgoMode::OneShot: return one;
     case AlgoMode::TwoShot: return two;
@@ -90,14 +115,14 @@ size_t small_oneshot_max_bytes(const PlanInputs& in) {
 
 Plan plan(const PlanInputs& in, Collective collective, size_t bytes, DType dtype, Op op) {
   Plan p;
-  const bool moves_bytes = collective == Collective::Allgather;
-  if (!moves_bytes && !op_supported(dtype, op)) return p;
+  const bool bytes_only = moves_bytes(collective);
+  if (!bytes_only && !op_supported(dtype, op)) return p;
   p.kernel = kernel_for(in, collective, bytes);
   p.piece_bytes = bytes;
   p.pieces = 1;
   if (p.kernel == Kernel::None) {
     p.piece_bytes = largest_message(in, collective);
-    if (p.piece_bytes < (moves_bytes ? 1 : dtype_size(dtype))) return Plan{};  // not even one element per piece
+    if (p.piece_bytes < (bytes_only ? 1 : dtype_size(dtype))) return Plan{};  // not even one element per piece
     p.pieces = (bytes + p.piece_bytes - 1) / p.piece_bytes;
     p.kernel = kernel_for(in, collective, p.piece_bytes);
     if (p.kernel == Kernel::None) return Plan{};
@@ -111,12 +136,17 @@ const char* kernel_name(Kernel k) {
     case Kernel::AllreduceOneShotSmall: return "one-shot (small-message kernel)";
     case Kernel::AllreduceOneShot: return "one-shot";
     case Kernel::AllreduceTwoShot: return "two-shot";
-    case Kernel::AllgatherOneShot: return "one-shot";
+    case Kernel::AllgatherOneShot: case Kernel::BcastOneShot: case Kernel::ReduceOneShot:
+    case Kernel::ReduceScatterOneShot: return "one-shot";
     default: return "";
   }
 }
 
-const char* collective_name(Collective c) { return c == Collective::Allgather ? "allgather" : "allreduce"; }
+const char* collective_name(Collective c) {
+  constexpr const char* kNames[] = {"allreduce", "allgather", "bcast", "reduce", "reduce_scatter"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == size_t(Collective::kCount), "a name per Collective");
+  return int(c) >= 0 && c < Collective::kCount ? kNames[int(c)] : "allreduce";
+}
 
 Algo algo_of(Kernel k) { return k == Kernel::AllreduceTwoShot ? Algo::TwoShot : Algo::OneShot; }
 

@@ -100,3 +100,48 @@ def test_allgather_plan():
     assert plan(8, 4, ll_mode=2, collective=ALLGATHER)["pieces"] == 0  # no diagnostic variants
     with pytest.raises(ValueError, match="out of range"):
         plan(8, 4, collective=len(_native.COLLECTIVES))
+
+
+BCAST, REDUCE, REDUCE_SCATTER = 2, 3, 4
+HANDSHAKE_LINES = 32  # kMaxRanks lines before a rooted kernel's data (collective_args.h)
+
+
+def test_rooted_collectives_are_named_in_order():
+    assert _native.COLLECTIVES[BCAST:] == ("bcast", "reduce", "reduce_scatter")
+
+
+def test_bcast_plan_moves_bytes_with_one_copy_of_the_message_in_scratch():
+    p = plan(4096, 4, collective=BCAST)  # 256 chunks: a thread each
+    assert p["kernel"] == "one-shot" and p["pieces"] == 1 and (p["blocks"], p["threads"]) == (1, 256)
+    assert p["largest"] == (HALF // 16 - HANDSHAKE_LINES) // 2 * 16  # the handshake lines, then 2 lines a chunk
+    assert plan(1, 8, dtypes.BOOL, dtypes.SUM, collective=BCAST)["pieces"] == 1  # bytes: no type or op looked at
+    assert plan(p["largest"], 4, collective=BCAST)["pieces"] == 1
+    big = plan(p["largest"] + 1, 4, collective=BCAST)
+    assert big["pieces"] == 2 and big["piece"] == p["largest"]
+    assert plan(8, 4, ll_mode=1, collective=BCAST)["pieces"] == 0  # no diagnostic variants
+
+
+def test_reduce_and_reduce_scatter_plan_a_slot_per_rank():
+    for coll in (REDUCE, REDUCE_SCATTER):
+        p = plan(4096, 4, collective=coll)
+        assert p["kernel"] == "one-shot" and p["pieces"] == 1 and (p["blocks"], p["threads"]) == (1, 256)
+        assert p["largest"] == (HALF // 16 - HANDSHAKE_LINES) // (4 * 2) * 16
+        assert plan(p["largest"], 4, collective=coll)["pieces"] == 1
+        assert plan(p["largest"] + 16, 4, collective=coll)["pieces"] == 2
+        # Every (type, op) Allreduce takes, and only those: a pair MPI does not define gets no plan.
+        assert plan(8, 4, dtypes.BOOL, dtypes.LXOR, collective=coll)["pieces"] == 1
+        assert plan(8, 4, dtypes.F64, dtypes.BAND, collective=coll)["pieces"] == 0
+        assert plan(8, 4, dtypes.C128, dtypes.MAX, collective=coll)["pieces"] == 0
+        assert plan(8, 4, ll_mode=3, collective=coll)["pieces"] == 0
+
+
+def test_rooted_grids_have_a_thread_per_rank_for_the_handshakes():
+    for coll in (BCAST, REDUCE, REDUCE_SCATTER):
+        assert plan(16, 32, collective=coll)["threads"] == 32  # one chunk, 32 ranks: 32 handshake threads
+        assert plan(16, 1, collective=coll)["threads"] == 32
+        assert plan(100 * 16, 3, collective=coll)["threads"] == 128  # 100 chunks, whole warps
+
+
+def test_rooted_scratch_too_small_for_one_element():
+    for coll in (BCAST, REDUCE, REDUCE_SCATTER):
+        assert plan(8, 4, half_bytes=HANDSHAKE_LINES * 16, collective=coll)["pieces"] == 0

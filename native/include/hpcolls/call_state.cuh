@@ -54,6 +54,10 @@ class CallState {
     Packet::write(hi, chunk.z, chunk.w, epoch_);
   }
 
+  // Stores one LL line of this call that carries no data, only the epoch: the handshake line of
+  // a rooted collective (handshake.cuh).
+  __device__ void send_line(LLLine* dst) const { Packet::write(dst, 0, 0, epoch_); }
+
   // Pushes one chunk to `line` of this call's half of every peer's scratch, starting from the
   // next rank up, so that ranks do not all hit rank 0 first. Not unrolled: the rank count is
   // known only at run time, and unrolled copies made the kernel 60% larger for nothing.

@@ -12,6 +12,13 @@ namespace hpcolls {
 // whatever its register count (255 registers x 256 threads fit the 64 Ki-register file).
 constexpr int kThreadsPerBlock = 256;
 
+// Where each rank's block of a Reduce_scatter's send buffer is (bytes from its start) and its
+// length in bytes; passed to the kernel by value (kMaxRanks entries).
+struct BlockLayout {
+  uint32_t offset[kMaxRanks];
+  uint32_t bytes[kMaxRanks];
+};
+
 struct CollectiveArgs {
   const void* send;
   void* recv;
@@ -22,6 +29,8 @@ struct CollectiveArgs {
   cudaStream_t stream;
   bool dependent_launch;  // launch as a programmatic dependent of the previous kernel (dependent_launch.cuh)
   size_t stride = 0;      // Allgather: bytes from one rank's block of recv to the next (vec_ok covers it)
+  int root = 0;           // Bcast, Reduce
+  const BlockLayout* layout = nullptr;  // Reduce_scatter: the blocks (bytes is the largest block)
 };
 
 // One-shot gives each 16-byte chunk one thread per rank (lane q pushes to and receives from rank
@@ -58,10 +67,25 @@ inline size_t twoshot_half_bytes(size_t bytes, int nranks) {
   return 2 * size_t(nranks) * part * kLinesPerChunk * 16;  // reduce-scatter + all-gather regions
 }
 
+// Lines at the start of a half that carry the handshakes of the rooted collectives, one per rank
+// (handshake.cuh); their data follows.
+constexpr size_t kHandshakeLines = kMaxRanks;
+// Bcast: the root's message, once. Reduce and Reduce_scatter: a slot per rank of the message
+// (Reduce_scatter: of the largest block).
+inline size_t bcast_half_bytes(size_t bytes) {
+  return (kHandshakeLines + (bytes + kChunkBytes - 1) / kChunkBytes * kLinesPerChunk) * 16;
+}
+inline size_t reduce_half_bytes(size_t bytes, int nranks) {
+  return (kHandshakeLines + size_t(nranks) * ((bytes + kChunkBytes - 1) / kChunkBytes) * kLinesPerChunk) * 16;
+}
+
 // One launcher per algorithm, each dispatching on (dtype, op); defined in its kernel's file.
 cudaError_t launch_allreduce_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_allreduce_oneshot_small(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_allreduce_twoshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_allgather_oneshot(const DevComm& c, const CollectiveArgs& a);
+cudaError_t launch_bcast_oneshot(const DevComm& c, const CollectiveArgs& a);
+cudaError_t launch_reduce_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
+cudaError_t launch_reduce_scatter_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 
 }  // namespace hpcolls

@@ -51,6 +51,7 @@ class NativeComm {
   // larger message sent through the native path in pieces (hpcolls/communicator.py).
   size_t largest_message() const { return hpcolls::largest_message(in_, Collective::Allreduce); }
   size_t largest_allgather() const { return hpcolls::largest_message(in_, Collective::Allgather); }
+  size_t largest(Collective c) const { return hpcolls::largest_message(in_, c); }
   // The kernel a call of `bytes` would run, for logs and tests: "one-shot (small-message
   // kernel)", "one-shot", "two-shot", or "" when the native path cannot carry it whole.
   std::string kernel(size_t bytes) const;
@@ -63,6 +64,19 @@ class NativeComm {
   // does not fit the native path, or the communicator is in a diagnostic LL mode; throws as
   // allreduce() does.
   int allgather(uintptr_t send, uintptr_t recv, size_t bytes, size_t stride, uintptr_t stream);
+  // The rooted collectives and Reduce_scatter (one-shot LL kernels, handshake.cuh). Each returns
+  // 0, or -1 (nothing launched) when the message does not fit the native path or the communicator
+  // is in a diagnostic LL mode, the same on every rank; throws as allreduce() does.
+  // Bcast of `bytes` bytes from `root`'s buf into every other rank's.
+  int bcast(uintptr_t buf, size_t bytes, int root, uintptr_t stream);
+  // Reduce of `count` elements into `root`'s recv (not touched elsewhere); in place at the root
+  // when send == recv (MPI_IN_PLACE).
+  int reduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op op, int root, uintptr_t stream);
+  // Reduce_scatter: block q (counts[q] elements, blocks back to back in send) reduced into rank
+  // q's recv. In place when send == recv (the input in recv, the result at its start): taken only
+  // when no block is larger than block 0 (the result must not reach past block 0's input).
+  int reduce_scatter(uintptr_t send, uintptr_t recv, const std::vector<size_t>& counts, DType t, Op op,
+                     uintptr_t stream);
 
   // Reachability check for real: an int64 SUM of every rank's `nonce` through the one-shot
   // kernel on a private stream, waited for. Throws CollectiveTimeout if a peer's stores never land.
@@ -85,6 +99,7 @@ class NativeComm {
 
  private:
   cudaError_t launch(Kernel k, DType t, Op op, const CollectiveArgs& a) const;
+  void check_reduction(const char* what, DType t, Op op) const;  // throws for a code or pair not carried
   void check_usable();  // throws for a broken or unopened communicator, or a time-out seen
   // The bookkeeping around every launch: epochs left, device, stream order, launch(), note it.
   template <typename Launch>

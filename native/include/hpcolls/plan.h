@@ -18,6 +18,9 @@ enum class Kernel : int {
   AllreduceOneShot,        // hpcolls/allreduce/oneshot.cuh: a lane per (chunk, rank)
   AllreduceTwoShot,        // hpcolls/allreduce/twoshot.cuh: reduce-scatter + all-gather
   AllgatherOneShot,        // hpcolls/allgather/oneshot.cuh: every block pushed to every rank
+  BcastOneShot,            // hpcolls/bcast/oneshot.cuh: the root's push
+  ReduceOneShot,           // hpcolls/reduce/oneshot.cuh: every rank pushes to the root
+  ReduceScatterOneShot,    // hpcolls/reduce_scatter/oneshot.cuh: every block pushed to its owner
   kCount
 };
 
@@ -47,8 +50,9 @@ struct Plan {
   size_t pieces = 0;             // 1: the whole message in one call; more: in pieces; 0: not native
 };
 
-// The plan of a call of `bytes` bytes of (dtype, op) under `in` (Allgather: bytes per rank, and
-// dtype and op are not looked at); Kernel::None with pieces = 0 for
+// The plan of a call of `bytes` bytes of (dtype, op) under `in` (Allgather: bytes per rank;
+// Reduce_scatter: the largest block's bytes; Allgather and Bcast move bytes and do not look at dtype
+// and op); Kernel::None with pieces = 0 for
 // a pair the kernels do not carry (op_supported) or a communicator that takes no message at all.
 Plan plan(const PlanInputs& in, Collective collective, size_t bytes, DType dtype, Op op);
 // The largest message (bytes, whole 16-byte chunks) a single kernel call takes; 0: none.
@@ -59,7 +63,7 @@ size_t capacity(const PlanInputs& in, Algo algo);
 size_t small_oneshot_max_bytes(const PlanInputs& in);
 
 const char* kernel_name(Kernel k);  // "one-shot (small-message kernel)", "one-shot", "two-shot", ""
-const char* collective_name(Collective c);  // "allreduce", "allgather"
+const char* collective_name(Collective c);  // "allreduce", "allgather", "bcast", "reduce", "reduce_scatter"
 Algo algo_of(Kernel k);             // the algorithm a kernel belongs to (error records, select())
 
 }  // namespace hpcolls

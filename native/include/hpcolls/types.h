@@ -10,7 +10,7 @@ namespace hpcolls {
 enum class DType : int { F16, BF16, F32, F64, C64, C128, I32, I64, U32, U64, I8, U8, I16, U16, Bool, kCount };
 enum class Op : int { Sum, Prod, Min, Max, BAnd, BOr, BXor, LAnd, LOr, LXor, kCount };
 enum class Algo : int { OneShot, TwoShot, kCount };
-enum class Collective : int { Allreduce, Allgather, kCount };
+enum class Collective : int { Allreduce, Allgather, Bcast, Reduce, ReduceScatter, kCount };
 
 // Ranks a single-node communicator may have on the native path (peer pointers travel by value).
 constexpr int kMaxRanks = 32;

@@ -1,0 +1,11 @@
+// Reduce, one-shot: the default build's launcher (LL mode 0); the kernel is in
+// hpcolls/reduce/oneshot.cuh.
+#include "hpcolls/reduce/oneshot.cuh"
+
+namespace hpcolls {
+
+cudaError_t launch_reduce_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a) {
+  return kernels::launch_reduce_oneshot<0>(c, t, op, a);
+}
+
+}  // namespace hpcolls
