@@ -5,7 +5,9 @@
 #include "hpcolls/c_api_module.h"
 
 #include <exception>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "hpcolls/c_api.h"
 #include "hpcolls/errors.h"
@@ -26,17 +28,19 @@ int fail(int status, const char* what) {
 NativeComm* native(hpcolls_comm* c) { return reinterpret_cast<NativeComm*>(c); }
 const NativeComm* native(const hpcolls_comm* c) { return reinterpret_cast<const NativeComm*>(c); }
 
-int c_allreduce(hpcolls_comm* comm, const void* send, void* recv, size_t count, int dtype, int op, void* stream) {
+// Runs call() (NativeComm's result: >= 0 launched, -1 not taken) for collective `what`, with the
+// checks every entry makes first; every exception becomes a status and last_error()'s message.
+template <typename Call>
+int guarded(const char* what, hpcolls_comm* comm, bool reduction, int dtype, int op, Call call) {
   last_error_text.clear();
-  if (comm == nullptr) return fail(HPCOLLS_ERROR, "hpcolls: allreduce through the C entry: no communicator");
-  if (dtype < 0 || dtype >= int(DType::kCount) || op < 0 || op >= int(Op::kCount))
-    return fail(HPCOLLS_ERROR, ("hpcolls: allreduce through the C entry: dtype " + std::to_string(dtype) +
-                                " or op " + std::to_string(op) + " is not one of hpcolls_dtype / hpcolls_op")
+  const std::string name = std::string("hpcolls: ") + what + " through the C entry";
+  if (comm == nullptr) return fail(HPCOLLS_ERROR, (name + ": no communicator").c_str());
+  if (reduction && (dtype < 0 || dtype >= int(DType::kCount) || op < 0 || op >= int(Op::kCount)))
+    return fail(HPCOLLS_ERROR, (name + ": dtype " + std::to_string(dtype) + " or op " + std::to_string(op) +
+                                " is not one of hpcolls_dtype / hpcolls_op")
                                    .c_str());
   try {
-    const int algo = native(comm)->allreduce(uintptr_t(send), uintptr_t(recv), count, DType(dtype), Op(op),
-                                             uintptr_t(stream));
-    return algo >= 0 ? HPCOLLS_LAUNCHED : HPCOLLS_NOT_TAKEN;
+    return call() >= 0 ? HPCOLLS_LAUNCHED : HPCOLLS_NOT_TAKEN;
   } catch (const CollectiveTimeout& e) {
     return fail(HPCOLLS_TIMEOUT, e.what());
   } catch (const CommunicatorBroken& e) {
@@ -46,8 +50,43 @@ int c_allreduce(hpcolls_comm* comm, const void* send, void* recv, size_t count, 
   } catch (const std::exception& e) {
     return fail(HPCOLLS_ERROR, e.what());
   } catch (...) {
-    return fail(HPCOLLS_ERROR, "hpcolls: allreduce through the C entry failed (unknown exception)");
+    return fail(HPCOLLS_ERROR, (name + " failed (unknown exception)").c_str());
   }
+}
+
+int c_allreduce(hpcolls_comm* comm, const void* send, void* recv, size_t count, int dtype, int op, void* stream) {
+  return guarded("allreduce", comm, true, dtype, op, [&] {
+    return native(comm)->allreduce(uintptr_t(send), uintptr_t(recv), count, DType(dtype), Op(op), uintptr_t(stream));
+  });
+}
+
+int c_allgather(hpcolls_comm* comm, const void* send, void* recv, size_t bytes, void* stream) {
+  return guarded("allgather", comm, false, 0, 0, [&] {
+    return native(comm)->allgather(uintptr_t(send), uintptr_t(recv), bytes, 0, uintptr_t(stream));
+  });
+}
+
+int c_bcast(hpcolls_comm* comm, void* buf, size_t bytes, int root, void* stream) {
+  return guarded("bcast", comm, false, 0, 0,
+                 [&] { return native(comm)->bcast(uintptr_t(buf), bytes, root, uintptr_t(stream)); });
+}
+
+int c_reduce(hpcolls_comm* comm, const void* send, void* recv, size_t count, int dtype, int op, int root,
+             void* stream) {
+  return guarded("reduce", comm, true, dtype, op, [&] {
+    return native(comm)->reduce(uintptr_t(send), uintptr_t(recv), count, DType(dtype), Op(op), root,
+                                uintptr_t(stream));
+  });
+}
+
+int c_reduce_scatter(hpcolls_comm* comm, const void* send, void* recv, const size_t* counts, int dtype, int op,
+                     void* stream) {
+  return guarded("reduce_scatter", comm, true, dtype, op, [&] {
+    if (counts == nullptr) throw std::invalid_argument("hpcolls: reduce_scatter through the C entry: no counts");
+    const std::vector<size_t> all(counts, counts + native(comm)->nranks());
+    return native(comm)->reduce_scatter(uintptr_t(send), uintptr_t(recv), all, DType(dtype), Op(op),
+                                        uintptr_t(stream));
+  });
 }
 
 int c_rank(const hpcolls_comm* comm) { return comm ? native(comm)->rank() : -1; }
@@ -57,7 +96,7 @@ const char* c_last_error() { return last_error_text.c_str(); }
 
 const hpcolls_c_api kApi = {
     HPCOLLS_C_API_VERSION, uint32_t(sizeof(hpcolls_c_api)), &c_allreduce, &c_rank, &c_nranks, &c_device,
-    &c_last_error,
+    &c_last_error, &c_allgather, &c_bcast, &c_reduce, &c_reduce_scatter,
 };
 
 // The handle capsule holds a reference to the NativeComm's Python object (its context), so the

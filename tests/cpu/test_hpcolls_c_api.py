@@ -84,3 +84,54 @@ def test_unknown_codes_are_refused_by_name(dtype, op):
     fake = ctypes.c_void_p(1)
     assert table.allreduce(fake, None, None, 1, dtype, op, None) == _header_enum("hpcolls_status")["HPCOLLS_ERROR"]
     assert b"not one of hpcolls_dtype / hpcolls_op" in table.last_error()
+
+
+FIELDS_V2 = ("allgather", "bcast", "reduce", "reduce_scatter")
+_status = ctypes.c_int
+_ptr, _size, _int = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
+
+
+class CApiV2(ctypes.Structure):
+    """Version 2 appends the other native collectives after version 1's fields."""
+    _fields_ = CApiV1._fields_ + [
+        ("allgather", ctypes.CFUNCTYPE(_status, _ptr, _ptr, _ptr, _size, _ptr)),
+        ("bcast", ctypes.CFUNCTYPE(_status, _ptr, _ptr, _size, _int, _ptr)),
+        ("reduce", ctypes.CFUNCTYPE(_status, _ptr, _ptr, _ptr, _size, _int, _int, _int, _ptr)),
+        ("reduce_scatter", ctypes.CFUNCTYPE(_status, _ptr, _ptr, _ptr, ctypes.POINTER(_size), _int, _int, _ptr))]
+
+
+def _table_v2():
+    table = _table()
+    assert table.version >= 2 and table.struct_size >= ctypes.sizeof(CApiV2)
+    return CApiV2.from_address(ctypes.addressof(table))
+
+
+def test_version_2_appends_the_other_collectives_after_version_1():
+    table = _table_v2()
+    assert ctypes.sizeof(CApiV2) == ctypes.sizeof(CApiV1) + 4 * ctypes.sizeof(ctypes.c_void_p)
+    assert CApiV2.allgather.offset == ctypes.sizeof(CApiV1)  # version 1's fields keep their offsets
+    assert all(ctypes.cast(getattr(table, f), ctypes.c_void_p).value for f in FIELDS_V1 + FIELDS_V2)
+
+
+def test_version_2_calls_without_a_communicator_fail_with_a_message():
+    table = _table_v2()
+    error = _header_enum("hpcolls_status")["HPCOLLS_ERROR"]
+    counts = (ctypes.c_size_t * 2)(1, 1)
+    calls = {"allgather": lambda: table.allgather(None, None, None, 8, None),
+             "bcast": lambda: table.bcast(None, None, 8, 0, None),
+             "reduce": lambda: table.reduce(None, None, None, 1, dtypes.F64, dtypes.SUM, 0, None),
+             "reduce_scatter": lambda: table.reduce_scatter(None, None, None, counts, dtypes.F64, dtypes.SUM, None)}
+    for name, call in calls.items():
+        assert call() == error, name
+        assert f"hpcolls: {name} through the C entry: no communicator".encode() == table.last_error()
+
+
+@pytest.mark.parametrize("dtype, op", [(99, 0), (3, 99), (-1, 0)])
+def test_version_2_reductions_refuse_unknown_codes(dtype, op):
+    table = _table_v2()
+    fake = ctypes.c_void_p(1)  # never dereferenced: the codes are checked first
+    error = _header_enum("hpcolls_status")["HPCOLLS_ERROR"]
+    assert table.reduce(fake, None, None, 1, dtype, op, 0, None) == error
+    assert b"reduce through the C entry: dtype" in table.last_error()
+    assert table.reduce_scatter(fake, None, None, None, dtype, op, None) == error
+    assert b"not one of hpcolls_dtype / hpcolls_op" in table.last_error()

@@ -31,7 +31,7 @@ extern "C" {
 
 #define HPCOLLS_C_API_CAPSULE "hpcolls._native.c_api_v1"
 #define HPCOLLS_COMM_CAPSULE "hpcolls._native.comm_v1"
-#define HPCOLLS_C_API_VERSION 1
+#define HPCOLLS_C_API_VERSION 2
 
 /* Element types and reduction operators, numbered as hpcolls.dtypes numbers them. */
 enum hpcolls_dtype {
@@ -66,7 +66,22 @@ typedef struct hpcolls_c_api {
   int (*device)(const hpcolls_comm* comm); /* CUDA device ordinal */
   /* The last failure's message on this thread ("" when none), valid until the next call there. */
   const char* (*last_error)(void);
-  /* version 2 and later: appended here */
+  /* version 2: the other native collectives, as allreduce is called (device pointers, `stream`,
+   * every rank the same call, the same statuses; HPCOLLS_NOT_TAKEN the same on every rank). */
+  /* Allgather of `bytes` bytes per rank: rank q's block lands at recv + q * bytes; in place when
+   * send == recv + rank * bytes. */
+  int (*allgather)(hpcolls_comm* comm, const void* send, void* recv, size_t bytes, void* stream);
+  /* Bcast of `bytes` bytes from rank `root`'s buf into every other rank's. */
+  int (*bcast)(hpcolls_comm* comm, void* buf, size_t bytes, int root, void* stream);
+  /* Reduce of `count` elements into rank `root`'s recv, in rank order (recv unused elsewhere); in
+   * place at the root when send == recv. */
+  int (*reduce)(hpcolls_comm* comm, const void* send, void* recv, size_t count, int dtype, int op, int root,
+                void* stream);
+  /* Reduce_scatter: counts[q] elements (nranks entries, blocks back to back in send) reduced into
+   * rank q's recv; in place when send == recv (input in recv, result at its start). */
+  int (*reduce_scatter)(hpcolls_comm* comm, const void* send, void* recv, const size_t* counts, int dtype, int op,
+                        void* stream);
+  /* version 3 and later: appended here */
 } hpcolls_c_api;
 
 /* Whether `api` has `field` (a caller compiled against a newer header may run on an older hpcolls). */
