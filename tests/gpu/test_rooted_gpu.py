@@ -1,6 +1,6 @@
 """The native Bcast, Reduce and Reduce_scatter (NativeComm.bcast / reduce / reduce_scatter /
-reduce_scatter_block; native/include/hpcolls/{bcast,reduce,reduce_scatter}/oneshot.cuh) on the GPU
-machine, called on the native object directly (the Communicator's routing to them is another
+reduce_scatter_block; native/include/hpcolls/{bcast,reduce_scatter}/oneshot.cuh, Reduce running
+Reduce_scatter's kernel) on the GPU machine, called on the native object directly (the Communicator's routing to them is another
 branch's): every root, sizes from 1 element to the largest the native path takes, every dtype x op
 of the reductions, in place and out, bitwise against a host reference reduced in rank order, bytes
 after each result untouched; CUDA-graph replays; a long random mix of all five native collectives
@@ -238,9 +238,10 @@ def summed(k, n):
 
 
 def test_stress_all_five_collectives_on_two_communicators(gpu):
-    """STRESS_CALLS calls at random: Allreduce, Allgather, Bcast, Reduce, Reduce_scatter (int64 SUM
-    or bytes, 1..1024 elements, any root, in place or not), each on one of two communicators chosen
-    at random, no synchronization inside a batch of 500; every result checked afterwards."""
+    """STRESS_CALLS calls at random: Allreduce, Allgather, Bcast, Reduce, Reduce_scatter (int64 or
+    float64 SUM, exact for these values, or bytes; 1..1024 elements, any root, in place or not),
+    each on one of two communicators chosen at random, no synchronization inside a batch of 500;
+    every result checked afterwards."""
     comms = [native_comm(), native_comm()]
     rng = np.random.default_rng(WORLD.bcast(int(np.random.SeedSequence().entropy % 2**63)))
     batch = 500
@@ -251,13 +252,14 @@ def test_stress_all_five_collectives_on_two_communicators(gpu):
                 nc = comms[int(rng.integers(0, 2))]._native
                 kind, n, root, inplace = (int(rng.integers(0, 5)), int(rng.integers(1, 1025)), int(rng.integers(0, N)),
                                           bool(rng.integers(0, 2)))
-                x = filled(k, n * (N if kind == 4 else 1), RANK)
+                code = (dtypes.I64, dtypes.F64)[int(rng.integers(0, 2))]
+                x = filled(k, n * (N if kind == 4 else 1), RANK).astype(dtypes.numpy_dtype(code))
                 if kind == 0:
                     out = x if inplace else cupy.empty_like(x)
-                    assert nc.allreduce(x.data.ptr, out.data.ptr, n, dtypes.I64, dtypes.SUM, 0) >= 0
+                    assert nc.allreduce(x.data.ptr, out.data.ptr, n, code, dtypes.SUM, 0) >= 0
                     checks.append((k, kind, out, lambda k=k, n=n: summed(k, n)))
                 elif kind == 1:
-                    out = cupy.empty(N * n, dtype=cupy.int64)
+                    out = cupy.empty(N * n, dtype=x.dtype)
                     assert nc.allgather(x.data.ptr, out.data.ptr, 8 * n, 0, 0) == 0
                     checks.append((k, kind, out, lambda k=k, n=n: cupy.concatenate([filled(k, n, r) for r in range(N)])))
                 elif kind == 2:
@@ -265,16 +267,16 @@ def test_stress_all_five_collectives_on_two_communicators(gpu):
                     checks.append((k, kind, x, lambda k=k, n=n, root=root: filled(k, n, root)))
                 elif kind == 3:
                     out = x if inplace and RANK == root else cupy.empty_like(x)
-                    assert nc.reduce(x.data.ptr, out.data.ptr, n, dtypes.I64, dtypes.SUM, root, 0) == 0
+                    assert nc.reduce(x.data.ptr, out.data.ptr, n, code, dtypes.SUM, root, 0) == 0
                     if RANK == root:
                         checks.append((k, kind, out, lambda k=k, n=n: summed(k, n)))
                 else:
-                    out = x if inplace else cupy.empty(n, dtype=cupy.int64)
-                    assert nc.reduce_scatter_block(x.data.ptr, out.data.ptr, n, dtypes.I64, dtypes.SUM, 0) == 0
+                    out = x if inplace else cupy.empty(n, dtype=x.dtype)
+                    assert nc.reduce_scatter_block(x.data.ptr, out.data.ptr, n, code, dtypes.SUM, 0) == 0
                     checks.append((k, kind, out[:n], lambda k=k, n=n: summed(k, N * n)[RANK * n:(RANK + 1) * n]))
             cupy.cuda.Device().synchronize()
             for k, kind, got, want in checks:
-                assert bool(cupy.all(got == want())), f"call {k}: collective {kind} wrong"
+                assert bool(cupy.all(got == want().astype(got.dtype))), f"call {k}: collective {kind} wrong"
         for c in comms:
             c._native.check()
     finally:

@@ -31,6 +31,7 @@ struct CollectiveArgs {
   size_t stride = 0;      // Allgather: bytes from one rank's block of recv to the next (vec_ok covers it)
   int root = 0;           // Bcast, Reduce
   const BlockLayout* layout = nullptr;  // Reduce_scatter: the blocks (bytes is the largest block)
+  Collective collective = Collective::ReduceScatter;  // Reduce_scatter's kernel: the call's, for time-out records
 };
 
 // One-shot gives each 16-byte chunk one thread per rank (lane q pushes to and receives from rank

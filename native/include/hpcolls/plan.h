@@ -19,7 +19,7 @@ enum class Kernel : int {
   AllreduceTwoShot,        // hpcolls/allreduce/twoshot.cuh: reduce-scatter + all-gather
   AllgatherOneShot,        // hpcolls/allgather/oneshot.cuh: every block pushed to every rank
   BcastOneShot,            // hpcolls/bcast/oneshot.cuh: the root's push
-  ReduceOneShot,           // hpcolls/reduce/oneshot.cuh: every rank pushes to the root
+  ReduceOneShot,           // every rank pushes to the root: Reduce_scatter's kernel (native/src/reduce_oneshot.cpp)
   ReduceScatterOneShot,    // hpcolls/reduce_scatter/oneshot.cuh: every block pushed to its owner
   kCount
 };

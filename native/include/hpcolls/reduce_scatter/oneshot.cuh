@@ -2,7 +2,8 @@
 // pushes block j of its input, read straight from the user's send buffer, into slot `rank` of
 // rank j's data region; rank j reduces its N slots strictly in rank order (reduce_in_rank_order,
 // its own block taken from registers) into its receive buffer. One remote-store latency, no
-// barrier; block j's result is the one AllReduce gives for those elements.
+// barrier; block j's result is the one AllReduce gives for those elements. Reduce runs this kernel
+// too, as a Reduce_scatter of the root's block only (native/src/reduce_oneshot.cpp).
 //
 // Every rank with a non-empty block receives from every peer, as in AllReduce. A rank whose
 // block is empty would receive nothing, so each peer stores a handshake line into its half
@@ -25,10 +26,11 @@ namespace hpcolls::kernels {
 
 // b: each rank's block of the send buffer. slot_lines: lines per slot, for the largest block.
 // send_vec, recv_vec: the buffers 16-byte aligned (a block moves whole chunks as vectors where
-// its start is aligned too). Thread t < nranks also carries the handshake with rank t.
+// its start is aligned too). what: Reduce_scatter or Reduce, for a time-out's record. Thread
+// t < nranks also carries the handshake with rank t.
 template <typename T, Op OP, int kMode>
 __global__ void reduce_scatter_oneshot(DevComm c, const char* send, char* recv, BlockLayout b, uint32_t slot_lines,
-                                       bool send_vec, bool recv_vec) {
+                                       bool send_vec, bool recv_vec, Collective what) {
   constexpr size_t kUnit = Unit<T>::value;
   const uint32_t largest = slot_lines / uint32_t(kLinesPerChunk);  // chunks of the largest block
   const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
@@ -48,7 +50,7 @@ __global__ void reduce_scatter_oneshot(DevComm c, const char* send, char* recv, 
     return;
   }
 
-  CallState<kMode> call(c, Algo::OneShot, Collective::ReduceScatter);
+  CallState<kMode> call(c, Algo::OneShot, what);
   const int peer = int(first);  // this thread's handshake partner, if first < nranks
   const bool partner = first < uint32_t(c.nranks) && peer != c.rank;
   bool ok = !call.broken();
@@ -81,7 +83,7 @@ cudaError_t launch_reduce_scatter_oneshot(const DevComm& c, DType t, Op op, cons
   return dispatch(t, op, [&](auto type_tag, auto op_tag) {
     return launch_kernel(a, &reduce_scatter_oneshot<decltype(type_tag), decltype(op_tag)::value, kMode>, c,
                          static_cast<const char*>(a.send), static_cast<char*>(a.recv), *a.layout, slot_lines,
-                         send_vec, recv_vec);
+                         send_vec, recv_vec, a.collective);
   });
 }
 
