@@ -41,10 +41,21 @@ def gpu_available():
     return device_count() > 0
 
 
+def nccl_communicator(comm, device):
+    """(cupy.cuda.nccl.NcclCommunicator over mpi4py ``comm``'s ranks on GPU ``device``, None), made
+    as hpcolls' own NCCL route makes it, or (None, why NCCL cannot run here: no cupy NCCL, ranks
+    sharing a GPU). Collective over ``comm``; for libraries that take an NCCL communicator (the
+    solver's cuSOLVERMp baseline). The caller destroys it."""
+    from ._native import device_info
+    from .routes.nccl import NcclPath
+    path = NcclPath(comm, device_info(device)["uuid"])
+    return path.comm, path.reason
+
+
 from .binding import mps_active, select_device  # noqa: E402
 from .communicator import Communicator, wrap  # noqa: E402
 
 __all__ = ["Communicator", "wrap", "gpu_available", "device_count", "native_available", "log",
-           "select_device", "mps_active",
+           "select_device", "mps_active", "nccl_communicator",
            "CollectiveTimeout", "CommunicatorBroken", "CudaError", "GraphCaptureError", "HpcollsError",
            "InvalidBufferError", "NoDeviceError", "ValidationError", "__version__"]

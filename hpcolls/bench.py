@@ -229,11 +229,29 @@ def count_wrong(fn, result, send, want, cupy, inplace, count, dtype, rank):
     return int(np.count_nonzero(got != want))
 
 
-BARE_LAUNCH = "bare launch: one Python call of hpcolls._native.launch_noop"
+BARE_LAUNCH = "bare launch: one Python call of hpcolls._native_diag.launch_noop"
 HPCOLLS_CALL = "hpcolls one-shot Allreduce, 1 x float64"
 NCCL_CALL = "cupy NCCL allReduce, 1 x float64"
 ARGS_LAUNCH = "empty kernel with the AllReduce kernels' parameters (a launch's share of the overhead)"
 ARGS_LAUNCH_EX = "the same by cudaLaunchKernelEx, as the AllReduce kernels are launched"
+
+
+def launch_probes():
+    """hpcolls._native_diag (its empty-kernel launch probes: the baselines), or None with a note
+    printed once where the native module was built without HPCOLLS_DIAGNOSTICS=1."""
+    global _probes_note
+    try:
+        from . import _native_diag
+        return _native_diag
+    except ImportError as exc:
+        if not _probes_note and MPI.COMM_WORLD.rank == 0:
+            print(f"# empty-kernel baselines not measured: they need the diagnostic build "
+                  f"(HPCOLLS_DIAGNOSTICS=1 at install; {exc})")
+        _probes_note = True
+        return None
+
+
+_probes_note = False
 
 
 def host_overhead(args, cupy):
@@ -247,8 +265,9 @@ def host_overhead(args, cupy):
     and an empty kernel with the AllReduce kernels' parameters (~330 bytes: the peers' scratch
     pointers), by <<<>>> and by cudaLaunchKernelEx. Derived: hpcolls above the bare launch
     (DESIGN.md's budget: 0.7 us), above that parameter-sized launch (what hpcolls' own code
-    costs), cudaLaunchKernelEx above <<<>>>, and hpcolls / NCCL."""
-    from . import _native
+    costs), cudaLaunchKernelEx above <<<>>>, and hpcolls / NCCL. The empty kernels and what is
+    derived from them need the diagnostic build (launch_probes)."""
+    probes = launch_probes()
     comm = MPI.COMM_WORLD
     x = cupy.zeros(1, dtype=cupy.float64)
     elementwise = cupy.ElementwiseKernel("", "float64 y", "y = y;", "hpcolls_bench_noop")
@@ -261,14 +280,11 @@ def host_overhead(args, cupy):
     native_args = (x.data.ptr, x.data.ptr, 1, dtypes.F64, dtypes.SUM, stream)
     user_stream, other_stream = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
     alternating = itertools.cycle((user_stream.ptr, other_stream.ptr))
-    rows = {BARE_LAUNCH: lambda: _native.launch_noop(stream),
-            HPCOLLS_CALL: lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM),
+    rows = {HPCOLLS_CALL: lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM),
             "the same with stream= a cupy Stream of the caller's (also read natively)":
                 lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM, stream=user_stream),
             "hpcolls Allreduce, full Python method (calls the native entry hands on)":
                 lambda: type(c).Allreduce(c, MPI.IN_PLACE, x, op=MPI.SUM),
-            ARGS_LAUNCH: lambda: _native.launch_noop_with_allreduce_args(stream, False),
-            ARGS_LAUNCH_EX: lambda: _native.launch_noop_with_allreduce_args(stream, True),
             "hpcolls native call alone (integer arguments)": lambda: c._native.allreduce(*native_args),
             "the same on a non-blocking stream of the caller's (orders calls by an event)":
                 lambda: c._native.allreduce(*native_args[:-1], user_stream.ptr),
@@ -276,6 +292,10 @@ def host_overhead(args, cupy):
                 lambda: c._native.allreduce(*native_args[:-1], next(alternating)),
             "pybind11 floor: native method, no CUDA call (select)": lambda: c._native.select(8),
             "cupy ElementwiseKernel launch": lambda: elementwise(x)}
+    if probes is not None:
+        rows[BARE_LAUNCH] = lambda: probes.launch_noop(stream)
+        rows[ARGS_LAUNCH] = lambda: probes.launch_noop_with_allreduce_args(stream, False)
+        rows[ARGS_LAUNCH_EX] = lambda: probes.launch_noop_with_allreduce_args(stream, True)
     nccl = nccl_peer(cupy)
     if nccl is not None:
         rows[NCCL_CALL] = lambda: nccl.comm.allReduce(
@@ -299,12 +319,13 @@ def host_overhead(args, cupy):
     cupy.cuda.get_current_stream().synchronize()
     times = {name: t[args.warmup:] for name, t in times.items()}
     result = {name: statistics.median(t) for name, t in times.items()}
-    result["hpcolls above the bare launch"] = statistics.median(
-        a - b for a, b in zip(times[HPCOLLS_CALL], times[BARE_LAUNCH]))
-    result["hpcolls above the empty kernel with its parameters"] = statistics.median(
-        a - b for a, b in zip(times[HPCOLLS_CALL], times[ARGS_LAUNCH]))
-    result["cudaLaunchKernelEx above <<<>>> (the empty kernel with parameters)"] = statistics.median(
-        a - b for a, b in zip(times[ARGS_LAUNCH_EX], times[ARGS_LAUNCH]))
+    if probes is not None:
+        result["hpcolls above the bare launch"] = statistics.median(
+            a - b for a, b in zip(times[HPCOLLS_CALL], times[BARE_LAUNCH]))
+        result["hpcolls above the empty kernel with its parameters"] = statistics.median(
+            a - b for a, b in zip(times[HPCOLLS_CALL], times[ARGS_LAUNCH]))
+        result["cudaLaunchKernelEx above <<<>>> (the empty kernel with parameters)"] = statistics.median(
+            a - b for a, b in zip(times[ARGS_LAUNCH_EX], times[ARGS_LAUNCH]))
     if NCCL_CALL in result:
         result["hpcolls / NCCL (ratio)"] = result[HPCOLLS_CALL] / result[NCCL_CALL]
     return result
@@ -327,15 +348,18 @@ def graph_device_time(args, cupy, count, dependent_launch=None, measure=None):
 def graph_noop_time(args, cupy, measure=None, dependent_launch=False):
     """Device µs per empty kernel from a CUDA graph of as many: a kernel's floor in a graph. With
     dependent_launch, the kernels wait for the one before and let the next start early, as the
-    AllReduce kernels do by default; None where the device has no dependent launch."""
-    from . import _native
+    AllReduce kernels do by default; None where the device has no dependent launch, or without
+    the diagnostic build (launch_probes)."""
+    probes = launch_probes()
+    if probes is None:
+        return None
     measure = measure or _replay_timer(args, cupy)
     with cupy.cuda.Stream(non_blocking=True) as s:
         if not dependent_launch:
-            return measure(s, lambda: _native.launch_noop(s.ptr))
-        if not _native.launch_noop_dependent(s.ptr):  # outside capture: is there dependent launch?
+            return measure(s, lambda: probes.launch_noop(s.ptr))
+        if not probes.launch_noop_dependent(s.ptr):  # outside capture: is there dependent launch?
             return None
-        return measure(s, lambda: _native.launch_noop_dependent(s.ptr))
+        return measure(s, lambda: probes.launch_noop_dependent(s.ptr))
 
 
 def traced_kernel_times(args, cupy):
@@ -359,8 +383,9 @@ def traced_kernel_times(args, cupy):
         # Dependent launch off: a kernel launched early would count its wait for the one before.
         oneshot = traced("allreduce_oneshot")
         found = {"oneshot_8B": graph_device_time(args, cupy, 1, dependent_launch=False, measure=oneshot),
-                 "oneshot_1KiB": graph_device_time(args, cupy, 128, dependent_launch=False, measure=oneshot),
-                 "empty_kernel": graph_noop_time(args, cupy, measure=traced("noop"))}
+                 "oneshot_1KiB": graph_device_time(args, cupy, 128, dependent_launch=False, measure=oneshot)}
+        if launch_probes() is not None:
+            found["empty_kernel"] = graph_noop_time(args, cupy, measure=traced("noop"))
     except RuntimeError as exc:  # raised on every rank alike (kernel_trace._agree)
         if comm.rank == 0:
             print(f"# kernel device time (CUPTI) not measured: {exc}")
@@ -484,10 +509,11 @@ def main(argv=None):
         if comm.rank == 0:
             for k, v in extra["host_us_per_call"].items():
                 print(f"# host time per call: {k}: {v:.2f}{'' if 'ratio' in k else ' us'}")
+            empty = extra["empty_kernel_device_us_graph"]
             print(f"# one-shot device time per call (CUDA graph of {args.graph_calls}): "
                   f"8 B {extra['oneshot_device_us_per_call_8B_graph']:.2f} us, "
-                  f"1 KiB {extra['oneshot_device_us_per_call_1KiB_graph']:.2f} us; an empty kernel in "
-                  f"the same kind of graph {extra['empty_kernel_device_us_graph']:.2f} us")
+                  f"1 KiB {extra['oneshot_device_us_per_call_1KiB_graph']:.2f} us"
+                  + (f"; an empty kernel in the same kind of graph {empty:.2f} us" if empty is not None else ""))
             if extra["empty_kernel_device_us_graph_dependent_launch"] is not None:
                 print(f"# an empty kernel with dependent launch (waits for the one before, lets the next start) "
                       f"in such a graph: {extra['empty_kernel_device_us_graph_dependent_launch']:.2f} us")

@@ -1,14 +1,19 @@
 """sygvd benchmark against cuSOLVER: python -m solvers.bench [--n 8192 16384] (under mpiexec/srun).
 
-Per n it solves the embedded known-spectrum problem (float64, itype 1, jobz V unless told) with
-solvers.sygvd on the run's grid and collectives, and beside it, on the same matrices: on a
-one-rank GPU run, in the same process on the same GPU, cuSOLVER's single-GPU
-``cusolverDn<t>sygvd``; on a GPU run with every rank on its own GPU (one rank included),
+Per n it solves the embedded known-spectrum problem (float64, itype 1, jobz V unless told;
+complex64 / complex128 give a Hermitian problem) with solvers.sygvd on the run's grid and
+collectives, by each ``--method`` (default distributed: the stages; single: one cuSOLVER /
+LAPACK call on rank 0), and beside it, on the same matrices: on a one-rank GPU run, in the same
+process on the same GPU, cuSOLVER's single-GPU ``cusolverDn<t>sygvd`` (``<t>hegvd`` for
+complex: chegvd, zhegvd); on a GPU run with every rank on its own GPU (one rank included),
 cuSOLVERMp's distributed ``sygvd`` on the same grid and layout (bench_cusolvermp.py; needs
 nvmath-python and the cuSOLVERMp library). The header says which peers run and, for each that
 does not, why. Every solve is repeated; warm-up solves are excluded; medians are reported, with
 the per-stage times of the median solve and its ratio to each peer. Eigenvalues are checked
 against the exact ones.
+
+``python -m solvers.bench --cpu-vs-scipy ...`` times solvers.eigh beside scipy.linalg.eigh
+instead (bench_scipy.py; its own --help).
 
 cuSOLVER is called through ctypes on the libcusolver that cupy loads (the library nvmath-python's
 cusolverDn bindings call too), so no extra package is needed on the GPU machine.
@@ -29,7 +34,10 @@ def parse_args(argv):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, nargs="+", default=[8192, 16384], help="orders (default 8192 16384)")
     p.add_argument("--nb", type=int, default=None, help="block size (default: the solver's)")
-    p.add_argument("--dtype", choices=("float64", "float32"), default="float64")
+    p.add_argument("--dtype", choices=("float64", "float32", "complex64", "complex128"), default="float64")
+    p.add_argument("--method", nargs="+", choices=("distributed", "single", "auto"), default=["distributed"],
+                   help="how solvers.sygvd solves (solvers/method.py); several: one row each "
+                        "(default distributed)")
     p.add_argument("--jobz", choices=("N", "V"), default="V")
     p.add_argument("--collectives", default="auto", choices=("auto", "hpcolls", "nccl", "mpi"))
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
@@ -43,10 +51,12 @@ def parse_args(argv):
 
 
 class CusolverSygvd:
-    """cusolverDn<t>sygvd on one GPU through ctypes (column-major; our matrices are symmetric,
-    so row-major storage is the same matrix)."""
+    """cusolverDn<t>sygvd / <t>hegvd on one GPU through ctypes (column-major: our symmetric
+    matrices read as themselves, a Hermitian one as its conjugate, which has the same
+    eigenvalues and the conjugate eigenvectors)."""
 
-    _PREFIX = {np.dtype(np.float64): "D", np.dtype(np.float32): "S"}
+    ROUTINE = {np.dtype(np.float64): "Dsygvd", np.dtype(np.float32): "Ssygvd",
+               np.dtype(np.complex64): "Chegvd", np.dtype(np.complex128): "Zhegvd"}
 
     def __init__(self, cupy):
         self.cp = cupy
@@ -63,21 +73,21 @@ class CusolverSygvd:
         cp = self.cp
         n = a.shape[0]
         a, b = a.copy(order="F"), b.copy(order="F")
-        w = cp.empty(n, dtype=a.dtype)
-        t = self._PREFIX[a.dtype]
+        w = cp.empty(n, dtype=a.real.dtype)
+        t = self.ROUTINE[a.dtype]
         stream = cp.cuda.get_current_stream().ptr
         self._ok(self.lib.cusolverDnSetStream(self.handle, ctypes.c_void_p(stream)), "cusolverDnSetStream")
         args = (self.handle, 1, 1 if jobz == "V" else 0, 0, n)   # itype 1, jobz, lower, n
         ptr = lambda x: ctypes.c_void_p(x.data.ptr)  # noqa: E731
         lwork = ctypes.c_int()
-        self._ok(getattr(self.lib, f"cusolverDn{t}sygvd_bufferSize")(
+        self._ok(getattr(self.lib, f"cusolverDn{t}_bufferSize")(
             *args, ptr(a), n, ptr(b), n, ptr(w), ctypes.byref(lwork)), "sygvd_bufferSize")
         work = cp.empty(max(lwork.value, 1), dtype=a.dtype)
         info = cp.zeros(1, dtype=np.int32)
-        self._ok(getattr(self.lib, f"cusolverDn{t}sygvd")(
-            *args, ptr(a), n, ptr(b), n, ptr(w), ptr(work), lwork.value, ptr(info)), "sygvd")
+        self._ok(getattr(self.lib, f"cusolverDn{t}")(
+            *args, ptr(a), n, ptr(b), n, ptr(w), ptr(work), lwork.value, ptr(info)), t)
         if int(info[0]) != 0:
-            raise RuntimeError(f"cuSOLVER sygvd info = {int(info[0])}")
+            raise RuntimeError(f"cuSOLVER {t} info = {int(info[0])}")
         return w, (a if jobz == "V" else None)
 
     def close(self):
@@ -114,21 +124,21 @@ def timed(fn, repeat, warmup, sync):
 
 
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if "--cpu-vs-scipy" in argv:
+        from .bench_scipy import main as versus_scipy
+        return versus_scipy([arg for arg in argv if arg != "--cpu-vs-scipy"])
+    args = parse_args(argv)
     comm = MPI.COMM_WORLD
-    from .backend.arrays import module_for_device, synchronize
+    from .backend.arrays import module_for_device
     from .backend.collectives import create_collectives
     from .backend.device import resolve_device, select_device
+    from .backend.threads import policy_for
     from .distributed.distmatrix import DistMatrix
     from .distributed.grid import ProcessGrid
-    from .sygvd.driver import sygvd
     from .sygvd.problem import known_spectrum_problem
-    from .sygvd.report import stage_table
 
-    from .backend.threads import share_cores
-    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    blas_line = share_cores(node.Get_size())   # as the CLI does: ranks on a node split its cores
-    node.Free()
+    blas_line = policy_for(comm).line   # as the CLI does: ranks on a node split its cores
     device, _ = resolve_device(args.device)
     xp = module_for_device(device)
     if device == "gpu":
@@ -141,56 +151,34 @@ def main(argv=None):
     if device == "gpu" and comm.size == 1 and not args.no_cusolver:
         peer = CusolverSygvd(xp)
     from .bench_cusolvermp import CusolverMpSygvd
-    mp_peer, mp_why = (None, "--no-cusolvermp") if args.no_cusolvermp else \
-        CusolverMpSygvd.create(grid, xp, device, args.jobz)
+    if args.no_cusolvermp or dtype.kind == "c":
+        mp_peer, mp_why = None, "--no-cusolvermp" if args.no_cusolvermp else \
+            f"{dtype.name}: bench_cusolvermp.py binds the real types only"
+    else:
+        mp_peer, mp_why = CusolverMpSygvd.create(grid, xp, device, args.jobz)
     say(f"# solvers.bench: {comm.size} rank(s), grid {grid.nprow}x{grid.npcol}, device {device}, "
         f"collectives {coll.kind} via {coll.transport}, {dtype.name}, jobz {args.jobz}, "
+        f"method {' '.join(args.method)}, "
         f"repeat {args.repeat} (warm-up {args.warmup}); BLAS threads {blas_line}; peers: "
-        f"{'cuSOLVER sygvd, same GPU' if peer else 'no cuSOLVER (it runs on one-rank GPU runs)'}; "
+        f"{f'cuSOLVER {CusolverSygvd.ROUTINE[dtype]}, same GPU' if peer else 'no cuSOLVER (it runs on one-rank GPU runs)'}; "
         f"{'cuSOLVERMp sygvd, same grid' if mp_peer else f'no cuSOLVERMp ({mp_why})'}")
     rows = []
     for n in args.n:
         nb = min(args.nb or (256 if device == "gpu" else 32), n)
         a_root = b_root = exact = None
         if comm.rank == 0:
-            a_root, b_root, exact = known_spectrum_problem(n, 1, args.seed, xp)
+            a_root, b_root, exact = known_spectrum_problem(n, 1, args.seed, xp, hermitian=dtype.kind == "c")
             a_root, b_root = a_root.astype(dtype), b_root.astype(dtype)
         a = DistMatrix.scatter(a_root, (n, n), dtype, grid, nb, coll, xp=xp)
         b = DistMatrix.scatter(b_root, (n, n), dtype, grid, nb, coll, xp=xp)
-
-        def ours():
-            coll.reset()
-            w, _ = sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L")
-            stages = {k: v.wall_s for k, v in coll.stats.items()}
-            return w, stages, stage_table(coll.stats, sum(stages.values()))
-
-        med, samples, (w, stages, table) = timed(ours, args.repeat, args.warmup, lambda: synchronize(xp))
-        row = dict(n=n, nb=nb, ranks=comm.size, dtype=dtype.name, jobz=args.jobz, collectives=coll.kind,
-                   ours_median_s=med, ours_samples_s=samples, ours_stages_s=stages)
-        if comm.rank == 0:
-            row["ours_max_eig_err"] = float(np.abs(_host(w) - exact).max())
-        if peer is not None:
-            pmed, psamples, (pw, _) = timed(lambda: peer.solve(a_root, b_root, args.jobz),
-                                            args.repeat, args.warmup, lambda: synchronize(xp))
-            row.update(cusolver_median_s=pmed, cusolver_samples_s=psamples,
-                       cusolver_max_eig_err=float(np.abs(_host(pw) - exact).max()), ratio=med / pmed)
-        if mp_peer is not None:
-            mmed, msamples, mw = timed(lambda: mp_peer.solve(a, b), args.repeat, args.warmup, lambda: synchronize(xp))
-            row.update(cusolvermp_median_s=mmed, cusolvermp_samples_s=msamples, ratio_cusolvermp=med / mmed)
-            if comm.rank == 0:
-                row["cusolvermp_max_eig_err"] = float(np.abs(_host(mw) - exact).max())
-        rows.append(row)
-        say(f"\nn={n} nb={nb}: solvers.sygvd median {med:.3f} s (samples {', '.join(f'{s:.3f}' for s in samples)})"
-            f", max |λ-λ_exact| {row.get('ours_max_eig_err', float('nan')):.2e}")
-        say("  stages (median solve): " + ", ".join(f"{k} {v:.3f}" for k, v in stages.items()))
-        say("  " + table.replace("\n", "\n  "))
-        if peer is not None:
-            say(f"  cuSOLVER sygvd median {row['cusolver_median_s']:.3f} s, "
-                f"max |λ-λ_exact| {row['cusolver_max_eig_err']:.2e}; ratio ours/cuSOLVER = {row['ratio']:.2f}")
-        if mp_peer is not None:
-            say(f"  cuSOLVERMp sygvd median {row['cusolvermp_median_s']:.3f} s, "
-                f"max |λ-λ_exact| {row['cusolvermp_max_eig_err']:.2e}; "
-                f"ratio ours/cuSOLVERMp = {row['ratio_cusolvermp']:.2f}")
+        for method in args.method:
+            row = _time_ours(args, coll, a, b, method, exact, xp)
+            if peer is not None:
+                row.update(_time_peer(args, peer, a_root, b_root, exact, xp, row["ours_median_s"]))
+            if mp_peer is not None:
+                row.update(_time_cusolvermp(args, mp_peer, a, b, exact, xp, row["ours_median_s"]))
+            rows.append(row)
+            _report(say, row)
     if comm.rank == 0 and args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "argv": sys.argv}, f, indent=1)
@@ -200,6 +188,62 @@ def main(argv=None):
         mp_peer.close()
     grid.free()
     return 0
+
+
+def _time_ours(args, coll, a, b, method, exact, xp):
+    """One row: solvers.sygvd by ``method``, timed as ``timed`` does, with its stage table."""
+    from .backend.arrays import synchronize
+    from .sygvd.driver import sygvd
+    from .sygvd.report import stage_table
+    comm = coll.grid.comm
+
+    def ours():
+        coll.reset()
+        w, _ = sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", method=method)
+        stages = {k: v.wall_s for k, v in coll.stats.items()}
+        return w, stages, stage_table(coll.stats, sum(stages.values()))
+
+    med, samples, (w, stages, table) = timed(ours, args.repeat, args.warmup, lambda: synchronize(xp))
+    row = dict(n=a.shape[0], nb=a.nb, ranks=comm.size, dtype=a.dtype.name, jobz=args.jobz,
+               collectives=coll.kind, method=method, ours_median_s=med, ours_samples_s=samples,
+               ours_stages_s=stages, ours_stage_table=table)
+    if comm.rank == 0:
+        row["ours_max_eig_err"] = float(np.abs(_host(w) - exact).max())
+    return row
+
+
+def _time_peer(args, peer, a_root, b_root, exact, xp, ours_s):
+    from .backend.arrays import synchronize
+    med, samples, (w, _) = timed(lambda: peer.solve(a_root, b_root, args.jobz),
+                                 args.repeat, args.warmup, lambda: synchronize(xp))
+    return dict(cusolver_routine=CusolverSygvd.ROUTINE[a_root.dtype], cusolver_median_s=med,
+                cusolver_samples_s=samples, cusolver_max_eig_err=float(np.abs(_host(w) - exact).max()),
+                ratio=ours_s / med)
+
+
+def _time_cusolvermp(args, mp_peer, a, b, exact, xp, ours_s):
+    from .backend.arrays import synchronize
+    med, samples, w = timed(lambda: mp_peer.solve(a, b), args.repeat, args.warmup, lambda: synchronize(xp))
+    row = dict(cusolvermp_median_s=med, cusolvermp_samples_s=samples, ratio_cusolvermp=ours_s / med)
+    if a.grid.rank == 0:
+        row["cusolvermp_max_eig_err"] = float(np.abs(_host(w) - exact).max())
+    return row
+
+
+def _report(say, row):
+    med, samples, stages = row["ours_median_s"], row["ours_samples_s"], row["ours_stages_s"]
+    say(f"\nn={row['n']} nb={row['nb']} method {row['method']}: solvers.sygvd median {med:.3f} s "
+        f"(samples {', '.join(f'{s:.3f}' for s in samples)})"
+        f", max |λ-λ_exact| {row.get('ours_max_eig_err', float('nan')):.2e}")
+    say("  stages (median solve): " + ", ".join(f"{k} {v:.3f}" for k, v in stages.items()))
+    say("  " + row["ours_stage_table"].replace("\n", "\n  "))
+    if "cusolver_median_s" in row:
+        say(f"  cuSOLVER {row['cusolver_routine']} median {row['cusolver_median_s']:.3f} s, "
+            f"max |λ-λ_exact| {row['cusolver_max_eig_err']:.2e}; ratio ours/cuSOLVER = {row['ratio']:.2f}")
+    if "cusolvermp_median_s" in row:
+        say(f"  cuSOLVERMp sygvd median {row['cusolvermp_median_s']:.3f} s, "
+            f"max |λ-λ_exact| {row.get('cusolvermp_max_eig_err', float('nan')):.2e}; "
+            f"ratio ours/cuSOLVERMp = {row['ratio_cusolvermp']:.2f}")
 
 
 def _host(x):

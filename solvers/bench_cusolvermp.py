@@ -37,13 +37,12 @@ class CusolverMpSygvd:
         why = next((w for w in grid.comm.allgather(why) if w), None)
         if why:
             return None, why
-        # hpcolls' NCCL fallback already makes an NCCL communicator from an MPI one, and knows when
-        # NCCL cannot run (ranks sharing a GPU): the same object serves here.
-        from hpcolls._native import device_info
-        from hpcolls.routes.nccl import NcclPath
-        nccl = NcclPath(grid.comm, device_info(xp.cuda.Device().id)["uuid"])
-        if nccl.comm is None:
-            return None, nccl.reason
+        # hpcolls already makes an NCCL communicator from an MPI one, and knows when NCCL cannot
+        # run (ranks sharing a GPU): the same serves here.
+        from hpcolls import nccl_communicator
+        nccl, why_not = nccl_communicator(grid.comm, xp.cuda.Device().id)
+        if nccl is None:
+            return None, why_not
         return cls(grid, xp, nccl), None
 
     def __init__(self, grid, xp, nccl):
@@ -51,7 +50,7 @@ class CusolverMpSygvd:
         self.mp, self.xp, self.grid, self.nccl = mp, xp, grid, nccl
         self.stream = xp.cuda.Stream(non_blocking=True)
         self.handle = mp.create(xp.cuda.Device().id, self.stream.ptr)
-        self.mp_grid = mp.create_device_grid(self.handle, nccl.comm.comm, grid.nprow, grid.npcol,
+        self.mp_grid = mp.create_device_grid(self.handle, nccl.comm, grid.nprow, grid.npcol,
                                              mp.GridMapping.ROW_MAJOR)
 
     def _desc(self, dm):

@@ -1,7 +1,8 @@
 """sytrd's one-rank local product against cuBLAS: python -m solvers.bench_symv [--m 8192 4096 ...].
 
-For each order m: hpcolls._native.symv_lower (reads the lower triangle, m²/2 elements) and
-cuBLAS dgemv through cupy (``a @ x``, reads all m² elements) on the same random symmetric matrix,
+For each order m: solvers._kernels.hemv_lower (reads the lower triangle, m²/2 elements; a symv
+for real types) and cuBLAS gemv through cupy (``a @ x``, reads all m² elements) on the same
+random symmetric (complex: Hermitian) matrix,
 each timed with CUDA events over --calls back-to-back calls, median of --reps repetitions after a
 warm-up. Reported: µs per call and the HBM bandwidth of the bytes each must read; a device-to-
 device copy of the matrix in the same run gives the ceiling. Also checks symv against the gemv.
@@ -17,7 +18,7 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m solvers.bench_symv", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--m", type=int, nargs="+", default=[16384, 8192, 4096, 2048, 1024], help="orders")
-    p.add_argument("--dtype", choices=("float64", "float32"), default="float64")
+    p.add_argument("--dtype", choices=("float64", "float32", "complex128", "complex64"), default="float64")
     p.add_argument("--calls", type=int, default=20, help="calls per timed repetition (default 20)")
     p.add_argument("--reps", type=int, default=15, help="timed repetitions (default 15)")
     return p.parse_args(argv)
@@ -40,25 +41,28 @@ def _median_us(cp, fn, calls, reps):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     import cupy as cp
-    from hpcolls import _native
+    from .sytrd_native import kernels
+    native, why = kernels()
+    if native is None:
+        raise SystemExit(f"solvers.bench_symv: {why}")
     dtype = np.dtype(args.dtype)
-    code = {np.dtype(np.float32): 2, np.dtype(np.float64): 3}[dtype]
+    code = native.DTYPES[dtype.name]
     stream = cp.cuda.get_current_stream().ptr
     device = cp.cuda.Device().id
     print(f"# solvers.bench_symv: {dtype.name}, {args.calls} calls x {args.reps} reps (median), "
           f"GB/s = bytes each must read / time")
-    print("| m | symv_lower µs | GB/s | cuBLAS gemv µs | GB/s | copy of A GB/s (read+write) | max rel diff |")
+    print("| m | hemv_lower µs | GB/s | cuBLAS gemv µs | GB/s | copy of A GB/s (read+write) | max rel diff |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for m in args.m:
-        a = cp.random.standard_normal((m, m)).astype(dtype)
-        a = a + a.T
-        x = cp.random.standard_normal(m).astype(dtype)
+        a = _random(cp, (m, m), dtype)
+        a = a + a.conj().T
+        x = _random(cp, m, dtype)
         y = cp.empty(m, dtype=dtype)
-        work = cp.empty(_native.symv_lower_work_elems(m), dtype=dtype)
+        work = cp.empty(native.hemv_lower_work_elems(m), dtype=dtype)
         out = cp.empty_like(a)
 
         def symv():
-            _native.symv_lower(code, device, m, a.data.ptr, m, x.data.ptr, y.data.ptr, work.data.ptr, stream)
+            native.hemv_lower(code, device, m, a.data.ptr, m, x.data.ptr, y.data.ptr, work.data.ptr, stream)
 
         symv_us = _median_us(cp, symv, args.calls, args.reps)
         gemv_us = _median_us(cp, lambda: a @ x, args.calls, args.reps)
@@ -71,6 +75,13 @@ def main(argv=None):
               f"| {2 * full / copy_us / 1e3:.0f} | {diff:.1e} |")
         del a, out, work
     return 0
+
+
+def _random(cp, shape, dtype):
+    x = cp.random.standard_normal(shape)
+    if dtype.kind == "c":
+        x = x + 1j * cp.random.standard_normal(shape)
+    return x.astype(dtype)
 
 
 if __name__ == "__main__":

@@ -1,30 +1,39 @@
-"""``solvers.eigh``: scipy.linalg.eigh's interface for the (generalized) symmetric problem,
-solved by the distributed sygvd.
+"""``solvers.eigh``: scipy.linalg.eigh's interface for the (generalized) symmetric / Hermitian
+problem, solved by the distributed sygvd / syevd or, for problems too small to gain from
+distribution, by one LAPACK / cuSOLVER call (method.py).
 
-Under MPI every rank calls it with the same arrays (SPMD, as with any collective); each rank
-keeps its own blocks, the solve is distributed over all ranks of ``comm``, and every rank gets
-the full result back. Results come back as the kind of array that came in (numpy → numpy,
-cupy → cupy). Only the ``lower`` (or upper) triangle of a and b is referenced.
+Under MPI every rank calls it with the same arrays (SPMD, as with any collective); every rank
+gets the full result back. Results come back as the kind of array that came in (numpy → numpy,
+cupy → cupy), dtypes as scipy returns them (real eigenvalues, float32 for float32 / complex64
+input). Only the ``lower`` (or upper) triangle of a and b is referenced, and the imaginary parts
+of their diagonals are ignored, as LAPACK does.
 """
 import numpy as np
 
-from .backend.arrays import array_module, is_cupy_array
+from .backend.arrays import array_module, is_cupy_array, is_numpy, real_dtype
 from .backend.collectives import create_collectives
+from .backend.threads import policy_for
 from .distributed.distmatrix import DistMatrix
-from .distributed.grid import ProcessGrid
+from .distributed.grid import ProcessGrid, grid_shape
+from .errors import InputError
+from .method import choose_method
+from .single import single_global
 from .sygvd.driver import sygvd
+from .whole import referenced_finite, whole_eig
 
 DEFAULT_NB = {"cpu": 32, "gpu": 256}
 
 
 def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
-         type=1, check_finite=True, comm=None, grid=None, nb=None, collectives="auto"):
+         type=1, check_finite=True, comm=None, grid=None, nb=None, collectives="auto",
+         method="auto"):
     """Eigenvalues (ascending) and, unless ``eigvals_only``, eigenvectors of a (a, b) pencil.
 
-    Same arguments and returns as scipy.linalg.eigh for real symmetric input (``overwrite_*``
-    are accepted and ignored: inputs are never modified). Extra keywords: ``comm`` (default
-    MPI.COMM_WORLD), ``grid`` ((pr, pc), default as square as possible), ``nb`` (block size),
-    ``collectives`` ('auto' | 'mpi' | 'hpcolls' | 'nccl').
+    Same arguments and returns as scipy.linalg.eigh for real symmetric and complex Hermitian
+    input (``overwrite_*`` are accepted and ignored: inputs are never modified). Extra keywords:
+    ``comm`` (default MPI.COMM_WORLD), ``grid`` ((pr, pc), default as square as possible),
+    ``nb`` (block size), ``collectives`` ('auto' | 'mpi' | 'hpcolls' | 'nccl'), ``method``
+    ('auto' | 'distributed' | 'single', see solvers.method).
 
     Raises ValueError for bad shapes, ``type`` or non-finite entries in the referenced
     triangle, numpy.linalg.LinAlgError (NotPositiveDefiniteError, with ``.info``) if b is not
@@ -35,19 +44,34 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     a, b, dtype = _validated(xp, a, b, type)
     n = a.shape[0]
     if n == 0:
-        w = xp.zeros(0, dtype=dtype)
+        w = xp.zeros(0, dtype=real_dtype(dtype))
         return w if eigvals_only else (w, xp.zeros((0, 0), dtype=dtype))
     if comm is None:
         from mpi4py import MPI
         comm = MPI.COMM_WORLD
-    pgrid = ProcessGrid(comm, grid)
+    policy_for(comm)
+    shape = grid_shape(comm.Get_size(), grid)
+    chosen, why = choose_method(method, n, comm.Get_size(), not is_numpy(xp))
+    if chosen == "single" and (comm.Get_size() == 1 or is_numpy(xp)):
+        if check_finite:   # every rank holds the same arrays: the same verdict, no messages
+            for name, x in (("A", a), ("B", b)):
+                if x is not None and not referenced_finite(xp, x, lower):
+                    raise InputError(f"{name} has NaN or Inf in its referenced "
+                                     f"({'lower' if lower else 'upper'}) triangle")
+        if comm.Get_size() == 1:
+            w, z, _ = whole_eig(xp, a, b, type, not eigvals_only, lower)
+            return w if eigvals_only else (w, z)
+    pgrid = ProcessGrid(comm, shape)
     try:
         coll = create_collectives(pgrid, collectives, xp)
+        if chosen == "single" and is_numpy(xp):
+            w, z = single_global(coll, a, b, type, not eigvals_only, lower)
+            return w if eigvals_only else (w, z)
         block = nb or min(n, DEFAULT_NB["gpu" if is_cupy_array(a) else "cpu"])
         da = DistMatrix.from_global(a, pgrid, block)
         db = DistMatrix.from_global(b, pgrid, block) if b is not None else None
         w, z = sygvd(da, db, coll, itype=type, jobz="N" if eigvals_only else "V",
-                     uplo="L" if lower else "U", check_finite=check_finite)
+                     uplo="L" if lower else "U", check_finite=check_finite, method=chosen)
         return w if eigvals_only else (w, z.to_global(coll))
     finally:
         pgrid.free()
@@ -71,14 +95,18 @@ def _validated(xp, a, b, itype):
             raise ValueError(f"wrong b dimensions {b.shape}, should be {a.shape}")
         arrays.append(b)
     for arr in arrays:
-        if xp.iscomplexobj(arr):
-            raise ValueError("complex matrices are not supported (real symmetric only)")
-        if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-                or arr.dtype == np.bool_):
+        if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
             raise ValueError(f"unsupported dtype {arr.dtype}")
-    common = np.result_type(*[arr.dtype for arr in arrays])
-    # As LAPACK: single precision stays single, everything else is solved in double.
-    dtype = np.dtype(np.float32) if common == np.float32 or common == np.float16 else np.dtype(np.float64)
+    dtype = _working_dtype(np.result_type(*[arr.dtype for arr in arrays]))
     a = xp.ascontiguousarray(a, dtype=dtype)
     b = xp.ascontiguousarray(b, dtype=dtype) if b is not None else None
     return a, b, dtype
+
+
+def _working_dtype(common):
+    """As LAPACK through scipy: single precision stays single (complex64 stays complex64),
+    everything else is solved in double (complex128 if anything is complex)."""
+    single = common in (np.float32, np.float16, np.complex64)
+    if np.issubdtype(common, np.complexfloating):
+        return np.dtype(np.complex64 if single else np.complex128)
+    return np.dtype(np.float32 if single else np.float64)

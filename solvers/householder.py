@@ -1,6 +1,7 @@
 """Householder reflectors: generation (larfg) and the block form of a product (larft).
 
-A reflector is H = I - tau v vᵀ with v[0] = 1. ``larfg`` is written without Python branches on
+A reflector is H = I - tau v vᴴ with v[0] = 1 (vᴴ = vᵀ for real data; for complex data LAPACK's
+zlarfg conventions: tau complex, the reflected value beta real). ``larfg`` is written without Python branches on
 values (``where`` instead of ``if``) so that on a GPU it queues kernels without reading anything
 back to the host: the per-column step of sytrd must be capturable in a CUDA graph.
 Unlike LAPACK's dlarfg there is no rescaling loop for norms near the underflow threshold.
@@ -11,37 +12,40 @@ from .backend.arrays import solve_triangular
 
 
 def larfg(xp, x):
-    """(v, beta, tau) with (I - tau v vᵀ) x = beta e₁; beta, tau are 0-d arrays.
+    """(v, beta, tau) with Hᴴ x = beta e₁, H = I - tau v vᴴ; beta (real), tau are 0-d arrays.
 
-    If x[1:] is zero, H = I (tau = 0, beta = x[0]) as in LAPACK, so no column is reflected
-    for nothing and an already-tridiagonal matrix is left untouched.
+    As LAPACK's s/d/c/zlarfg: beta = -sign(Re x₀) ‖x‖₂, tau = (beta - x₀) / beta,
+    v = x / (x₀ - beta) with v₀ = 1. If x[1:] is zero and x₀ is real, H = I (tau = 0,
+    beta = x₀), so no column is reflected for nothing and an already-tridiagonal matrix is left
+    untouched; a complex x₀ is still reflected, to make beta real.
     """
     alpha = x[0]
-    xnorm = xp.linalg.norm(x[1:]) if x.shape[0] > 1 else xp.zeros((), dtype=x.dtype)
-    beta = -xp.copysign(xp.hypot(alpha, xnorm), alpha)
-    trivial = xnorm == 0
-    one = xp.ones((), dtype=x.dtype)
-    # The reflector's sign is chosen so that alpha - beta never cancels (|alpha| + |beta|).
+    real = alpha.real.dtype
+    xnorm = xp.linalg.norm(x[1:]) if x.shape[0] > 1 else xp.zeros((), dtype=real)
+    beta = -xp.copysign(xp.hypot(xp.abs(alpha), xnorm), alpha.real)
+    trivial = (xnorm == 0) & (alpha.imag == 0)
+    one = xp.ones((), dtype=real)
+    # The reflector's sign is chosen so that alpha - beta never cancels (|Re alpha| + |beta|).
     tau = xp.where(trivial, 0, (beta - alpha) / xp.where(trivial, one, beta))
     v = x / xp.where(trivial, one, alpha - beta)
     v[0] = 1
-    return v, xp.where(trivial, alpha, beta), tau.astype(x.dtype)
+    return v, xp.where(trivial, alpha.real, beta), tau.astype(x.dtype)
 
 
 def larft(xp, v, tau):
-    """Upper-triangular T with H₀ H₁ ⋯ H_{k-1} = I - V T Vᵀ (forward, column-wise storage).
+    """Upper-triangular T with H₀ H₁ ⋯ H_{k-1} = I - V T Vᴴ (forward, column-wise storage).
 
     The closed form of the compact WY "UT transform" (Joffrain, Low, Quintana-Ortí, van de
-    Geijn, ACM TOMS 32(2), 2006): T = S⁻¹ with S = strict_upper(VᵀV) + diag(1/tau), one Gram
+    Geijn, ACM TOMS 32(2), 2006): T = S⁻¹ with S = strict_upper(VᴴV) + diag(1/tau), one Gram
     product and one triangular solve instead of a small product per column (a kernel launch
     each on a GPU). Solved as T = (D S)⁻¹ D with D = diag(tau), where D S = I + D
-    strict_upper(VᵀV) has a unit diagonal: nothing is divided by tau, and a reflector with
+    strict_upper(VᴴV) has a unit diagonal: nothing is divided by tau, and a reflector with
     tau_i = 0 (the identity, for which S is undefined) needs no special case: row i of D S is
     then e_i and column i of D is zero, so row and column i of T are exactly zero, as in LAPACK,
     and the caller applies T with V as it is.
     """
     k = v.shape[1]
-    ds = xp.eye(k, dtype=v.dtype) + tau[:, None] * xp.triu(v.T @ v, 1)
+    ds = xp.eye(k, dtype=v.dtype) + tau[:, None] * xp.triu(v.conj().T @ v, 1)
     return solve_triangular(xp, ds, xp.diag(tau), lower=False)
 
 

@@ -1,8 +1,9 @@
-"""ormtr: back-transformation Z ← Q Z with the Q of sytrd (Q = H₀ H₁ ⋯ H_{n-2}).
+"""ormtr / unmtr: back-transformation Z ← Q Z with the Q of sytrd / hetrd (Q = H₀ H₁ ⋯ H_{n-2},
+H_j = I - tau_j v_j v_jᴴ; for real data vᴴ = vᵀ and this is ormtr).
 
 Blocked with the compact WY form: each panel's reflectors are applied at once as
-I - V T Vᵀ, last panel first. V is replicated per panel (one column-Allreduce + row-Bcast), then
-Vᵀ Z needs one Allreduce over each grid column (nb × local columns), and the update is local.
+I - V T Vᴴ, last panel first. V is replicated per panel (one column-Allreduce + row-Bcast), then
+Vᴴ Z needs one Allreduce over each grid column (nb × local columns), and the update is local.
 """
 from .distributed.panels import block_span, replicate_block_col
 from .householder import larft
@@ -23,7 +24,7 @@ def ormtr(c, tau, z, coll):
         t = larft(xp, v, tau[j0:j1])
         lr = z.first_local_row(j0 + 1)
         v_local = v[rows[lr:] - (j0 + 1)]
-        vtz = xp.ascontiguousarray(v_local.T @ z.local[lr:])
-        coll.allreduce(vtz, scope="col")
-        z.local[lr:] -= v_local @ (t @ vtz)
+        vhz = xp.ascontiguousarray(v_local.conj().T @ z.local[lr:])
+        coll.allreduce(vhz, scope="col")
+        z.local[lr:] -= v_local @ (t @ vhz)
     return z

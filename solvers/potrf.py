@@ -1,4 +1,5 @@
-"""potrf: distributed blocked Cholesky factorization B = L Lᵀ (lower, right-looking).
+"""potrf: distributed blocked Cholesky factorization B = L Lᴴ (lower, right-looking; Lᵀ for
+real B).
 
 Per block column k:
   1. the owning grid column sums its pieces of the panel (rows k*nb:) → whole panel there;
@@ -6,7 +7,7 @@ Per block column k:
      (redundantly, on identical data, so no extra broadcast of L_kk is needed);
   3. the factored panel, with potrf's info riding along in a spare row, is broadcast along
      grid rows — so every rank learns of a failure at the same step and raises the same error;
-  4. every rank updates its own trailing blocks: B22 -= L21 L21ᵀ.
+  4. every rank updates its own trailing blocks: B22 -= L21 L21ᴴ.
 Only the lower triangle of B is read; the result's strict upper triangle is zero. One rank
 holding all of B makes one LAPACK / cuSOLVER potrf call instead (the loop there cost a
 host round trip per block column: 0.06–0.08 s of 0.9 s at n = 8192 on one H200).
@@ -17,8 +18,9 @@ from .errors import NotPositiveDefiniteError
 
 
 def potrf(b, coll):
-    """Cholesky factor of the SPD matrix whose lower triangle is ``b`` (a DistMatrix, not
-    modified). Raises NotPositiveDefiniteError (same info) on every rank if B is not SPD."""
+    """Cholesky factor of the SPD / HPD matrix whose lower triangle is ``b`` (a DistMatrix, not
+    modified; its diagonal must be real). Raises NotPositiveDefiniteError (same info) on every
+    rank if B is not positive definite."""
     n = b.shape[0]
     xp = b.xp
     fac = b.triangle(lower=True)
@@ -34,7 +36,7 @@ def potrf(b, coll):
         if panel is not None:
             _factor_panel(xp, panel, j0, j1)
         panel = bcast_block_col(fac, k, panel, (n - j0 + 1, j1 - j0), coll)
-        info = int(panel[-1, 0])
+        info = int(panel[-1, 0].real)
         if info:
             raise NotPositiveDefiniteError(info, n)
         panel = panel[:-1]
@@ -42,12 +44,12 @@ def potrf(b, coll):
         if fac.grid.mycol == fac.block_owner_col(k):
             fac.local[lr0:, fac.local_block_cols(k)] = panel[rows[lr0:] - j0]
         lr1, lc1 = fac.first_local_row(j1), fac.first_local_col(j1)
-        fac.local[lr1:, lc1:] -= panel[rows[lr1:] - j0] @ panel[cols[lc1:] - j0].T
+        fac.local[lr1:, lc1:] -= panel[rows[lr1:] - j0] @ panel[cols[lc1:] - j0].conj().T
     return fac.triangle(lower=True)
 
 
 def _factor_panel(xp, panel, j0, j1):
-    """In place: [B_kk; B_21] → [L_kk; B_21 L_kk⁻ᵀ]; a failure's global order goes in the
+    """In place: [B_kk; B_21] → [L_kk; B_21 L_kk⁻ᴴ]; a failure's global order goes in the
     spare last row (0 = success)."""
     width = j1 - j0
     lkk, info = cholesky_lower(xp, panel[:width])
@@ -57,5 +59,5 @@ def _factor_panel(xp, panel, j0, j1):
     panel[:width] = lkk
     body = panel[width:-1]
     if body.shape[0]:
-        # B21 L_kk⁻ᵀ = (L_kk⁻¹ B21ᵀ)ᵀ
-        body[...] = solve_triangular(xp, lkk, body.T, lower=True).T
+        # B21 L_kk⁻ᴴ = (L_kk⁻¹ B21ᴴ)ᴴ
+        body[...] = solve_triangular(xp, lkk, body.conj().T, lower=True).conj().T

@@ -1,8 +1,12 @@
-"""sytrd: distributed Householder tridiagonalization  Qᵀ C Q = T  (lower storage).
+"""sytrd / hetrd: distributed Householder tridiagonalization  Qᴴ C Q = T  (lower storage).
+
+Real symmetric (sytrd) and complex Hermitian (hetrd) alike, with LAPACK's conventions: the
+reflectors H = I - tau v vᴴ have complex tau and real beta (larfg), so T is real: d and e are of
+C's real dtype (the tridiagonal solve that follows is real), tau of C's dtype.
 
 Blocked as in LAPACK's latrd: the panel of nb columns is reduced one column at a time against
 the trailing matrix *as it was at the start of the panel*, the effect of the panel's earlier
-reflectors being carried by two tall matrices V, W (C ← C - V Wᵀ - W Vᵀ is applied to the
+reflectors being carried by two tall matrices V, W (C ← C - V Wᴴ - W Vᴴ is applied to the
 trailing matrix only once per panel, as a local rank-2nb update with no communication).
 
 Distribution: V, W, the panel and the current column are replicated on every rank (they are
@@ -23,18 +27,21 @@ explicitly, and zeros in rows j0..j of its panel) — ormtr reads them from ther
 """
 import time
 
+from .backend.arrays import real_dtype
 from .distributed.panels import block_span, replicate_block_col
 from .householder import quiet_division, larfg
 from .sytrd_native import NativeColumnLoop
 
 
 def sytrd(c, coll, native=True):
-    """Tridiagonalize the full symmetric DistMatrix ``c`` in place; returns (d, e, tau).
-    ``native=False`` forces the Python column loop (the reference the GPU tests compare with)."""
+    """Tridiagonalize the full symmetric / Hermitian DistMatrix ``c`` in place; returns
+    (d, e, tau). ``native=False`` forces the Python column loop (the reference the GPU tests
+    compare with)."""
     n = c.shape[0]
     xp, nb, dtype = c.xp, c.nb, c.dtype
-    d = xp.zeros(n, dtype=dtype)
-    e = xp.zeros(max(n - 1, 0), dtype=dtype)
+    real = real_dtype(dtype)
+    d = xp.zeros(n, dtype=real)
+    e = xp.zeros(max(n - 1, 0), dtype=real)
     tau = xp.zeros(n, dtype=dtype)
     rows, cols = c.device_index()
     column_time = 0.0
@@ -60,11 +67,11 @@ def sytrd(c, coll, native=True):
         lr0 = c.first_local_row(j0)
         if c.grid.mycol == c.block_owner_col(k):
             c.local[lr0:, c.local_block_cols(k)] = v_mat[rows[lr0:] - j0]
-        # Trailing update C₂₂ -= V Wᵀ + W Vᵀ on local blocks (rows and columns >= j1).
+        # Trailing update C₂₂ -= V Wᴴ + W Vᴴ on local blocks (rows and columns >= j1).
         lr1, lc1 = c.first_local_row(j1), c.first_local_col(j1)
         rv, rw = v_mat[rows[lr1:] - j0], w_mat[rows[lr1:] - j0]
         cv, cw = v_mat[cols[lc1:] - j0], w_mat[cols[lc1:] - j0]
-        c.local[lr1:, lc1:] -= rv @ cw.T + rw @ cv.T
+        c.local[lr1:, lc1:] -= rv @ cw.conj().T + rw @ cv.conj().T
     coll.note("host_us_per_column", 1e6 * column_time / max(n, 1))
     if loop is not None and loop.phase_ms() is not None:
         coll.note("sytrd_phase_ms", loop.phase_ms())
@@ -72,7 +79,8 @@ def sytrd(c, coll, native=True):
 
 
 def _column_step(c, panel, v_mat, w_mat, d, e, tau, j0, i, coll):
-    """Reduce global column j = j0 + i: one reflector, one Allreduce.
+    """Reduce global column j = j0 + i: one reflector, one Allreduce (LAPACK's latrd / zlatrd,
+    lower: the conjugates fall where zlatrd's zlacgv and 'C' gemvs put them).
 
     panel[r, i] is C[j0 + r, j] at panel start; v_mat / w_mat hold the panel's reflectors so far.
     """
@@ -82,8 +90,8 @@ def _column_step(c, panel, v_mat, w_mat, d, e, tau, j0, i, coll):
     # Column j of the current matrix: panel-start values minus the panel's earlier updates.
     col = panel[i:, i]
     if i:
-        col = col - v_mat[i:, :i] @ w_mat[i, :i] - w_mat[i:, :i] @ v_mat[i, :i]
-    d[j] = col[0]
+        col = col - v_mat[i:, :i] @ w_mat[i, :i].conj() - w_mat[i:, :i] @ v_mat[i, :i].conj()
+    d[j] = col[0].real
     if j == n - 1:
         return
     v, beta, t = larfg(xp, col[1:])
@@ -100,8 +108,8 @@ def _column_step(c, panel, v_mat, w_mat, d, e, tau, j0, i, coll):
 
     if i:  # the earlier reflectors of this panel, not yet applied to C₂₂
         vb, wb = v_mat[i + 1:, :i], w_mat[i + 1:, :i]
-        p -= vb @ (wb.T @ v) + wb @ (vb.T @ v)
+        p -= vb @ (wb.conj().T @ v) + wb @ (vb.conj().T @ v)
     w = t * p
-    w -= (0.5 * t * (w @ v)) * v
+    w -= (0.5 * t * (w.conj() @ v)) * v
     v_mat[i + 1:, i] = v
     w_mat[i + 1:, i] = w

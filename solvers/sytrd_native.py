@@ -1,14 +1,24 @@
-"""The sytrd column loop on the GPU: one native call per panel (hpcolls._native.sytrd_panel).
+"""The sytrd / hetrd column loop on the GPU: one native call per panel (solvers._kernels.sytrd_panel).
 
 The Python loop in sytrd.py issues a dozen cupy operations and one AllReduce per column, about a
 millisecond of host time each (DESIGN.md: latency-critical loops must not pay a Python round trip
-per column). The native loop launches the same steps as kernels from C++ and, when the solver's
-collectives are hpcolls with its native path on, issues the column's AllReduce natively too;
-with NCCL or MPI transports it calls back into Python for that one collective (counted by
-Collectives as usual). With one rank there is no collective at all.
+per column). The native loop launches the same steps as kernels from C++ (solvers/native, the
+solver's own extension module) and, when the solver's collectives are hpcolls with its native
+path on, issues the column's AllReduce through hpcolls' C entry (hpcolls.c_api: a capsule, no
+hpcolls class); with NCCL or MPI transports it calls back into Python for that one collective
+(counted by Collectives as usual). With one rank there is no collective at all.
 
-The local product C₂₂ v is a symv reading only the lower triangle when one rank holds the whole
-matrix (half the HBM traffic of the gemv over both triangles that any other grid uses).
+Types: float32, float64, complex64, complex128. For complex matrices the loop is LAPACK's zlatrd
+(lower) with zlarfg's reflectors, the conventions of the Python reference loop:
+  H = I - tau v vᴴ, v[0] = 1, Hᴴ x = beta e₁ with beta real and of the sign opposite to Re(x[0]),
+  tau = (beta - x[0]) / beta (complex), H = I (tau = 0) only when x[1:] = 0 and x[0] is real;
+  the column is C[:, j] - V conj(W[j, :]) - W conj(V[j, :]); w = tau (C₂₂ v - V (Wᴴ v) - W (Vᴴ v)),
+  then w -= (tau (wᴴ v) / 2) v;  d = Re(diagonal) and e = beta are real arrays (zhetrd's D, E),
+  tau is complex; the caller's trailing update is C₂₂ -= V Wᴴ + W Vᴴ.
+
+The local product C₂₂ v is a hemv (a symv for real types) reading only the lower triangle when
+one rank holds the whole matrix (half the HBM traffic of the gemv over both triangles that any
+other grid uses); it ignores the imaginary parts of the diagonal, as zhemv does.
 Environment, for measuring: SOLVERS_SYTRD_PRODUCT=gemv forces the gemv on one rank too;
 SOLVERS_SYTRD_PROFILE=1 times each phase of the column step on the GPU (CUDA events, read once
 per panel) and notes the totals as ``sytrd_phase_ms``.
@@ -19,7 +29,15 @@ import numpy as np
 
 from .backend.arrays import is_numpy
 
-_CODES = {np.dtype(np.float32): 2, np.dtype(np.float64): 3}   # hpcolls.dtypes.F32 / F64
+
+def kernels():
+    """(solvers._kernels, None), or (None, why it is not there): it is built with hpcolls'
+    native module (nvcc at install); a CPU-only install has neither, and runs the Python loop."""
+    try:
+        from . import _kernels
+    except ImportError as exc:
+        return None, f"solvers._kernels not built ({exc}): the package was installed without nvcc"
+    return _kernels, None
 
 
 class NativeColumnLoop:
@@ -30,22 +48,22 @@ class NativeColumnLoop:
         """(loop, None) for DistMatrix ``c`` on the GPU, or (None, why the Python loop runs)."""
         if is_numpy(c.xp):
             return None, "numpy backend"
-        try:
-            from hpcolls import _native
-        except ImportError as exc:
-            return None, f"hpcolls native module not importable ({exc})"
-        if c.dtype not in _CODES:
-            return None, f"dtype {c.dtype} (native loop: float32, float64)"
-        if c.nb > _native.SYTRD_MAX_WIDTH:
-            return None, f"nb {c.nb} > {_native.SYTRD_MAX_WIDTH}"
+        native, why = kernels()
+        if native is None:
+            return None, why
+        if c.dtype.name not in native.DTYPES:
+            return None, f"dtype {c.dtype} (native loop: {', '.join(native.DTYPES)})"
+        if c.nb > native.SYTRD_MAX_WIDTH:
+            return None, f"nb {c.nb} > {native.SYTRD_MAX_WIDTH}"
         if not c.local.flags.c_contiguous:
             return None, "local array not C-contiguous"
-        return cls(c, coll, _native), None
+        return cls(c, coll, native), None
 
     def __init__(self, c, coll, native):
         xp = c.xp
         self._native, self._coll, self._c = native, coll, c
-        self._code = _CODES[c.dtype]
+        self._code = native.DTYPES[c.dtype.name]
+        self._real = np.finfo(c.dtype).dtype   # d and e: real, as zhetrd's D and E
         n = c.shape[0]
         self._p = xp.empty(max(n, 1), dtype=c.dtype)
         self._rows_host = np.ascontiguousarray(c.rows, dtype=np.int64)
@@ -53,9 +71,9 @@ class NativeColumnLoop:
         self._rows_dev, self._cols_dev = c.device_index()
         self._device = xp.cuda.Device().id
         self._nranks = coll.scope_size("all")
-        self._comm = coll.native_allreduce_comm("all", self._device) if self._nranks > 1 else None
+        self._comm = coll.native_allreduce_handle("all", self._device) if self._nranks > 1 else None
         self.allreduce_path = ("none (one rank)" if self._nranks == 1 else
-                               "hpcolls native" if self._comm is not None else f"{coll.kind} via callback")
+                               "hpcolls native (C entry)" if self._comm is not None else f"{coll.kind} via callback")
         self.product = self._choose_product(native, self._nranks)
         self._product_code = native.SYTRD_PRODUCTS.index(self.product)
         self._work = xp.empty(native.sytrd_work_bytes(n, c.nb, self._code, self._product_code), dtype=np.uint8)
@@ -67,9 +85,9 @@ class NativeColumnLoop:
         forced = os.environ.get("SOLVERS_SYTRD_PRODUCT", "")
         if forced and forced not in native.SYTRD_PRODUCTS:
             raise ValueError(f"SOLVERS_SYTRD_PRODUCT={forced!r}: expected one of {', '.join(native.SYTRD_PRODUCTS)}")
-        if forced == "symv_lower" and nranks > 1:
-            raise ValueError("SOLVERS_SYTRD_PRODUCT=symv_lower needs one rank (the whole matrix on it)")
-        return forced or ("symv_lower" if nranks == 1 else "gemv")
+        if forced == "hemv_lower" and nranks > 1:
+            raise ValueError("SOLVERS_SYTRD_PRODUCT=hemv_lower needs one rank (the whole matrix on it)")
+        return forced or ("hemv_lower" if nranks == 1 else "gemv")
 
     def phase_ms(self):
         """{phase: GPU milliseconds} over the panels so far, or None when not profiling."""
@@ -82,6 +100,11 @@ class NativeColumnLoop:
 
     def run(self, panel, v_mat, w_mat, d, e, tau, j0, width):
         c = self._c
+        for name, array, dtype in (("d", d, self._real), ("e", e, self._real), ("tau", tau, c.dtype),
+                                   ("panel", panel, c.dtype), ("v_mat", v_mat, c.dtype), ("w_mat", w_mat, c.dtype)):
+            if array.dtype != dtype or not array.flags.c_contiguous:
+                raise TypeError(f"sytrd's native column loop: {name} must be a C-contiguous {dtype} array "
+                                f"for a {c.dtype} matrix, not {array.dtype}")
         calls, nbytes, seconds = self._native.sytrd_panel(
             dtype=self._code, device=self._device, n=c.shape[0], j0=j0, width=width,
             local=c.local.data.ptr, ld=c.local.shape[1], rows_host=self._rows_host,

@@ -1,6 +1,9 @@
 """Test-data helpers shared by the test suites (CPU, MPI, GPU) and usable by anyone checking
-the solver: fresh random seeds agreed by all ranks, symmetric matrices with chosen spectra, SPD
-matrices of chosen condition, and poisoning of the triangle the solver must not read.
+the solver: fresh random seeds agreed by all ranks, symmetric (real) or Hermitian (complex)
+matrices with chosen spectra, positive definite matrices of chosen condition, and junk in what
+the solver must not read (the other triangle; the imaginary parts of a Hermitian diagonal).
+
+Every generator takes ``hermitian=False``: True gives complex128 data (Haar-unitary Q).
 """
 import numpy as np
 
@@ -11,15 +14,22 @@ def shared_seed(comm=None):
     return comm.bcast(seed, root=0) if comm is not None else seed
 
 
-def random_orthogonal(rng, n):
-    q, r = np.linalg.qr(rng.standard_normal((n, n)))
-    return q * np.sign(np.diag(r))   # Haar-distributed
+def _gaussian(rng, shape, hermitian):
+    x = rng.standard_normal(shape)
+    return x + 1j * rng.standard_normal(shape) if hermitian else x
 
 
-def symmetric_with_spectrum(rng, eigenvalues):
-    q = random_orthogonal(rng, len(eigenvalues))
-    a = (q * np.asarray(eigenvalues)) @ q.T
-    return (a + a.T) / 2
+def random_orthogonal(rng, n, hermitian=False):
+    """Haar-distributed orthogonal (unitary if ``hermitian``) matrix."""
+    q, r = np.linalg.qr(_gaussian(rng, (n, n), hermitian))
+    d = np.diag(r)
+    return q * (d / np.abs(d))
+
+
+def symmetric_with_spectrum(rng, eigenvalues, hermitian=False):
+    q = random_orthogonal(rng, len(eigenvalues), hermitian)
+    a = (q * np.asarray(eigenvalues)) @ q.conj().T
+    return (a + a.conj().T) / 2
 
 
 SPECTRA = ("random", "clustered", "graded")
@@ -39,14 +49,26 @@ def spectrum(rng, n, kind):
     raise ValueError(f"unknown spectrum kind {kind!r}; choose from {SPECTRA}")
 
 
-def spd_with_condition(rng, n, cond):
-    """SPD matrix with eigenvalues log-spaced in [1, cond]."""
-    return symmetric_with_spectrum(rng, np.logspace(0, np.log10(cond), n))
+def spd_with_condition(rng, n, cond, hermitian=False):
+    """SPD (HPD) matrix with eigenvalues log-spaced in [1, cond]."""
+    return symmetric_with_spectrum(rng, np.logspace(0, np.log10(cond), n), hermitian)
 
 
-def random_symmetric(rng, n):
-    a = rng.standard_normal((n, n))
-    return (a + a.T) / 2
+def random_symmetric(rng, n, hermitian=False):
+    a = _gaussian(rng, (n, n), hermitian)
+    return (a + a.conj().T) / 2
+
+
+def with_junk(rng, x, lower):
+    """Copy of x whose strictly upper (lower=True) or strictly lower triangle holds random junk
+    and, for complex x, whose diagonal has random imaginary parts: what LAPACK's s/d/c/z
+    drivers never read."""
+    out = np.array(x, copy=True)
+    mask = np.triu(np.ones(out.shape, dtype=bool), 1) if lower else np.tril(np.ones(out.shape, dtype=bool), -1)
+    out[mask] = 1e3 * _gaussian(rng, int(mask.sum()), np.iscomplexobj(out))
+    if np.iscomplexobj(out):
+        out[np.diag_indices(out.shape[0])] += 1j * rng.standard_normal(out.shape[0])
+    return out
 
 
 def poison_unreferenced(x, lower, value=np.nan):
@@ -57,16 +79,17 @@ def poison_unreferenced(x, lower, value=np.nan):
     return out
 
 
-def not_positive_definite(rng, n, minor):
-    """A symmetric matrix whose leading minors of order < ``minor`` are positive definite and
-    whose leading minor of order ``minor`` (1-based) is not: LAPACK potrf's info is ``minor``."""
-    b = spd_with_condition(rng, n, 10.0)
+def not_positive_definite(rng, n, minor, hermitian=False):
+    """A symmetric (Hermitian) matrix whose leading minors of order < ``minor`` are positive
+    definite and whose leading minor of order ``minor`` (1-based) is not: LAPACK potrf's info is
+    ``minor``."""
+    b = spd_with_condition(rng, n, 10.0, hermitian)
     k = minor - 1
     # Schur complement of the leading k×k block at position k, made negative.
     if k:
-        s = b[k, k] - b[k, :k] @ np.linalg.solve(b[:k, :k], b[:k, k])
+        s = (b[k, k] - b[k, :k] @ np.linalg.solve(b[:k, :k], b[:k, k])).real
     else:
-        s = b[0, 0]
+        s = b[0, 0].real
     b[k, k] -= s + 0.5
     return b
 
@@ -80,11 +103,7 @@ def grid_shapes(nprocs):
 
 
 def share_node_cores(comm):
-    """Limit BLAS threads so the ranks sharing a node do not oversubscribe its cores."""
-    from mpi4py import MPI
-    from .backend.threads import share_cores
-    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    try:
-        return share_cores(node.Get_size())
-    finally:
-        node.Free()
+    """Limit BLAS threads so the ranks sharing a node do not oversubscribe its cores (the
+    solver's own policy, threads.policy_for)."""
+    from .backend.threads import policy_for
+    return policy_for(comm).line

@@ -1,5 +1,8 @@
 """The symmetric tridiagonal eigenproblem T y = λ y (LAPACK stevd: divide and conquer).
 
+T is real for complex Hermitian problems too (hetrd makes its off-diagonal real), so this stage
+is real for every dtype; the eigenvectors take the problem's dtype when they are distributed.
+
 T is tiny next to the dense problem (2n numbers), so it is replicated: d and e are first
 broadcast from rank 0 — every rank then solves the *same* input and obtains the same
 eigenvectors bit for bit, which matters because each rank keeps only its own block-cyclic
@@ -43,7 +46,8 @@ def stevd(d, e, coll, vectors_like=None):
         return w, None
     rows, cols = vectors_like.device_index()
     z = xp.asarray(z)
-    local = xp.ascontiguousarray(z[rows[:, None], cols[None, :]])
+    # Real eigenvectors of the real T; a complex problem's back-transformation makes them complex.
+    local = xp.ascontiguousarray(z[rows[:, None], cols[None, :]], dtype=vectors_like.dtype)
     return w, DistMatrix(local, vectors_like.desc, vectors_like.grid)
 
 

@@ -1,12 +1,12 @@
 """trsm / trmm: distributed left-side triangular solve and multiply with a lower-triangular L.
 
-    trsm: B ← op(L)⁻¹ B        trmm: B ← op(L) B        op(L) = L or Lᵀ
+    trsm: B ← op(L)⁻¹ B        trmm: B ← op(L) B        op(L) = L or Lᴴ (Lᵀ for real L)
 
-Used by sygst (two of them per reduction) and for the final back-transformation of the
-eigenvectors (x = L⁻ᵀ y for itypes 1, 2; x = L y for itype 3).
+Used by sygst / hegst (two of them per reduction) and for the final back-transformation of the
+eigenvectors (x = L⁻ᴴ y for itypes 1, 2; x = L y for itype 3).
 
 Both are one loop over the diagonal blocks k of op(L). The panel of op(L) for block k (column k
-of L, or row k of L transposed) is replicated; block row k of B lives on one grid row, which
+of L, or row k of L conjugate-transposed) is replicated; block row k of B lives on one grid row, which
 applies the diagonal block and broadcasts the result down the grid columns; every rank then
 updates its local rows. A solve walks the triangle from its top (forward substitution for a
 lower op(L), backward for an upper one); a multiply walks it in the opposite direction so that
@@ -45,7 +45,7 @@ def _left_triangular(lfac, b, coll, trans, solve):
         if op_lower:
             base, panel = j0, replicate_block_col(lfac, k, j0, coll)   # rows j0:n
         else:
-            base, panel = 0, replicate_block_row(lfac, k, j1, coll).T  # rows 0:j1
+            base, panel = 0, replicate_block_row(lfac, k, j1, coll).conj().T  # rows 0:j1
         diag = panel[j0 - base:j1 - base]
         diag = xp.tril(diag) if op_lower else xp.triu(diag)
 

@@ -47,8 +47,10 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/tests/gpu${PYTHONP
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 if [ "$build" = 1 ]; then
-  echo "== build (HPCOLLS_CUDA_ARCHITECTURES=${HPCOLLS_CUDA_ARCHITECTURES:=90-real})"
-  export HPCOLLS_CUDA_ARCHITECTURES
+  # With the diagnostic module (LL modes 1..3, the benchmark's launch probes) unless told not to:
+  # HPCOLLS_DIAGNOSTICS=0 builds what users get, and the tests that need the module skip.
+  echo "== build (HPCOLLS_CUDA_ARCHITECTURES=${HPCOLLS_CUDA_ARCHITECTURES:=90-real}, HPCOLLS_DIAGNOSTICS=${HPCOLLS_DIAGNOSTICS:=1})"
+  export HPCOLLS_CUDA_ARCHITECTURES HPCOLLS_DIAGNOSTICS
   if ! "$py" -m pip install --no-build-isolation --no-deps -e . >"$logs/build.log" 2>&1; then
     tail -40 "$logs/build.log"; echo "BUILD FAILED"; exit 1
   fi

@@ -6,7 +6,7 @@
 #
 # Settings (environment): HPCOLLS_VENV (default <repo>/.venv), PYTHON (interpreter that creates
 # the venv, default python3), HPCOLLS_EXTRAS (pip extras, default "test", plus "cu13" when an
-# NVIDIA GPU is visible), HPCOLLS_CUDA_ARCHITECTURES (see CMakeLists.txt).
+# NVIDIA GPU is visible), HPCOLLS_CUDA_ARCHITECTURES and HPCOLLS_DIAGNOSTICS (see CMakeLists.txt).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 venv="${HPCOLLS_VENV:-$repo/.venv}"
@@ -36,9 +36,10 @@ if [ -z "${HPCOLLS_EXTRAS:-}" ] && command -v nvidia-smi >/dev/null 2>&1 && nvid
   extras="test,cu13"
 fi
 
-# Rebuild only when the sources of the native module or the package metadata changed.
+# Rebuild only when the sources of the native modules (hpcolls._native: native/, solvers._kernels:
+# solvers/native/) or the package metadata changed.
 stamp="$venv/.hpcolls-build-stamp"
-digest="$(cd "$repo" && find pyproject.toml CMakeLists.txt native -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)-$extras-${HPCOLLS_CUDA_ARCHITECTURES:-default}"
+digest="$(cd "$repo" && find pyproject.toml CMakeLists.txt native solvers/native -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)-$extras-${HPCOLLS_CUDA_ARCHITECTURES:-default}-diag${HPCOLLS_DIAGNOSTICS:-0}"
 # Every step is checked by hand: callers source this file as `source setup.sh || ...`, and in
 # that position bash ignores `set -e`, so a failed install would otherwise go on and stamp it.
 if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then

@@ -6,13 +6,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "hpcolls/c_api_module.h"
+#include "hpcolls/diagnostics.h"
 #include "hpcolls/errors.h"
 #include "hpcolls/fast_allreduce.h"
-#include "hpcolls/launch_probe.h"
 #include "hpcolls/native_comm.h"
 #include "hpcolls/runtime_info.h"
-#include "hpcolls/symv_lower.h"
-#include "hpcolls/sytrd_panel.h"
 
 namespace py = pybind11;
 using namespace hpcolls;
@@ -28,6 +27,7 @@ PYBIND11_MODULE(_native, m) {
   py::register_exception<CollectiveTimeout>(m, "CollectiveTimeout", PyExc_RuntimeError);
   py::register_exception<CommunicatorBroken>(m, "CommunicatorBroken", PyExc_RuntimeError);
   bind_fast_allreduce(m);
+  bind_c_api(m);
 
   m.attr("CUDART_VERSION_BUILT") = CUDART_VERSION;
   m.attr("MAX_RANKS") = kMaxRanks;
@@ -35,7 +35,6 @@ PYBIND11_MODULE(_native, m) {
   for (int n : kSmallOneShotRanks) small_ranks.append(n);
   m.attr("SMALL_ONESHOT_RANKS") = py::tuple(small_ranks);  // rank counts with a small-message kernel
   m.attr("SMALL_ONESHOT_BLOCK_BYTES") = kSmallOneShotBlockBytes;  // a block per this many bytes
-  m.attr("SYTRD_MAX_WIDTH") = kSytrdMaxWidth;
   m.def("device_count", &device_count, "CUDA devices visible (0 without driver or device; never raises)");
   m.def("no_device_reason", &no_device_reason);
   m.def("require_device", &require_device);
@@ -113,98 +112,12 @@ PYBIND11_MODULE(_native, m) {
       },
       py::arg("stream"));
 
-  m.def("launch_noop", &launch_noop, py::arg("stream"),
-        "one empty kernel on `stream`: the bare-launch baseline of the host-overhead benchmark");
-  m.def("launch_noop_with_allreduce_args", &launch_noop_with_allreduce_args, py::arg("stream"),
-        py::arg("launch_kernel_ex"),
-        "one empty kernel with the AllReduce kernels' parameters (their size) on `stream`, launched by "
-        "<<<>>> or, with launch_kernel_ex, by cudaLaunchKernelEx as the AllReduce kernels are");
-  m.def("launch_noop_dependent", &launch_noop_dependent, py::arg("stream"),
-        "one empty kernel on `stream` launched with dependent launch, waiting for the kernel before it "
-        "and letting the next start early as the AllReduce kernels do; False (nothing launched) on a "
-        "device without dependent launch (compute capability < 9.0)");
-
-  // The solver's tridiagonalization column loop, one call per panel (sytrd_panel.h).
-  using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
-  m.def(
-      "sytrd_work_bytes",
-      [](int64_t n, int64_t width, int dtype, int product) {
-        return sytrd_work_bytes(n, width, static_cast<DType>(dtype), static_cast<SytrdProduct>(product));
-      },
-      py::arg("n"), py::arg("width"), py::arg("dtype"), py::arg("product") = 0);
-  m.attr("SYTRD_PRODUCTS") = py::make_tuple("gemv", "symv_lower");  // SytrdProduct's values, in order
-  m.attr("SYTRD_PHASES") = py::make_tuple("column", "reflector", "product", "allreduce", "correction", "w");
-  m.def(
-      "sytrd_panel",
-      [](int dtype, int device, int64_t n, int64_t j0, int64_t width, uintptr_t local, int64_t ld,
-         const IndexArray& rows_host, const IndexArray& cols_host, uintptr_t rows_dev, uintptr_t cols_dev,
-         uintptr_t panel, uintptr_t v_mat, uintptr_t w_mat, uintptr_t d, uintptr_t e, uintptr_t tau,
-         uintptr_t work, uintptr_t p, uintptr_t stream, NativeComm* comm, int nranks, py::object fallback,
-         int product, std::optional<py::array_t<double, py::array::c_style>> phase_ms) {
-        require_device();
-        if (phase_ms && phase_ms->size() != kSytrdPhases)
-          throw std::invalid_argument("hpcolls: sytrd_panel phase_ms needs one entry per SYTRD_PHASES");
-        SytrdPanel s{};
-        s.n = n;
-        s.j0 = j0;
-        s.width = width;
-        s.local = reinterpret_cast<void*>(local);
-        s.ld = ld;
-        s.nloc_rows = rows_host.size();
-        s.nloc_cols = cols_host.size();
-        s.rows_host = rows_host.data();
-        s.cols_host = cols_host.data();
-        s.rows_dev = reinterpret_cast<const int64_t*>(rows_dev);
-        s.cols_dev = reinterpret_cast<const int64_t*>(cols_dev);
-        s.panel = reinterpret_cast<void*>(panel);
-        s.v_mat = reinterpret_cast<void*>(v_mat);
-        s.w_mat = reinterpret_cast<void*>(w_mat);
-        s.d = reinterpret_cast<void*>(d);
-        s.e = reinterpret_cast<void*>(e);
-        s.tau = reinterpret_cast<void*>(tau);
-        s.work = reinterpret_cast<void*>(work);
-        s.p = reinterpret_cast<void*>(p);
-        s.stream = reinterpret_cast<cudaStream_t>(stream);
-        s.product = product;
-        s.phase_ms = phase_ms ? phase_ms->mutable_data() : nullptr;
-        cuda_check(cudaSetDevice(device), "cudaSetDevice");
-        const std::function<void(int64_t)> call_fallback = [&fallback](int64_t count) {
-          if (fallback.is_none()) throw std::logic_error("hpcolls: sytrd_panel needs a fallback AllReduce");
-          fallback(count);
-        };
-        const SytrdCollStats st = sytrd_panel(s, static_cast<DType>(dtype), comm, nranks, call_fallback);
-        return py::make_tuple(st.calls, st.bytes, st.seconds);
-      },
-      py::arg("dtype"), py::arg("device"), py::arg("n"), py::arg("j0"), py::arg("width"), py::arg("local"),
-      py::arg("ld"), py::arg("rows_host"), py::arg("cols_host"), py::arg("rows_dev"), py::arg("cols_dev"),
-      py::arg("panel"), py::arg("v_mat"), py::arg("w_mat"), py::arg("d"), py::arg("e"), py::arg("tau"),
-      py::arg("work"), py::arg("p"), py::arg("stream"), py::arg("comm").none(true), py::arg("nranks"),
-      py::arg("fallback").none(true), py::arg("product") = 0, py::arg("phase_ms") = py::none());
-
-  // The one-rank local product on its own (symv_lower.h), for its tests and benchmark.
-  m.def("symv_lower_work_elems", &symv_lower_work_elems, py::arg("m"));
-  m.def(
-      "symv_lower",
-      [](int dtype, int device, int64_t m, uintptr_t a, int64_t ld, uintptr_t x, uintptr_t y, uintptr_t work,
-         uintptr_t stream) {
-        require_device();
-        cuda_check(cudaSetDevice(device), "cudaSetDevice");
-        const auto st = reinterpret_cast<cudaStream_t>(stream);
-        if (static_cast<DType>(dtype) == DType::F64)
-          symv_lower(reinterpret_cast<const double*>(a), ld, m, reinterpret_cast<const double*>(x),
-                     reinterpret_cast<double*>(y), reinterpret_cast<double*>(work), st);
-        else if (static_cast<DType>(dtype) == DType::F32)
-          symv_lower(reinterpret_cast<const float*>(a), ld, m, reinterpret_cast<const float*>(x),
-                     reinterpret_cast<float*>(y), reinterpret_cast<float*>(work), st);
-        else
-          throw std::invalid_argument("hpcolls: symv_lower supports float32 and float64");
-      },
-      py::arg("dtype"), py::arg("device"), py::arg("m"), py::arg("a"), py::arg("ld"), py::arg("x"), py::arg("y"),
-      py::arg("work"), py::arg("stream"));
 
   py::class_<NativeComm>(m, "NativeComm")
       .def(py::init<int, int, int, size_t, double, int>(), py::arg("rank"), py::arg("nranks"),
            py::arg("device"), py::arg("scratch_bytes"), py::arg("timeout_s"), py::arg("ranks_on_device"))
+      .def("capsule", [](py::object self) { return comm_capsule(self); },
+           "a handle for hpcolls' C entry (hpcolls/c_api.h), keeping this object alive")
       .def("export_handle", [](const NativeComm& c) { return py::bytes(c.export_handle()); })
       .def("open_peers", [](NativeComm& c, const std::vector<py::bytes>& hs) {
         std::vector<std::string> v(hs.begin(), hs.end());
@@ -214,7 +127,11 @@ PYBIND11_MODULE(_native, m) {
       .def("set_oneshot_max_bytes", &NativeComm::set_oneshot_max_bytes)
       .def("set_twoshot_max_bytes", &NativeComm::set_twoshot_max_bytes)
       .def("set_timeout", &NativeComm::set_timeout)
-      .def("set_ll_mode", &NativeComm::set_ll_mode)
+      .def("set_ll_mode",
+           [](NativeComm& c, int mode) {
+             const bool diagnostic = mode > 0 && mode < kLLModes;  // others: set_ll_mode says what is wrong
+             c.set_ll_mode(mode, diagnostic ? diagnostic_launchers(mode) : nullptr);
+           })
       .def("set_threads_per_block", &NativeComm::set_threads_per_block)
       .def("set_dependent_launch", &NativeComm::set_dependent_launch)
       .def_property_readonly("dependent_launch", &NativeComm::dependent_launch)
@@ -227,17 +144,8 @@ PYBIND11_MODULE(_native, m) {
              return c.allreduce(send, recv, count, static_cast<DType>(dtype), static_cast<Op>(op), stream);
            })
       .def("probe", &NativeComm::probe, py::call_guard<py::gil_scoped_release>())
-      // Debugging aids: read / write 8 bytes of any rank's scratch through this rank's mapping.
-      .def("debug_peek",
-           [](NativeComm& c, int r, size_t off) {
-             uint64_t v = 0;
-             cuda_check(cudaMemcpy(&v, static_cast<char*>(c.scratch_base(r)) + off, 8, cudaMemcpyDefault), "peek");
-             return v;
-           })
-      .def("debug_poke",
-           [](NativeComm& c, int r, size_t off, uint64_t v) {
-             cuda_check(cudaMemcpy(static_cast<char*>(c.scratch_base(r)) + off, &v, 8, cudaMemcpyDefault), "poke");
-           })
+      // Where rank r's scratch is mapped in this process (hpcolls._native_diag.peek/poke read it).
+      .def("scratch_address", [](const NativeComm& c, int r) { return reinterpret_cast<uintptr_t>(c.scratch_base(r)); })
       .def("check", &NativeComm::check)
       .def("synchronize", &NativeComm::synchronize, py::call_guard<py::gil_scoped_release>())
       .def("release", &NativeComm::release)

@@ -36,7 +36,7 @@ struct FastState {
   PyObject* full;                   // Communicator.Allreduce bound to the communicator
   PyObject* ndarray;                // cupy.ndarray
   PyObject* in_place;               // MPI.IN_PLACE
-  PyObject* ops[int(Op::kCount)];   // MPI.SUM, PROD, MIN, MAX, by Op code
+  PyObject* ops[int(Op::kCount)];   // MPI.SUM, PROD, MIN, MAX, BAND, ..., by Op code
   PyObject* dtypes[kMaxDtypes];     // numpy dtype objects, matched by identity
   int codes[kMaxDtypes];
   int ndtypes;
@@ -176,7 +176,7 @@ int try_launch(FastState* st, PyObject* const* a) {
   int code = -1;
   for (int i = 0; i < st->ndtypes && code < 0; ++i)
     if (recv.dtype == st->dtypes[i]) code = st->codes[i];
-  if (code < 0 || (dtype_is_complex(DType(code)) && (opc == int(Op::Min) || opc == int(Op::Max)))) return 0;
+  if (code < 0 || !op_supported(DType(code), Op(opc))) return 0;
   if (sendbuf == st->in_place) {
     send = recv;
   } else {
@@ -281,7 +281,7 @@ void bind_fast_allreduce(py::module_& m) {
       "make_fast_allreduce",
       [](py::object native, py::object full, py::object ndarray, py::object in_place, py::sequence ops,
          py::sequence dtype_codes, int device) {
-        if (py::len(ops) != size_t(Op::kCount)) throw std::invalid_argument("hpcolls: ops must list SUM, PROD, MIN, MAX");
+        if (py::len(ops) != size_t(Op::kCount)) throw std::invalid_argument("hpcolls: ops must list one MPI.Op per Op code (dtypes.mpi_ops_by_code)");
         if (py::len(dtype_codes) > size_t(kMaxDtypes)) throw std::invalid_argument("hpcolls: too many dtypes");
         resolve_stream_reader();
         NativeComm* comm = native.cast<NativeComm*>();

@@ -1,6 +1,7 @@
 #include "hpcolls/native_comm.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <string>
 
@@ -12,6 +13,10 @@ namespace hpcolls {
 
 namespace {
 const char* algo_name(int a) { return a == int(Algo::OneShot) ? "one-shot" : "two-shot"; }
+std::string upper(std::string s) {
+  for (char& ch : s) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
+}
 }  // namespace
 
 NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, double timeout_s,
@@ -60,11 +65,14 @@ NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, d
 
 NativeComm::~NativeComm() { release(); }
 
-void NativeComm::set_ll_mode(int mode) {
+void NativeComm::set_ll_mode(int mode, const DiagnosticLaunchers* launchers) {
   if (mode < 0 || mode >= kLLModes)
     throw std::invalid_argument("hpcolls: LL mode " + std::to_string(mode) + " is not one of 0.." +
                                 std::to_string(kLLModes - 1) + " (native/include/hpcolls/ll_line.cuh)");
+  if (mode != 0 && launchers == nullptr)
+    throw std::invalid_argument("hpcolls: LL mode " + std::to_string(mode) + " needs the diagnostic module's kernels");
   dev_.ll_mode = mode;
+  diagnostic_ = mode == 0 ? nullptr : launchers;
 }
 
 void NativeComm::set_threads_per_block(int threads) {
@@ -206,8 +214,11 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
   if (!peers_open_) throw std::logic_error("hpcolls: open_peers() was not called");
   const size_t esize = dtype_size(t);
   if (esize == 0) throw std::invalid_argument("hpcolls: unknown dtype code");
-  if (dtype_is_complex(t) && (op == Op::Min || op == Op::Max))
-    throw std::invalid_argument("hpcolls: MIN/MAX are not defined for complex numbers");
+  if (int(op) < 0 || op >= Op::kCount) throw std::invalid_argument("hpcolls: unknown op code");
+  if (!op_supported(t, op))
+    throw std::invalid_argument("hpcolls: Allreduce: MPI." + upper(op_name(op)) + " is not defined for " +
+                                dtype_name(t) + " (MPI: floating point takes SUM, PROD, MIN, MAX; complex SUM, "
+                                "PROD; bool LAND, LOR, LXOR; integers every op)");
   const size_t bytes = count * esize;
   if (bytes == 0) return int(mode_ == AlgoMode::TwoShot ? Algo::TwoShot : Algo::OneShot);
   const int algo = select(bytes);
@@ -243,7 +254,9 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
   if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");
   StreamFacts facts(a.stream);
   order_before_launch(a.stream, facts);
-  const cudaError_t err = small                       ? launch_allreduce_oneshot_small(dev_, t, op, a)
+  const cudaError_t err = diagnostic_ != nullptr   ? (algo == int(Algo::OneShot) ? diagnostic_->oneshot
+                                                                                  : diagnostic_->twoshot)(dev_, t, op, a)
+                          : small                       ? launch_allreduce_oneshot_small(dev_, t, op, a)
                           : algo == int(Algo::OneShot) ? launch_allreduce_oneshot(dev_, t, op, a)
                                                        : launch_allreduce_twoshot(dev_, t, op, a);
   cuda_check(err, algo == int(Algo::OneShot) ? "launch(allreduce one-shot)" : "launch(allreduce two-shot)");

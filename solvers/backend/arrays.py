@@ -42,6 +42,11 @@ def is_numpy(xp):
     return xp is np
 
 
+def real_dtype(dtype):
+    """float32 for float32 / complex64, float64 for float64 / complex128: the eigenvalues'."""
+    return np.zeros((), dtype=dtype).real.dtype
+
+
 def to_host(x):
     """A numpy view/copy of x (no-op for numpy arrays)."""
     return x.get() if is_cupy_array(x) else np.asarray(x)
@@ -54,16 +59,17 @@ def synchronize(xp):
 
 
 def solve_triangular(xp, t, b, lower, trans=False):
-    """op(t) x = b for a small dense triangular t (only its ``lower``/upper triangle is read)."""
+    """op(t) x = b for a dense triangular t (only its ``lower``/upper triangle is read);
+    op(t) = tᴴ with ``trans`` (tᵀ for real t)."""
     if is_numpy(xp):
-        return scipy.linalg.solve_triangular(t, b, lower=lower, trans=1 if trans else 0,
+        return scipy.linalg.solve_triangular(t, b, lower=lower, trans=2 if trans else 0,
                                              check_finite=False)
     from cupyx.scipy.linalg import solve_triangular as cupy_solve_triangular
-    return cupy_solve_triangular(t, b, lower=lower, trans=1 if trans else 0)
+    return cupy_solve_triangular(t, b, lower=lower, trans=2 if trans else 0)
 
 
 def cholesky_lower_whole(xp, a):
-    """Lower Cholesky factor of a whole SPD matrix (only its lower triangle is read) and LAPACK's
+    """Lower Cholesky factor of a whole SPD / HPD matrix (only its lower triangle is read) and LAPACK's
     info, in one potrf: LAPACK's for numpy, cuSOLVER's for cupy (its devInfo is LAPACK's info).
     What one rank holding all of B does instead of the block-column loop. The strict upper
     triangle of the result is unspecified: callers keep the lower triangle."""
@@ -73,9 +79,12 @@ def cholesky_lower_whole(xp, a):
     from cupy_backends.cuda.libs import cublas, cusolver
     # A row-major matrix is its transpose in column-major order, which is what cuSOLVER reads:
     # our lower triangle is its upper one, and the factor U = Lᵀ it leaves there reads back as L.
+    # (Hermitian: cuSOLVER factors Aᵀ = conj(A) = Uᴴ U, so A = Uᵀ conj(Uᵀ)ᵀ: the same holds.)
     x = xp.array(a, order="C")
-    buffer_size, factor = {"f": (cusolver.spotrf_bufferSize, cusolver.spotrf),
-                           "d": (cusolver.dpotrf_bufferSize, cusolver.dpotrf)}[x.dtype.char]
+    buffer_size, factor = {
+        "f": (cusolver.spotrf_bufferSize, cusolver.spotrf), "d": (cusolver.dpotrf_bufferSize, cusolver.dpotrf),
+        "F": (cusolver.cpotrf_bufferSize, cusolver.cpotrf), "D": (cusolver.zpotrf_bufferSize, cusolver.zpotrf),
+    }[x.dtype.char]
     n, handle, uplo = x.shape[0], device.get_cusolver_handle(), cublas.CUBLAS_FILL_MODE_UPPER
     lwork = buffer_size(handle, uplo, n, x.data.ptr, n)
     work, info = xp.empty(lwork, x.dtype), xp.zeros((), xp.int32)

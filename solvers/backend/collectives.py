@@ -41,6 +41,11 @@ def choose_kind(requested, device):
         return "mpi", "auto: CPU run, host buffers go to MPI"
     if requested not in KINDS:
         raise ValueError(f"collectives must be one of auto, {', '.join(KINDS)}; got {requested!r}")
+    if device == "cpu" and requested != "mpi":
+        # hpcolls hands host buffers straight to mpi4py, and NCCL takes device buffers only.
+        return "mpi", (f"requested {requested}, but a CPU run's buffers are host memory, which "
+                       f"{'NCCL does not take' if requested == 'nccl' else 'hpcolls hands to MPI'}: "
+                       f"MPI (mpi4py) carries them")
     return requested, "requested"
 
 
@@ -173,24 +178,29 @@ class Collectives:
     def scope_size(self, scope):
         return self._host[scope].Get_size()
 
-    def native_allreduce_comm(self, scope, device):
-        """hpcolls' native communicator for device-buffer AllReduces over ``scope`` on GPU
-        ``device`` (opened collectively on first use), for native code that issues them
-        itself; None unless the transport is hpcolls with its native path on."""
-        wrapper = self._wrappers[scope]
-        opener = getattr(wrapper, "native_comm", None)
-        return opener(device) if self.kind == "hpcolls" and opener is not None else None
+    def native_allreduce_handle(self, scope, device):
+        """A handle for hpcolls' C entry (hpcolls.c_api.comm_capsule) carrying device-buffer
+        AllReduces over ``scope`` on GPU ``device`` (opened collectively on first use), for
+        native code that issues them itself; None unless the transport is hpcolls with its
+        native path on."""
+        if self.kind != "hpcolls":
+            return None
+        from hpcolls import c_api
+        return c_api.comm_capsule(self._wrappers[scope], device)
 
     # ---- array collectives (numpy or cupy buffers) ------------------------------------
     def allreduce(self, buf, scope="all", op="sum"):
         """In-place Allreduce of a contiguous array over ``scope``; returns buf. Over a scope of
-        one rank nothing is sent or counted."""
+        one rank nothing is sent or counted. A complex sum travels as the sum of its real and
+        imaginary parts (the same numbers, for transports that take real types only)."""
         _require_contiguous(buf)
         mpi_op = _OPS[op]
         if self._alone[scope]:
             return buf
+        if op != "sum" and self.xp.iscomplexobj(buf):
+            raise ValueError(f"allreduce op {op!r} is not defined for complex numbers")
         start = time.perf_counter()
-        self._dev[scope]["Allreduce"].Allreduce(MPI.IN_PLACE, buf, op=mpi_op)
+        self._dev[scope]["Allreduce"].Allreduce(MPI.IN_PLACE, _as_real(buf), op=mpi_op)
         self._count("allreduce", buf.nbytes, start)
         return buf
 
@@ -203,11 +213,32 @@ class Collectives:
                 raise ValueError(f"bcast root {root} outside the one-rank {scope!r} scope")
             return buf
         start = time.perf_counter()
-        self._dev[scope]["Bcast"].Bcast(buf, root=root)
+        self._dev[scope]["Bcast"].Bcast(_as_real(buf), root=root)
         self._count("bcast", buf.nbytes, start)
         return buf
 
+    def bcast_idle(self, buf, root=0):
+        """Bcast of a host (numpy) array over the whole grid in which the ranks other than
+        ``root`` wait without spinning (polling a non-blocking Ibcast, sleeping between polls),
+        so that their cores are free for ``root``'s work until it sends: how a problem solved
+        on one rank is handed to the others."""
+        start = time.perf_counter()
+        request = self._host["all"].Ibcast(buf, root=root)
+        pause = 20e-6
+        while not request.Test():
+            time.sleep(pause)
+            pause = min(2 * pause, 1e-3)
+        self._count("bcast_idle", buf.nbytes, start)
+        return buf
+
     # ---- host-side, irregular traffic -----------------------------------------------
+    def bcast_host(self, buf, root=0):
+        """Bcast of a host (numpy) array over the whole grid by mpi4py, whatever the transport."""
+        start = time.perf_counter()
+        self._host["all"].Bcast(buf, root=root)
+        self._count("bcast_host", buf.nbytes, start)
+        return buf
+
     def bcast_obj(self, obj, root=0, scope="all"):
         """Broadcast a small picklable object (metadata, verdicts, error messages)."""
         start = time.perf_counter()
@@ -265,6 +296,13 @@ def create_collectives(grid, requested, xp):
 def _displacements(counts):
     counts = np.asarray(counts, dtype=np.int64)
     return np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+
+
+def _as_real(buf):
+    """A complex array as the real array of its (re, im) pairs (a view); others as they are."""
+    if buf.dtype.kind != "c":
+        return buf
+    return buf.view(buf.dtype.char.lower())   # F → f, D → d
 
 
 def _require_contiguous(buf):

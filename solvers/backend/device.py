@@ -38,15 +38,15 @@ def resolve_device(requested):
 def select_device(comm):
     """Bind this rank to a GPU; returns the device id.
 
-    hpcolls.binding.select_device refuses silent oversubscription without MPS; without
-    hpcolls the classic local_rank % ndev rule is used.
+    hpcolls.select_device refuses silent oversubscription without MPS; without hpcolls the
+    classic local_rank % ndev rule is used.
     """
     try:
-        from hpcolls import binding
+        from hpcolls import select_device as hpcolls_select_device
     except ImportError:
-        binding = None
-    if binding is not None and hasattr(binding, "select_device"):
-        dev = binding.select_device(comm)
+        hpcolls_select_device = None
+    if hpcolls_select_device is not None:
+        dev = hpcolls_select_device(comm)
         return int(getattr(dev, "id", dev))
     from .arrays import get_cupy
     cupy = get_cupy()

@@ -5,12 +5,19 @@ the threads spin against each other and a solve gets ~30x slower. Environment va
 work before numpy is imported, which is too late for ``python -m solvers.sygvd``, so the
 thread count of each OpenBLAS already loaded is set through its C API (as threadpoolctl does).
 A rank's share can also be lent to a pool of its own threads (blas_threads_lent), each then
-calling BLAS with one thread.
+calling BLAS with one thread; and a rank that solves a problem alone while the others of its
+node wait idle (the single-rank route of small problems) may borrow their shares
+(node_cores_lent).
+
+Every entry point applies the same policy (policy_for): the CLI, solvers.eigh and the drivers on
+DistMatrix inputs. It is decided once per communicator and kept as an MPI attribute of it, so
+every rank of the communicator makes the one collective call (Split_type) at the same time.
 """
 import ctypes
 import os
 import re
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 # Each OpenBLAS build exports one of these (with "set" or "get" filled in).
 _NAMES = ("openblas_{}_num_threads", "openblas_{}_num_threads64_",
@@ -71,14 +78,67 @@ def blas_threads_lent():
             set_(count)
 
 
-def share_cores(ranks_on_node):
+@dataclass(frozen=True)
+class ThreadPolicy:
+    """The BLAS threads of one rank: ``threads`` per rank as set here (None when the environment
+    chose), ``cores`` this rank may run on, ``node_ranks`` ranks sharing its node, and a line for
+    the run header."""
+    threads: object
+    cores: int
+    node_ranks: int
+    line: str
+
+
+def node_policy(ranks_on_node):
     """Give each of ``ranks_on_node`` ranks an equal share of this node's cores for BLAS,
-    unless the user already chose through the environment. Returns a line for the header."""
+    unless the user already chose through the environment; returns the ThreadPolicy."""
+    cores = _usable_cores()
     chosen = [f"{var}={os.environ[var]}" for var in _ENV if var in os.environ]
     if chosen:
-        return f"left as set by the environment ({', '.join(chosen)})"
-    cores = _usable_cores()
+        return ThreadPolicy(None, cores, ranks_on_node,
+                            f"left as set by the environment ({', '.join(chosen)})")
     threads = max(1, cores // max(1, ranks_on_node))
     libs = limit_blas_threads(threads)
-    return (f"{threads} per rank ({cores} cores, {ranks_on_node} ranks on this node; "
-            f"{libs} OpenBLAS libraries set)")
+    return ThreadPolicy(threads, cores, ranks_on_node,
+                        f"{threads} per rank ({cores} cores, {ranks_on_node} ranks on this node; "
+                        f"{libs} OpenBLAS libraries set)")
+
+
+def share_cores(ranks_on_node):
+    """node_policy's header line."""
+    return node_policy(ranks_on_node).line
+
+
+_POLICY_KEY = []   # the MPI attribute key, created on first use
+
+
+def policy_for(comm):
+    """This rank's ThreadPolicy in ``comm`` (collective on first use per communicator: every
+    rank of it must call; later calls are local)."""
+    from mpi4py import MPI
+    if not _POLICY_KEY:
+        _POLICY_KEY.append(MPI.Comm.Create_keyval())
+    policy = comm.Get_attr(_POLICY_KEY[0])
+    if policy is None:
+        node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+        try:
+            policy = node_policy(node.Get_size())
+        finally:
+            node.Free()
+        comm.Set_attr(_POLICY_KEY[0], policy)
+    return policy
+
+
+@contextmanager
+def node_cores_lent(policy):
+    """Inside the block, BLAS runs with every core of this rank (the shares of the other ranks
+    of its node, which must be waiting idle meanwhile); the policy's share again after. Left
+    alone where the environment chose the threads."""
+    if policy.threads is None or policy.node_ranks < 2:
+        yield
+        return
+    limit_blas_threads(policy.cores)
+    try:
+        yield
+    finally:
+        limit_blas_threads(policy.threads)

@@ -29,6 +29,18 @@ def parse_shape(text):
     return pr, pc
 
 
+def grid_shape(size, shape=None):
+    """``shape`` checked against a communicator of ``size`` ranks (ValueError unless it uses
+    exactly all of them), or the default shape."""
+    nprow, npcol = default_shape(size) if shape is None else shape
+    if nprow < 1 or npcol < 1:
+        raise ValueError(f"grid dimensions must be positive, got {nprow}x{npcol}")
+    if nprow * npcol != size:
+        raise ValueError(f"grid {nprow}x{npcol} needs {nprow * npcol} MPI ranks but "
+                         f"{size} are running; the grid must use exactly all ranks")
+    return nprow, npcol
+
+
 class ProcessGrid:
     """A pr × pc grid over an MPI communicator (every rank of it takes part).
 
@@ -38,13 +50,7 @@ class ProcessGrid:
     """
 
     def __init__(self, comm, shape=None):
-        size = comm.Get_size()
-        nprow, npcol = default_shape(size) if shape is None else shape
-        if nprow < 1 or npcol < 1:
-            raise ValueError(f"grid dimensions must be positive, got {nprow}x{npcol}")
-        if nprow * npcol != size:
-            raise ValueError(f"grid {nprow}x{npcol} needs {nprow * npcol} MPI ranks but "
-                             f"{size} are running; the grid must use exactly all ranks")
+        nprow, npcol = grid_shape(comm.Get_size(), shape)
         self.comm = comm
         self.nprow, self.npcol = nprow, npcol
         self.rank = comm.Get_rank()

@@ -15,14 +15,18 @@ MATRIX_MARKET_SUFFIXES = (".mtx", ".mm", ".mtx.gz", ".mm.gz")
 def read_matrix(path):
     """A dense 2D numpy array from a .npy or Matrix Market file; InputError otherwise.
 
-    Matrix Market 'symmetric' files store one triangle; scipy.io.mmread expands them, so the
-    result is always the full matrix. Sparse (coordinate) files are densified.
+    Matrix Market 'symmetric' and 'hermitian' files store one triangle; scipy.io.mmread expands
+    them, so the result is always the full matrix. Real or complex; sparse (coordinate) files
+    are densified.
     """
+    if os.path.isdir(path):
+        raise InputError(f"cannot read {path!r}: it is a directory, expected a .npy or Matrix "
+                         f"Market file")
     if not os.path.isfile(path):
         raise InputError(f"cannot read {path!r}: no such file")
     try:
         if path.endswith(".npy"):
-            data = np.load(path, allow_pickle=False)
+            data = _load_npy(path)
         elif path.endswith(MATRIX_MARKET_SUFFIXES):
             import scipy.io
             data = scipy.io.mmread(path)
@@ -38,28 +42,61 @@ def read_matrix(path):
     data = np.asarray(data)
     if data.ndim != 2:
         raise InputError(f"{path!r} holds a {data.ndim}-D array, expected a matrix")
-    if np.iscomplexobj(data):
-        raise InputError(f"{path!r} is complex; only real symmetric problems are supported")
-    if not (np.issubdtype(data.dtype, np.floating) or np.issubdtype(data.dtype, np.integer)):
-        raise InputError(f"{path!r} has dtype {data.dtype}, expected real numbers")
+    if not (np.issubdtype(data.dtype, np.number) and data.dtype.kind in "iufc"):
+        raise InputError(f"{path!r} has dtype {data.dtype}, expected real or complex numbers")
     return data
 
 
+def _load_npy(path):
+    """np.load of a .npy file, refusing anything else with our message (numpy's own, for a text
+    file, is advice about pickles)."""
+    with open(path, "rb") as f:
+        magic = f.read(6)
+    if magic != b"\x93NUMPY":
+        raise InputError(f"cannot read {path!r}: not a .npy file (no NumPy header); write it "
+                         f"with numpy.save, or use a Matrix Market file")
+    return np.load(path, allow_pickle=False)
+
+
 def write_matrix(path, a, symmetric=False):
-    """Write a dense matrix as .npy or Matrix Market (``symmetric`` stores one triangle)."""
+    """Write a dense matrix as .npy or Matrix Market (``symmetric`` stores one triangle: a
+    'symmetric' file for real data, 'hermitian' for complex)."""
+    a = np.asarray(a)
     if path.endswith(".npy"):
-        np.save(path, np.asarray(a))
+        np.save(path, a)
     elif path.endswith(MATRIX_MARKET_SUFFIXES):
         import scipy.io
-        scipy.io.mmwrite(path, np.asarray(a), symmetry="symmetric" if symmetric else "general")
+        kind = ("hermitian" if np.iscomplexobj(a) else "symmetric") if symmetric else "general"
+        scipy.io.mmwrite(path, a, symmetry=kind)
     else:
         raise InputError(f"cannot write {path!r}: use a .npy or Matrix Market suffix")
 
 
+def results_path(path):
+    """The file np.savez writes for ``path`` (it appends .npz to any other name)."""
+    return path if path.endswith(".npz") else path + ".npz"
+
+
+def check_writable(path):
+    """InputError unless results can be written to ``path`` (checked before any solve, so a bad
+    path does not lose a finished computation)."""
+    target = results_path(path)
+    folder = os.path.dirname(os.path.abspath(target))
+    if os.path.isdir(target):
+        raise InputError(f"cannot write results to {target!r}: it is a directory")
+    if not os.path.isdir(folder):
+        raise InputError(f"cannot write results to {target!r}: no directory {folder!r}")
+    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(target) and not os.access(target, os.W_OK)):
+        raise InputError(f"cannot write results to {target!r}: permission denied")
+    return target
+
+
 def write_results(path, eigenvalues, eigenvectors=None, **meta):
-    """Save eigenvalues ('w') and, if given, eigenvectors ('z', columns) as .npz."""
+    """Save eigenvalues ('w') and, if given, eigenvectors ('z', columns) as .npz, in the dtypes
+    given; returns the path written (results_path)."""
     arrays = {"w": np.asarray(eigenvalues)}
     if eigenvectors is not None:
         arrays["z"] = np.asarray(eigenvectors)
     arrays.update({key: np.asarray(value) for key, value in meta.items()})
     np.savez(path, **arrays)
+    return results_path(path)

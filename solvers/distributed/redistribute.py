@@ -1,8 +1,9 @@
-"""Distributed transpose, and symmetric completion from one triangle.
+"""Distributed (conjugate) transpose, and Hermitian completion from one triangle.
 
 The stages are written for the lower triangle only; an upper-triangle input (uplo='U') is
-turned into the lower one by a transpose, and the two-sided stages need the full symmetric
-matrix, obtained by mirroring the referenced triangle. A transpose moves every entry to the
+turned into the lower one by a conjugate transpose, and the two-sided stages need the full
+symmetric / Hermitian matrix, obtained by mirroring the referenced triangle (conjugated). As in
+LAPACK's c/z routines, the imaginary parts of a Hermitian matrix's diagonal are never read. A transpose moves every entry to the
 rank that owns its mirror position, so it is one Alltoallv in which sender and receiver agree on
 the order of the values without sending indices: what one rank sends another is a sub-matrix
 (its local rows owned, after the transpose, by the receiver's grid column, crossed with its
@@ -17,8 +18,9 @@ from .distmatrix import DistMatrix
 from .indexing import local_indices, owner
 
 
-def transpose(dm, coll):
-    """The transpose of ``dm`` (n × m, block sizes swapped) in the same grid.
+def transpose(dm, coll, conjugate=False):
+    """The transpose of ``dm`` (n × m, block sizes swapped) in the same grid; with
+    ``conjugate``, the conjugate transpose (the same for real data).
 
     Entry (i, j) moves to the rank at grid coordinates (owner row of j, owner column of i). On a
     one-rank grid that is a local transpose and nothing is sent.
@@ -27,8 +29,9 @@ def transpose(dm, coll):
     if desc.rsrc or desc.csrc:
         raise NotImplementedError("transpose assumes the first block on process (0, 0)")
     out_desc = Descriptor.create(desc.n, desc.m, desc.nb, desc.mb, grid)
+    local = dm.local.conj() if conjugate else dm.local
     if grid.size == 1:
-        return DistMatrix(xp.ascontiguousarray(dm.local.T), out_desc, grid)
+        return DistMatrix(xp.ascontiguousarray(local.T), out_desc, grid)
     out_shape = (local_indices(out_desc.m, out_desc.mb, grid.myrow, 0, grid.nprow).size,
                  local_indices(out_desc.n, out_desc.nb, grid.mycol, 0, grid.npcol).size)
     out = DistMatrix(xp.empty(out_shape, dtype=dm.dtype), out_desc, grid)
@@ -36,7 +39,7 @@ def transpose(dm, coll):
     # Sender: local row i goes to grid column owner(i), local column j to grid row owner(j).
     send_parts = _parts_by_rank(grid, xp, rows=_by_owner(dm.rows, desc.mb, grid.npcol),
                                 cols=_by_owner(dm.cols, desc.nb, grid.nprow))
-    send = to_host(xp.concatenate([dm.local[r[:, None], c[None, :]].ravel()
+    send = to_host(xp.concatenate([local[r[:, None], c[None, :]].ravel()
                                    for r, c in send_parts]))
     # Receiver: result row r (original column) came from grid column owner(r), result column c
     # (original row) from grid row owner(c); each chunk is the sender's (c, r) sub-matrix.
@@ -56,21 +59,32 @@ def transpose(dm, coll):
 
 
 def symmetrize(dm, lower, coll):
-    """The full symmetric matrix whose ``lower`` (or upper) triangle is that of ``dm``; the
-    other triangle of ``dm`` is never read."""
+    """The full symmetric / Hermitian matrix whose ``lower`` (or upper) triangle is that of
+    ``dm``, with the real part of its diagonal; the other triangle of ``dm`` is never read."""
     if dm.shape[0] != dm.shape[1] or dm.desc.mb != dm.desc.nb:
         raise ValueError("symmetrize needs a square matrix with square blocks")
-    mirror = transpose(dm.triangle(lower, strict=True), coll)
-    full = dm.triangle(lower)
+    mirror = transpose(dm.triangle(lower, strict=True), coll, conjugate=True)
+    full = _real_diagonal(dm.triangle(lower))
     full.local += mirror.local
     return full
 
 
 def lower_triangle(dm, lower, coll):
     """The lower triangle L such that the referenced triangle of ``dm`` is L (lower=True) or
-    Lᵀ (lower=False); the other triangle of the result is zero."""
-    tri = dm.triangle(lower)
-    return tri if lower else transpose(tri, coll)
+    Lᴴ (lower=False), with the real part of its diagonal; the other triangle of the result is
+    zero."""
+    tri = _real_diagonal(dm.triangle(lower))
+    return tri if lower else transpose(tri, coll, conjugate=True)
+
+
+def _real_diagonal(dm):
+    """``dm`` with the imaginary parts of its diagonal entries set to zero, in place (each rank
+    its own; no messages); real matrices are returned as they are."""
+    if dm.xp.iscomplexobj(dm.local):
+        rows, cols = dm.device_index()
+        diagonal = rows[:, None] == cols[None, :]
+        dm.local[diagonal] = dm.local[diagonal].real
+    return dm
 
 
 def _by_owner(indices, nb, nprocs):

@@ -1,13 +1,13 @@
-"""Accuracy checks of a computed eigen-decomposition (LAPACK dsgt01-style ratios).
+"""Accuracy checks of a computed eigen-decomposition (LAPACK dsgt01 / zsgt01-style ratios).
 
     itype 1:  ‖A Z − B Z Λ‖₁ / (‖A‖₁ ‖Z‖₁ n ε)
     itype 2:  ‖A B Z − Z Λ‖₁ / (‖A‖₁ ‖B‖₁ ‖Z‖₁ n ε)
     itype 3:  ‖B A Z − Z Λ‖₁ / (‖A‖₁ ‖B‖₁ ‖Z‖₁ n ε)
-    orthogonality: ‖Zᵀ B Z − I‖₁ / (n ε)  (itype 1, 2),  ‖Zᵀ B⁻¹ Z − I‖₁ / (n ε)  (itype 3)
+    orthogonality: ‖Zᴴ B Z − I‖₁ / (n ε)  (itype 1, 2),  ‖Zᴴ B⁻¹ Z − I‖₁ / (n ε)  (itype 3)
 Eigenvalues only (jobz = N): maxᵢ |λᵢ − λ_ref,ᵢ| / (n ε sᵢ) with λ_ref from scipy and sᵢ the
 first-order sensitivity of λᵢ to relative perturbations ε of A and B:
 sᵢ = (‖A‖₁ + |λᵢ| ‖B‖₁) ‖B⁻¹‖₁ for itype 1, ‖A‖₁ ‖B‖₁ for itypes 2 and 3.
-ε is the working precision's; the arithmetic of the check is float64, on the backend of the
+ε is the working precision's; the arithmetic of the check is float64 (complex128), on the backend of the
 arrays given (cupy on a GPU run, so that large checks stay fast). Pass: ratio < 400
 (ScaLAPACK's threshold for the generalized drivers).
 """
@@ -25,8 +25,8 @@ def _norm1(x):
 
 
 def eigen_ratios(a, b, w, z, itype, eps):
-    """dsgt01 residual and orthogonality ratios for full symmetric a, b (float64 numpy or
-    cupy arrays; w, z of the same kind)."""
+    """dsgt01 / zsgt01 residual and orthogonality ratios for full symmetric / Hermitian a, b
+    (float64 or complex128 numpy or cupy arrays; w, z of the same kind)."""
     xp = array_module(a)
     n = a.shape[0]
     if itype == 1:
@@ -37,11 +37,11 @@ def eigen_ratios(a, b, w, z, itype, eps):
         resid = product - z * w
         scale = _norm1(a) * _norm1(b) * _norm1(z)
     if itype == 3:
-        # Zᵀ B⁻¹ Z = (L⁻¹ Z)ᵀ (L⁻¹ Z) with B = L Lᵀ
+        # Zᴴ B⁻¹ Z = (L⁻¹ Z)ᴴ (L⁻¹ Z) with B = L Lᴴ
         half = solve_triangular(xp, xp.linalg.cholesky(b), z, lower=True)
-        gram = half.T @ half
+        gram = half.conj().T @ half
     else:
-        gram = z.T @ (b @ z)
+        gram = z.conj().T @ (b @ z)
     denom = n * eps
     return {"residual": _norm1(resid) / (max(scale, np.finfo(float).tiny) * denom),
             "orthogonality": _norm1(gram - xp.eye(n)) / denom}
@@ -60,6 +60,7 @@ def eigenvalue_ratio(a, b, w, itype, eps):
 
 
 def full_from_triangle(x, lower):
-    """The symmetric matrix whose lower (upper) triangle is that of x."""
-    tri = np.tril(x) if lower else np.triu(x)
-    return tri + tri.T - np.diag(np.diag(x))
+    """The symmetric / Hermitian matrix whose lower (upper) triangle is that of x, with the real
+    part of x's diagonal (its imaginary part is not read, as in LAPACK)."""
+    strict = np.tril(x, -1) if lower else np.triu(x, 1)
+    return strict + strict.conj().T + np.diag(np.diag(x).real)

@@ -13,21 +13,25 @@ import traceback
 
 import numpy as np
 
+from ..arguments import DTYPES
 from ..errors import InputError, NotPositiveDefiniteError
+from ..method import METHODS
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2
 
 DESCRIPTION = """\
-Distributed generalized symmetric-definite eigensolver (LAPACK/ScaLAPACK sygvd semantics):
+Distributed generalized symmetric/Hermitian-definite eigensolver (LAPACK/ScaLAPACK sygvd and
+hegvd semantics):
   itype 1:  A x = λ B x     itype 2:  A B x = λ x     itype 3:  B A x = λ x
-with A symmetric and B symmetric positive definite, on a 2D block-cyclic process grid.
+with A symmetric (Hermitian) and B symmetric (Hermitian) positive definite, real or complex,
+on a 2D block-cyclic process grid.
 Run one MPI rank per GPU (or per CPU core group): srun python -m solvers.sygvd ... or
 mpiexec -n P python -m solvers.sygvd ...
 
 Without --input, an embedded test problem with a KNOWN spectrum is solved
-(A = L Q Λ Qᵀ Lᵀ, B = L Lᵀ for itype 1; A = L⁻ᵀ Q Λ Qᵀ L⁻¹ for itypes 2, 3; random orthogonal
-Q and well-conditioned L from --seed) and the error against the exact eigenvalues is reported.
+(A = L Q Λ Qᴴ Lᴴ, B = L Lᴴ for itype 1; A = L⁻ᴴ Q Λ Qᴴ L⁻¹ for itypes 2, 3; random orthogonal
+or unitary Q and well-conditioned L from --seed) and the error against the exact eigenvalues is reported.
 """
 
 EPILOG = """\
@@ -79,8 +83,10 @@ def build_parser():
     prob.add_argument("--n", type=_positive_int, default=512,
                       help="order of the embedded test problem (ignored with --input; default 512)")
     prob.add_argument("--input", nargs=2, metavar=("A", "B"),
-                      help="read A and B from files (.npy or Matrix Market .mtx/.mm[.gz]); only "
-                           "the --uplo triangle of each is used")
+                      help="read A and B from files (.npy or Matrix Market .mtx/.mm[.gz], real or "
+                           "complex, 'symmetric'/'hermitian' ones included); only the --uplo "
+                           "triangle of each is used, and the imaginary parts of the diagonals "
+                           "are ignored")
     prob.add_argument("--itype", type=int, choices=(1, 2, 3), default=1,
                       help="1: A x = λ B x, 2: A B x = λ x, 3: B A x = λ x (default 1)")
     prob.add_argument("--jobz", choices=("N", "V"), default="V", type=str.upper,
@@ -89,8 +95,9 @@ def build_parser():
     prob.add_argument("--uplo", choices=("L", "U"), default="L", type=str.upper,
                       help="which triangle of A and B is read; the other is never touched "
                            "(default L)")
-    prob.add_argument("--dtype", choices=("float64", "float32"), default="float64",
-                      help="working precision (default float64)")
+    prob.add_argument("--dtype", choices=DTYPES, default="float64",
+                      help="working precision; complex64/complex128 for Hermitian problems "
+                           "(eigenvalues are real: float32/float64) (default float64)")
     prob.add_argument("--seed", type=int, default=None,
                       help="seed of the embedded problem (default: random, printed)")
     dist = p.add_argument_group("distribution and hardware")
@@ -104,8 +111,14 @@ def build_parser():
                       help="cpu: numpy; gpu: cupy, one GPU per rank; auto: gpu if "
                            "hpcolls.gpu_available() (default auto)")
     dist.add_argument("--collectives", choices=("auto", "hpcolls", "nccl", "mpi"), default="auto",
-                      help="transport of the solver's collectives: hpcolls kernels, NCCL (through "
-                           "hpcolls), or MPI; auto: hpcolls on GPU, mpi on CPU")
+                      help="transport of the solver's collectives on GPU: hpcolls kernels, NCCL "
+                           "(through hpcolls), or MPI; auto: hpcolls on GPU. A CPU run's host "
+                           "buffers always go to MPI (the header says so)")
+    dist.add_argument("--method", choices=METHODS, default="auto",
+                      help="distributed: the stages over the grid; single: the whole problem by "
+                           "one LAPACK/cuSOLVER call on rank 0, results handed to all; auto: "
+                           "single at one rank and, on CPUs, below the measured crossover order "
+                           "(default auto)")
     run = p.add_argument_group("run")
     run.add_argument("--check", action="store_true",
                      help="compute the residual ‖A Z − B Z Λ‖₁/(‖A‖₁‖Z‖₁ n ε) (dsgt01 forms per "
@@ -113,7 +126,9 @@ def build_parser():
     run.add_argument("--repeat", type=_positive_int, default=1,
                      help="solve this many times (timings of each; stage table of the last)")
     run.add_argument("--output", metavar="PATH",
-                     help="write eigenvalues ('w') and, with jobz=V, eigenvectors ('z') to an .npz")
+                     help="write eigenvalues ('w', the real dtype) and, with jobz=V, eigenvectors "
+                          "('z') to PATH, an .npz (.npz is appended to other names, as numpy "
+                          "does); checked before the solve")
     run.add_argument("--progress", action="store_true",
                      help="print a line as each stage finishes (automatic for n >= 4096)")
     return p
@@ -143,18 +158,15 @@ def main(argv=None):
 
 
 def _run(args, comm):
-    from mpi4py import MPI
     from ..backend.arrays import module_for_device
     from ..backend.collectives import create_collectives
     from ..backend.device import resolve_device, select_device
     from ..distributed.grid import ProcessGrid
 
-    from ..backend.threads import share_cores
+    from ..backend.threads import policy_for
     rank = comm.Get_rank()
     say = _printer(rank)
-    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    blas_line = share_cores(node.Get_size())
-    node.Free()
+    blas_line = policy_for(comm).line
     device, device_reason = resolve_device(args.device)
     xp = _backend_or_error(module_for_device, device, comm)
     device_line = "cpu (numpy)"
@@ -178,6 +190,7 @@ def _run(args, comm):
             ("solvers.sygvd", f"{_equation(args.itype)}, jobz={args.jobz}, uplo={args.uplo}"),
             ("problem", source),
             ("size", f"n={n}, nb={nb}, dtype={dtype.name}"),
+            ("method", _method_line(args.method, n, grid.size, device)),
             ("grid", f"{grid.nprow}x{grid.npcol} on {comm.Get_size()} MPI ranks"
                      f"{'' if args.grid else ' (default: as square as possible)'}"),
             ("device", f"{device_line} [{device_reason}]"),
@@ -196,7 +209,7 @@ def _run(args, comm):
         coll.reset()
         comm.Barrier()
         start = time.perf_counter()
-        w, z = sygvd(a, b, coll, itype=args.itype, jobz=args.jobz, uplo=args.uplo)
+        w, z = sygvd(a, b, coll, itype=args.itype, jobz=args.jobz, uplo=args.uplo, method=args.method)
         times.append(time.perf_counter() - start)
         if args.repeat > 1:
             say(f"repetition {rep + 1}/{args.repeat}: {times[-1]:.4f} s")
@@ -208,9 +221,9 @@ def _run(args, comm):
         say(f"time per solve: best {min(times):.4f} s, mean {sum(times) / len(times):.4f} s")
 
     from ..backend.arrays import to_host
-    w_host = to_host(w).astype(np.float64)
+    w_host = to_host(w)   # the real dtype of the working precision (float32 for float32/complex64)
     if exact is not None:
-        err = float(np.abs(w_host - exact).max())
+        err = float(np.abs(w_host.astype(np.float64) - exact).max())
         say(f"known spectrum: max |λ - λ_exact| = {err:.3e} "
             f"(relative to max |λ_exact|: {err / max(np.abs(exact).max(), 1e-300):.3e})")
     z_root = z.gather(coll) if z is not None and (args.check or args.output) else None
@@ -219,10 +232,16 @@ def _run(args, comm):
         status = _check(args, coll, a_root, b_root, w_host, z_root, dtype, say)
     if args.output and rank == 0:
         from ..distributed.io import write_results
-        write_results(args.output, w_host, z_root, itype=args.itype, uplo=args.uplo)
-        say(f"wrote {args.output}")
+        written = write_results(args.output, w_host, z_root, itype=args.itype, uplo=args.uplo)
+        say(f"wrote {written}")
     grid.free()
     return status
+
+
+def _method_line(requested, n, nranks, device):
+    from ..method import choose_method
+    method, why = choose_method(requested, n, nranks, device == "gpu")
+    return f"{method} [{why}]"
 
 
 def _printer(rank):
@@ -259,12 +278,18 @@ def _load_problem(args, coll, xp):
     a = b = exact = None
     if rank == 0:
         try:
+            if args.output:
+                from ..distributed.io import check_writable
+                check_writable(args.output)
             if args.input:
                 from ..distributed.io import read_matrix
                 a, b = (read_matrix(path) for path in args.input)
                 for name, m in (("A", a), ("B", b)):
                     if m.shape[0] != m.shape[1]:
                         raise InputError(f"{name} must be square, got {m.shape[0]}x{m.shape[1]}")
+                    if np.iscomplexobj(m) and np.dtype(args.dtype).kind != "c":
+                        raise InputError(f"{name} is complex but --dtype is {args.dtype}: use "
+                                         f"--dtype complex128 (or complex64) for a Hermitian problem")
                 if a.shape != b.shape:
                     raise InputError(f"A is {a.shape[0]}x{a.shape[1]} but B is "
                                      f"{b.shape[0]}x{b.shape[1]}")
@@ -272,8 +297,10 @@ def _load_problem(args, coll, xp):
             else:
                 from .problem import known_spectrum_problem
                 seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**31)
-                a, b, exact = known_spectrum_problem(args.n, args.itype, seed, xp)
-                verdict = ("ok", args.n, f"embedded test problem with known eigenvalues "
+                a, b, exact = known_spectrum_problem(args.n, args.itype, seed, xp,
+                                                     hermitian=np.dtype(args.dtype).kind == "c")
+                kind = "complex Hermitian" if np.dtype(args.dtype).kind == "c" else "real symmetric"
+                verdict = ("ok", args.n, f"embedded {kind} test problem with known eigenvalues "
                                          f"(seed {seed}; exact eigenvalues Λ uniform in [-1, 1])")
         except InputError as exc:
             verdict = ("error", str(exc), "")
@@ -296,15 +323,17 @@ def _check(args, coll, a_root, b_root, w_host, z_root, dtype, say):
     if coll.grid.rank == 0:
         lower = args.uplo == "L"
         eps = float(np.finfo(dtype).eps)
+        wide = np.complex128 if dtype.kind == "c" else np.float64
         # The matrices actually solved: rounded to the working precision, referenced triangle.
-        a = full_from_triangle(to_host(a_root).astype(dtype).astype(np.float64), lower)
-        b = full_from_triangle(to_host(b_root).astype(dtype).astype(np.float64), lower)
+        a = full_from_triangle(to_host(a_root).astype(dtype).astype(wide), lower)
+        b = full_from_triangle(to_host(b_root).astype(dtype).astype(wide), lower)
+        w64 = w_host.astype(np.float64)
         if z_root is not None:
             xp = coll.xp     # the residual products run on the GPU in a GPU run
-            ratios = eigen_ratios(xp.asarray(a), xp.asarray(b), xp.asarray(w_host),
-                                  xp.asarray(z_root, dtype=np.float64), args.itype, eps)
+            ratios = eigen_ratios(xp.asarray(a), xp.asarray(b), xp.asarray(w64),
+                                  xp.asarray(z_root, dtype=wide), args.itype, eps)
         else:
-            ratios = eigenvalue_ratio(a, b, w_host, args.itype, eps)
+            ratios = eigenvalue_ratio(a, b, w64, args.itype, eps)
     ratios = coll.bcast_obj(ratios, root=0)
     ok = True
     for name, value in ratios.items():

@@ -1,86 +1,63 @@
-"""sygvd: the distributed generalized symmetric-definite eigensolver (driver).
+"""sygvd / hegvd: the distributed generalized symmetric- / Hermitian-definite eigensolver.
 
-    potrf  B = L Lᵀ                     (uplo='U' is first transposed to the lower triangle)
-    sygst  C = L⁻¹ A L⁻ᵀ  or  Lᵀ A L     (by itype)
-    sytrd  C = Q T Qᵀ
-    stevd  T = Y Λ Yᵀ                     (tridiagonal.py)
-    ormtr  Y ← Q Y
-    trsm   Z = L⁻ᵀ Y (itype 1, 2)  or  trmm  Z = L Y (itype 3)
+    validate        non-finite entries in the referenced triangles of A and B (check_finite)
+    potrf           B = L Lᴴ                  (uplo='U' is first conjugate-transposed to lower)
+    sygst | hegst   C = L⁻¹ A L⁻ᴴ  or  Lᴴ A L  (by itype)
+    syevd | heevd   C = Y Λ Yᴴ                (syevd.py: sytrd/hetrd, stedc, ormtr/unmtr)
+    trsm            Z = L⁻ᴴ Y (itype 1, 2)  or  trmm  Z = L Y (itype 3)
 
 Inputs and outputs are DistMatrix objects in the user's ScaLAPACK layout; every stage runs in a
-``coll.stage`` block so the report shows where time and messages go. Input errors are decided
-collectively before any numerical work, so they are raised identically on every rank.
+``coll.stage`` block named as LAPACK names it for the dtype, so the report shows where time and
+messages go. By ``method`` (method.py) the whole problem may instead be one LAPACK / cuSOLVER
+call on one rank (single.py). Input errors are decided collectively before any numerical work,
+so they are raised identically on every rank.
 """
-from ..distributed.redistribute import lower_triangle, symmetrize
-from ..errors import InputError
-from ..ormtr import ormtr
+from ..arguments import check_finite as check_finite_inputs
+from ..arguments import validate_arguments
+from ..backend.arrays import is_numpy
+from ..backend.threads import policy_for
+from ..distributed.redistribute import lower_triangle
+from ..lapack_names import lapack_name
+from ..method import choose_method
 from ..potrf import potrf
+from ..single import single_distributed
 from ..sygst import sygst
-from ..sytrd import sytrd
-from ..tridiagonal import stevd
+from ..syevd import syevd
 from ..trsm import trmm, trsm
 
 
-def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True):
-    """Solve the generalized (or, with b=None, standard) symmetric eigenproblem.
+def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="auto"):
+    """Solve the generalized (or, with b=None, standard: syevd) symmetric / Hermitian
+    eigenproblem.
 
-    a, b: DistMatrix (square, same shape, same nb and grid); only the ``uplo`` triangle of each
-    is read. Returns (w, z): w the ascending eigenvalues on every rank (an array of the
-    backend), z a DistMatrix with a's layout holding the eigenvectors as columns
-    (B-orthonormal for itypes 1, 2; B⁻¹-orthonormal for itype 3), or None for jobz='N'.
-    Raises InputError or NotPositiveDefiniteError — on every rank alike.
+    a, b: DistMatrix (square, same shape, same nb and grid, float32, float64, complex64 or
+    complex128); only the ``uplo`` triangle of each is read, and the imaginary parts of their
+    diagonals are ignored. Returns (w, z): w the ascending eigenvalues on every rank (an array
+    of the backend, of the real dtype), z a DistMatrix with a's layout holding the eigenvectors
+    as columns (B-orthonormal for itypes 1, 2; B⁻¹-orthonormal for itype 3), or None for
+    jobz='N'. Raises InputError or NotPositiveDefiniteError — on every rank alike.
     """
-    _validate_arguments(a, b, itype, jobz, uplo)
-    lower = uplo.upper() == "L"
+    policy_for(a.grid.comm)   # the CLI's BLAS threads per rank, whichever way the solver is entered
+    if b is None:
+        validate_arguments(a, None, itype, jobz, uplo)
+        return syevd(a, coll, jobz=jobz, uplo=uplo, check_finite=check_finite, method=method)
+    validate_arguments(a, b, itype, jobz, uplo)
+    lower, vectors = uplo.upper() == "L", jobz.upper() == "V"
+    chosen, why = choose_method(method, a.shape[0], a.grid.size, not is_numpy(a.xp))
     if check_finite:
         with coll.stage("validate"):
-            for name, mat in (("A", a), ("B", b)):
-                if mat is not None and coll.any_flag(not mat.referenced_finite(lower)):
-                    raise InputError(f"{name} has NaN or Inf in its referenced "
-                                     f"({'lower' if lower else 'upper'}) triangle")
-    if b is not None:
-        with coll.stage("potrf"):
-            lfac = potrf(lower_triangle(b, lower, coll), coll)
-        with coll.stage("sygst"):
-            c = sygst(a, lower, lfac, itype, coll)
-    else:
-        with coll.stage("sygst"):      # standard problem: only the mirror of the triangle
-            c = symmetrize(a, lower, coll)
-    with coll.stage("sytrd"):
-        d, e, tau = sytrd(c, coll)
-    vectors = jobz.upper() == "V"
-    with coll.stage("tridiagonal"):
-        w, z = stevd(d, e, coll, vectors_like=c if vectors else None)
-    if not vectors:
-        return w, None
-    with coll.stage("ormtr"):
-        ormtr(c, tau, z, coll)
-    if b is not None:
+            check_finite_inputs(coll, lower, A=a, B=b)
+    if chosen == "single":
+        return single_distributed(a, b, coll, itype, vectors, lower, why)
+    with coll.stage("potrf"):
+        lfac = potrf(lower_triangle(b, lower, coll), coll)
+    with coll.stage(lapack_name("sygst", a.dtype)):
+        c = sygst(a, lower, lfac, itype, coll)
+    w, z = syevd(c, coll, jobz=jobz, uplo="L", check_finite=False, method="distributed")
+    if vectors:
         with coll.stage("trsm"):
             if itype == 3:
                 trmm(lfac, z, coll)
             else:
                 trsm(lfac, z, coll, trans=True)
     return w, z
-
-
-def _validate_arguments(a, b, itype, jobz, uplo):
-    """Checks on arguments every rank holds alike (no communication needed)."""
-    if itype not in (1, 2, 3):
-        raise InputError(f"itype must be 1, 2 or 3, got {itype!r}")
-    if str(jobz).upper() not in ("N", "V"):
-        raise InputError(f"jobz must be 'N' or 'V', got {jobz!r}")
-    if str(uplo).upper() not in ("L", "U"):
-        raise InputError(f"uplo must be 'L' or 'U', got {uplo!r}")
-    m, n = a.shape
-    if m != n:
-        raise InputError(f"A must be square, got {m}x{n}")
-    if a.desc.mb != a.desc.nb or a.desc.rsrc or a.desc.csrc:
-        raise InputError("A must use square blocks (mb == nb) starting on process (0, 0)")
-    if b is not None:
-        if b.shape != a.shape:
-            raise InputError(f"B is {b.shape[0]}x{b.shape[1]} but A is {m}x{n}")
-        if b.desc != a.desc or b.grid is not a.grid:
-            raise InputError("A and B must share one layout (descriptor and grid)")
-        if b.dtype != a.dtype:
-            raise InputError(f"A is {a.dtype} but B is {b.dtype}")

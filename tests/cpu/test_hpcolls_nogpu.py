@@ -30,8 +30,24 @@ def test_gpu_call_without_gpu_raises_clear_error():
         _native.NativeComm(0, 1, 0, 1 << 20, 1.0, 1)
     with pytest.raises(hpcolls.NoDeviceError, match="no CUDA device visible"):
         _native.require_device()
+
+
+def test_diagnostic_probe_without_gpu_raises_clear_error():
+    """The diagnostic module's launch probes raise the default module's NoDeviceError."""
+    if hpcolls.gpu_available():
+        pytest.skip("a GPU is visible")
+    diag = pytest.importorskip("hpcolls._native_diag", reason="the diagnostic module is built only with HPCOLLS_DIAGNOSTICS=1")
     with pytest.raises(hpcolls.NoDeviceError, match="no CUDA device visible"):
-        _native.launch_noop_dependent(0)
+        diag.launch_noop_dependent(0)
+
+
+def test_default_module_has_no_diagnostic_variants():
+    """LL modes 1..3, launch probes and peek/poke live in hpcolls._native_diag only."""
+    from hpcolls import _native
+    for name in ("launch_noop", "launch_noop_with_allreduce_args", "launch_noop_dependent"):
+        assert not hasattr(_native, name), name
+    for name in ("debug_peek", "debug_poke"):
+        assert not hasattr(_native.NativeComm, name), name
 
 
 def _run(*args, env=None):

@@ -11,18 +11,47 @@ from hpcolls.reduction import bf16_to_f32, f32_to_bf16, reduce_in_rank_order, st
 @pytest.mark.parametrize("mpi_type,code", [(MPI.DOUBLE, dtypes.F64), (MPI.FLOAT, dtypes.F32),
                                            (MPI.C_DOUBLE_COMPLEX, dtypes.C128), (MPI.C_FLOAT_COMPLEX, dtypes.C64),
                                            (MPI.INT, dtypes.I32), (MPI.INT64_T, dtypes.I64),
-                                           (MPI.UNSIGNED, dtypes.U32), (MPI.UINT64_T, dtypes.U64)])
+                                           (MPI.UNSIGNED, dtypes.U32), (MPI.UINT64_T, dtypes.U64),
+                                           (MPI.INT8_T, dtypes.I8), (MPI.SIGNED_CHAR, dtypes.I8),
+                                           (MPI.UINT8_T, dtypes.U8), (MPI.UNSIGNED_CHAR, dtypes.U8),
+                                           (MPI.SHORT, dtypes.I16), (MPI.INT16_T, dtypes.I16),
+                                           (MPI.UNSIGNED_SHORT, dtypes.U16), (MPI.UINT16_T, dtypes.U16),
+                                           (MPI.C_BOOL, dtypes.BOOL)])
 def test_mpi_datatypes_map_to_codes(mpi_type, code):
     assert dtypes.code_of_mpi(mpi_type) == code
     assert dtypes.ITEMSIZE[code] == mpi_type.Get_size()
 
 
 def test_unsupported_types_and_ops_map_to_none():
-    assert dtypes.code_of_mpi(MPI.SHORT) is None
-    assert dtypes.code_of_numpy(np.int16) is None
+    assert dtypes.code_of_mpi(MPI.BYTE) is None  # shares typechar 'B' with MPI.UNSIGNED_CHAR
+    assert dtypes.code_of_mpi(MPI.CHAR) is None
+    assert dtypes.code_of_numpy(np.float128 if hasattr(np, "float128") else np.object_) is None
     assert dtypes.code_of_numpy("not a dtype") is None
-    assert dtypes.op_code(MPI.LAND) is None
-    assert [dtypes.op_code(o) for o in (MPI.SUM, MPI.PROD, MPI.MIN, MPI.MAX)] == [0, 1, 2, 3]
+    for op in (MPI.MINLOC, MPI.MAXLOC, MPI.REPLACE, MPI.NO_OP):
+        assert dtypes.op_code(op) is None
+    ops = (MPI.SUM, MPI.PROD, MPI.MIN, MPI.MAX, MPI.BAND, MPI.BOR, MPI.BXOR, MPI.LAND, MPI.LOR, MPI.LXOR)
+    assert [dtypes.op_code(o) for o in ops] == list(range(10))
+    assert dtypes.mpi_ops_by_code() == ops
+
+
+def test_native_ops_per_type_follow_mpi():
+    """OPS_OF says what MPI itself accepts on the matching MPI datatype: checked against this
+    MPI's own Reduce_local, op by op and type by type (it raises MPI_ERR_OP for the others)."""
+    mpi_types = {dtypes.F32: MPI.FLOAT, dtypes.F64: MPI.DOUBLE, dtypes.C64: MPI.C_FLOAT_COMPLEX,
+                 dtypes.C128: MPI.C_DOUBLE_COMPLEX, dtypes.I8: MPI.INT8_T, dtypes.U8: MPI.UINT8_T,
+                 dtypes.I16: MPI.INT16_T, dtypes.U16: MPI.UINT16_T, dtypes.I32: MPI.INT32_T,
+                 dtypes.U32: MPI.UINT32_T, dtypes.I64: MPI.INT64_T, dtypes.U64: MPI.UINT64_T,
+                 dtypes.BOOL: MPI.C_BOOL}
+    for code, mpi_type in mpi_types.items():
+        for opc, op in enumerate(dtypes.mpi_ops_by_code()):
+            a = np.ones(2, dtype=dtypes.numpy_dtype(code))
+            try:
+                op.Reduce_local([a.copy(), mpi_type], [a, mpi_type])
+                accepted = True
+            except MPI.Exception:
+                accepted = False
+            assert (opc in dtypes.OPS_OF[code]) == accepted, f"{dtypes.NAMES[code]} {dtypes.OP_NAMES[opc]}"
+    assert dtypes.OPS_OF[dtypes.F16] == dtypes.OPS_OF[dtypes.BF16] == dtypes.OPS_OF[dtypes.F32]
 
 
 def test_every_numpy_type_has_a_code_and_size():
@@ -54,7 +83,7 @@ def test_native_buffer_reads_specs_as_mpi4py_does(spec, want):
 
 
 @pytest.mark.parametrize("spec", [["a"], ["a", 1, 2, MPI.DOUBLE], ["a", "x"], ["a", 1.5, MPI.DOUBLE],
-                                  ["a", (2, 0), MPI.DOUBLE], ["a", MPI.SHORT]])
+                                  ["a", (2, 0), MPI.DOUBLE], ["a", MPI.LONG_DOUBLE]])
 def test_native_buffer_leaves_other_specs_to_mpi(spec):
     # Displacements, vector counts, types the kernels lack: MPI interprets (or rejects) them.
     assert buffers.native_buffer(spec, DEV) is None

@@ -33,6 +33,9 @@ def test_choose_kind():
     assert choose_kind("auto", "cpu")[0] == "mpi"
     assert choose_kind("auto", "gpu")[0] == "hpcolls"
     assert choose_kind("nccl", "gpu") == ("nccl", "requested")
+    # A CPU run's host buffers go to MPI whatever was asked, and the reason says so.
+    kind, why = choose_kind("nccl", "cpu")
+    assert kind == "mpi" and "requested nccl" in why and "MPI" in why
     with pytest.raises(ValueError, match="collectives"):
         choose_kind("gloo", "cpu")
 

@@ -10,7 +10,8 @@ import pytest
 import scipy.linalg
 
 from solvers.sygvd.cli import parse_args
-from solvers.testing import not_positive_definite, random_symmetric, shared_seed, spd_with_condition
+from solvers.testing import (not_positive_definite, random_symmetric, shared_seed, spd_with_condition,
+                             with_junk)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,10 +44,13 @@ def test_every_flag_parses():
     args = parse_args(["--n", "100", "--nb", "8", "--grid", "2x3", "--dtype", "float32",
                        "--itype", "3", "--jobz", "n", "--uplo", "u", "--input", "a.npy", "b.mtx",
                        "--output", "o.npz", "--device", "cpu", "--collectives", "mpi",
-                       "--check", "--repeat", "3", "--seed", "7"])
+                       "--check", "--repeat", "3", "--seed", "7", "--method", "single"])
     assert (args.n, args.nb, args.grid, args.dtype, args.itype) == (100, 8, (2, 3), "float32", 3)
     assert (args.jobz, args.uplo, args.input, args.output) == ("N", "U", ["a.npy", "b.mtx"], "o.npz")
     assert (args.device, args.collectives, args.check, args.repeat, args.seed) == ("cpu", "mpi", True, 3, 7)
+    assert args.method == "single"
+    for dtype in ("complex64", "complex128"):
+        assert parse_args(["--dtype", dtype]).dtype == dtype
 
 
 @pytest.mark.parametrize("bad", [["--grid", "2by2"], ["--itype", "4"], ["--n", "0"], ["--nb", "-1"],
@@ -63,13 +67,13 @@ def test_help_explains_every_flag():
                          text=True, timeout=60, cwd=REPO,
                          env=dict(os.environ, PYTHONPATH=str(REPO))).stdout
     for flag in ("--n", "--nb", "--grid", "--dtype", "--itype", "--jobz", "--uplo", "--input",
-                 "--output", "--device", "--collectives", "--check", "--repeat", "--seed"):
+                 "--output", "--device", "--collectives", "--check", "--repeat", "--seed", "--method"):
         assert flag in out
     assert "known spectrum" in out.lower() or "KNOWN spectrum" in out
 
 
 def test_default_problem_check_passes_and_reports():
-    res = run_cli(["--n", "96", "--nb", "16", "--check", "--itype", "2", "--uplo", "U"])
+    res = run_cli(["--n", "96", "--nb", "16", "--check", "--itype", "2", "--uplo", "U", "--method", "distributed"])
     assert res.returncode == 0, res.stdout + res.stderr
     out = res.stdout
     for needle in ("known eigenvalues", "grid", "collectives", "numpy", "mpi4py", "sytrd",
@@ -141,3 +145,72 @@ def test_bad_input_fails_cleanly_on_all_ranks(tmp_path, case, needle):
     assert res.returncode != 0
     assert needle in res.stderr, res.stderr
     assert "Traceback" not in res.stderr, res.stderr
+
+
+def test_complex_files_in_results_out_match_scipy(tmp_path):
+    """A Hermitian Matrix Market A and a complex .npy B (junk in its upper triangle and in the
+    imaginary parts of its diagonal), uplo L: eigenvalues as scipy's, float64; vectors complex."""
+    seed = shared_seed()
+    rng = np.random.default_rng(seed)
+    n = 30
+    a, b = random_symmetric(rng, n, hermitian=True), spd_with_condition(rng, n, 50.0, hermitian=True)
+    import scipy.io
+    scipy.io.mmwrite(str(tmp_path / "a.mtx"), a, symmetry="hermitian")
+    np.save(tmp_path / "b.npy", with_junk(rng, b, True))
+    res = run_cli(["--input", str(tmp_path / "a.mtx"), str(tmp_path / "b.npy"), "--dtype", "complex128",
+                   "--nb", "7", "--itype", "2", "--check", "--output", str(tmp_path / "eig"),
+                   "--method", "distributed"])
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert f"wrote {tmp_path / 'eig.npz'}" in res.stdout
+    for stage in ("hegst", "hetrd", "unmtr"):
+        assert stage in res.stdout, res.stdout
+    data = np.load(tmp_path / "eig.npz")
+    assert data["w"].dtype == np.float64 and data["z"].dtype == np.complex128
+    np.testing.assert_allclose(data["w"], scipy.linalg.eigh(a, b, type=2, eigvals_only=True),
+                               rtol=1e-10, atol=1e-12, err_msg=f"seed={seed}")
+
+
+@pytest.mark.parametrize("dtype,real", [("float32", np.float32), ("complex64", np.float32), ("complex128", np.float64)])
+def test_output_keeps_the_working_precision(tmp_path, dtype, real):
+    res = run_cli(["--n", "40", "--nb", "8", "--dtype", dtype, "--check", "--output", str(tmp_path / "r.npz")])
+    assert res.returncode == 0, res.stdout + res.stderr
+    data = np.load(tmp_path / "r.npz")
+    assert data["w"].dtype == real and data["z"].dtype == np.dtype(dtype)
+
+
+def test_bad_output_path_fails_before_the_solve(tmp_path):
+    res = run_cli(["--n", "2000", "--output", str(tmp_path / "no" / "such" / "dir" / "r.npz")], timeout=60)
+    assert res.returncode == 1
+    assert "cannot write results to" in res.stderr and "no directory" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr and "MPI_ABORT" not in res.stderr, res.stderr
+    assert "stage breakdown" not in res.stdout   # nothing was solved
+
+
+def test_collectives_nccl_on_cpu_says_mpi_ran():
+    res = run_cli(["--n", "30", "--nb", "8", "--collectives", "nccl", "--device", "cpu"])
+    assert res.returncode == 0, res.stdout + res.stderr
+    line = next(line for line in res.stdout.splitlines() if line.startswith("collectives"))
+    assert "mpi via mpi4py" in line and "requested nccl" in line, line
+
+
+@pytest.mark.parametrize("case,needle", [
+    ("directory", "it is a directory"),
+    ("text_npy", "not a .npy file"),
+    ("complex_as_real", "use --dtype complex128"),
+])
+def test_input_mistakes_get_our_message(tmp_path, case, needle):
+    rng = np.random.default_rng(shared_seed())
+    b = spd_with_condition(rng, 8, 10.0)
+    np.save(tmp_path / "b.npy", b)
+    if case == "directory":
+        a_path = tmp_path
+    elif case == "text_npy":
+        a_path = tmp_path / "a.npy"
+        a_path.write_text("1 2\n3 4\n")
+    else:
+        a_path = tmp_path / "a.npy"
+        np.save(a_path, random_symmetric(rng, 8, hermitian=True))
+    res = run_cli(["--input", str(a_path), str(tmp_path / "b.npy")])
+    assert res.returncode == 1
+    assert needle in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr and "pickle" not in res.stderr, res.stderr

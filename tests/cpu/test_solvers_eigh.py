@@ -1,11 +1,12 @@
-"""solvers.eigh against scipy.linalg.eigh on one process: semantics, dtypes, errors."""
+"""solvers.eigh against scipy.linalg.eigh on one process: semantics, dtypes (real and complex),
+both methods (one LAPACK call, the distributed stages), errors."""
 import numpy as np
 import pytest
 import scipy.linalg
 
 import solvers
 from solvers.testing import (not_positive_definite, poison_unreferenced, random_symmetric,
-                             shared_seed, spd_with_condition)
+                             shared_seed, spd_with_condition, with_junk)
 
 
 @pytest.fixture
@@ -15,7 +16,31 @@ def seed():
 
 def _pencil(seed, n, dtype=np.float64):
     rng = np.random.default_rng(seed)
-    return (random_symmetric(rng, n).astype(dtype), spd_with_condition(rng, n, 50.0).astype(dtype))
+    hermitian = np.dtype(dtype).kind == "c"
+    return (random_symmetric(rng, n, hermitian).astype(dtype),
+            spd_with_condition(rng, n, 50.0, hermitian).astype(dtype))
+
+
+@pytest.mark.parametrize("method", ["auto", "distributed"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("itype", [1, 2, 3])
+@pytest.mark.parametrize("lower", [True, False])
+def test_every_dtype_matches_scipy(seed, dtype, itype, lower, method):
+    """Eigenvalues in scipy's dtype (real: float32 for float32/complex64), eigenvectors in the
+    input's, values as scipy's; junk in the other triangle and in the imaginary parts of the
+    diagonals is not read."""
+    a, b = _pencil(seed, 23, dtype)
+    w_ref, z_ref = scipy.linalg.eigh(a, b, type=itype, lower=lower)
+    rng = np.random.default_rng(seed + 1)
+    w, z = solvers.eigh(with_junk(rng, a, lower), with_junk(rng, b, lower), lower=lower, type=itype,
+                        nb=5, method=method)
+    assert w.dtype == w_ref.dtype and z.dtype == z_ref.dtype, (w.dtype, z.dtype)
+    tol = 1e-3 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-10
+    np.testing.assert_allclose(w, w_ref, rtol=tol, atol=tol, err_msg=f"seed={seed}")
+    # Eigenvectors agree up to a unit factor per column (the spectrum is simple with probability one).
+    phase = np.sum(z_ref.conj() * z, axis=0)
+    np.testing.assert_allclose(z / (phase / np.abs(phase)), z_ref, atol=100 * tol, err_msg=f"seed={seed}")
+    assert solvers.eigh(a, b, type=itype, eigvals_only=True, method=method).dtype == w_ref.dtype
 
 
 @pytest.mark.parametrize("itype", [1, 2, 3])
@@ -39,6 +64,15 @@ def test_eigvals_only_and_standard_problem(seed):
     w, z = solvers.eigh(a, nb=64)                          # nb > n
     np.testing.assert_allclose(z.T @ z, np.eye(17), atol=1e-13, err_msg=f"seed={seed}")
     np.testing.assert_allclose(a @ z, z * w, atol=1e-12, err_msg=f"seed={seed}")
+
+
+def test_mixed_dtypes_as_scipy(seed):
+    """Real with complex solves in complex; single precision stays single (complex64)."""
+    a, b = _pencil(seed, 9, np.complex64)
+    for x, y in ((a, b.real.astype(np.float64)), (a.real.astype(np.float32), b), (a, b)):
+        w, z = solvers.eigh(x, y)
+        w_ref, z_ref = scipy.linalg.eigh(x, y)
+        assert (w.dtype, z.dtype) == (w_ref.dtype, z_ref.dtype), (x.dtype, y.dtype)
 
 
 def test_float32_stays_float32_and_ints_become_float64(seed):
@@ -65,12 +99,14 @@ def test_empty_matrix():
     assert w.shape == (0,) and z.shape == (0, 0)
 
 
+@pytest.mark.parametrize("method", ["auto", "distributed"])
+@pytest.mark.parametrize("hermitian", [False, True])
 @pytest.mark.parametrize("minor", [1, 5, 13])
-def test_not_positive_definite_raises_linalgerror_with_info(seed, minor):
+def test_not_positive_definite_raises_linalgerror_with_info(seed, minor, hermitian, method):
     rng = np.random.default_rng(seed)
-    b = not_positive_definite(rng, 13, minor)
+    b = not_positive_definite(rng, 13, minor, hermitian)
     with pytest.raises(np.linalg.LinAlgError, match=f"leading minor of order {minor} ") as err:
-        solvers.eigh(random_symmetric(rng, 13), b, nb=4)
+        solvers.eigh(random_symmetric(rng, 13, hermitian), b, nb=4, method=method)
     assert err.value.info == minor, f"seed={seed}"
     # scipy agrees that B is not positive definite
     with pytest.raises(np.linalg.LinAlgError):
@@ -87,21 +123,27 @@ def test_bad_arguments_raise_valueerror(seed):
         solvers.eigh(a, np.eye(4))
     with pytest.raises(ValueError, match="type"):
         solvers.eigh(a, b, type=4)
-    with pytest.raises(ValueError, match="complex"):
-        solvers.eigh(a * 1j, b)
     with pytest.raises(ValueError, match="grid"):
         solvers.eigh(a, b, grid=(2, 2))
+    with pytest.raises(ValueError, match="method"):
+        solvers.eigh(a, b, method="fast")
+    with pytest.raises(ValueError, match="unsupported dtype"):
+        solvers.eigh(a.astype(str))
 
 
+@pytest.mark.parametrize("method", ["auto", "distributed"])
 @pytest.mark.parametrize("lower", [True, False])
-def test_non_finite_in_referenced_triangle_is_valueerror(seed, lower):
+def test_non_finite_in_referenced_triangle_is_valueerror(seed, lower, method):
     a, b = _pencil(seed, 8)
     i, j = (6, 2) if lower else (2, 6)
     bad = a.copy()
     bad[i, j] = np.nan
     with pytest.raises(ValueError, match="A has NaN or Inf"):
-        solvers.eigh(bad, b, lower=lower)
+        solvers.eigh(bad, b, lower=lower, method=method)
     bad = b.copy()
     bad[i, j] = np.inf
     with pytest.raises(ValueError, match="B has NaN or Inf"):
-        solvers.eigh(a, bad, lower=lower)
+        solvers.eigh(a, bad, lower=lower, method=method)
+    # The other triangle may hold anything.
+    np.testing.assert_allclose(solvers.eigh(poison_unreferenced(a, lower), lower=lower, eigvals_only=True, method=method),
+                               scipy.linalg.eigvalsh(a), atol=1e-12, err_msg=f"seed={seed}")

@@ -4,7 +4,7 @@ import pytest
 import scipy.io
 import scipy.sparse
 
-from solvers.distributed.io import read_matrix, write_matrix, write_results
+from solvers.distributed.io import check_writable, read_matrix, write_matrix, write_results
 from solvers.errors import InputError
 
 
@@ -44,9 +44,36 @@ def test_bad_files_give_input_errors(tmp_path):
     np.save(tmp_path / "vec.npy", np.arange(3.0))
     with pytest.raises(InputError, match="1-D"):
         read_matrix(str(tmp_path / "vec.npy"))
-    np.save(tmp_path / "c.npy", np.eye(2) * 1j)
-    with pytest.raises(InputError, match="complex"):
-        read_matrix(str(tmp_path / "c.npy"))
+    np.save(tmp_path / "s.npy", np.array([["a", "b"], ["c", "d"]]))
+    with pytest.raises(InputError, match="expected real or complex numbers"):
+        read_matrix(str(tmp_path / "s.npy"))
+    with pytest.raises(InputError, match="it is a directory"):
+        read_matrix(str(tmp_path))
+    (tmp_path / "text.npy").write_text("1 2\n3 4\n")
+    with pytest.raises(InputError, match="not a .npy file") as err:
+        read_matrix(str(tmp_path / "text.npy"))
+    assert "pickle" not in str(err.value)
+
+
+def test_complex_npy_and_hermitian_matrix_market(tmp_path, rng):
+    x = rng.standard_normal((6, 6)) + 1j * rng.standard_normal((6, 6))
+    np.save(tmp_path / "c.npy", x)
+    assert np.array_equal(read_matrix(str(tmp_path / "c.npy")), x)
+    h = x + x.conj().T
+    write_matrix(str(tmp_path / "h.mtx"), h, symmetric=True)
+    assert "hermitian" in (tmp_path / "h.mtx").read_text().splitlines()[0]
+    np.testing.assert_allclose(read_matrix(str(tmp_path / "h.mtx")), h, rtol=1e-14)
+
+
+def test_output_checks_and_the_name_numpy_writes(tmp_path, rng):
+    assert check_writable(str(tmp_path / "r")) == str(tmp_path / "r.npz")
+    assert write_results(str(tmp_path / "r"), np.ones(2, dtype=np.float32)) == str(tmp_path / "r.npz")
+    assert np.load(tmp_path / "r.npz")["w"].dtype == np.float32
+    with pytest.raises(InputError, match="no directory"):
+        check_writable(str(tmp_path / "missing" / "r.npz"))
+    (tmp_path / "d.npz").mkdir()
+    with pytest.raises(InputError, match="it is a directory"):
+        check_writable(str(tmp_path / "d.npz"))
 
 
 def test_write_results(tmp_path, rng):

@@ -6,26 +6,33 @@ communication in the check itself.
 """
 import numpy as np
 
-from hpcolls import dtypes
-from hpcolls.reduction import f32_to_bf16, reduce_in_rank_order
+from hpcolls import dtypes, reduction
+from hpcolls.reduction import f32_to_bf16
 
 ALL_CODES = tuple(range(len(dtypes.NAMES)))
-ALL_OPS = (dtypes.SUM, dtypes.PROD, dtypes.MIN, dtypes.MAX)
+ALL_OPS = tuple(range(len(dtypes.OP_NAMES)))
+BITWISE_AND_LOGICAL = (dtypes.BAND, dtypes.BOR, dtypes.BXOR, dtypes.LAND, dtypes.LOR, dtypes.LXOR)
 
 
 def supported(code, op):
-    return not (code in dtypes.COMPLEX and op in (dtypes.MIN, dtypes.MAX))
+    return op in dtypes.OPS_OF[code]
 
 
 def host_input(code, op, count, seed, rank):
-    """Random data for one rank. PROD gets values near 1 (no overflow to inf/0 everywhere)."""
+    """Random data for one rank. PROD gets values near 1 (no overflow to inf/0 everywhere);
+    integers for the bitwise and logical ops span their whole range, zeros (false) included."""
     rng = np.random.default_rng([seed, rank, code, op, count])
-    if code in (dtypes.I32, dtypes.I64, dtypes.U32, dtypes.U64):
+    if code == dtypes.BOOL:
+        return rng.integers(0, 2, size=count).astype(np.bool_)
+    if code in dtypes.INTEGER:
         info = np.iinfo(dtypes.numpy_dtype(code))
         lo, hi = (-3, 4) if op == dtypes.PROD else (max(info.min, -2**40), min(info.max, 2**40))
         if info.min == 0:
             lo = max(lo, 0)
-        return rng.integers(lo, hi, size=count, dtype=dtypes.numpy_dtype(code), endpoint=False)
+        values = rng.integers(lo, hi, size=count, dtype=dtypes.numpy_dtype(code), endpoint=False)
+        if op in BITWISE_AND_LOGICAL:  # logical ops must see zeros too: one element in four
+            values[rng.random(count) < 0.25] = 0
+        return values
     real = rng.uniform(0.5, 1.5, count) if op == dtypes.PROD else rng.standard_normal(count) * 100
     if code in dtypes.COMPLEX:
         imag = rng.uniform(-0.5, 0.5, count) if op == dtypes.PROD else rng.standard_normal(count) * 100
@@ -33,6 +40,21 @@ def host_input(code, op, count, seed, rank):
     if code == dtypes.BF16:
         return f32_to_bf16(real.astype(np.float32))
     return real.astype(dtypes.numpy_dtype(code))
+
+
+# numpy's own bitwise and logical ufuncs: the reference for MPI's BAND ... LXOR (the logical ones
+# give 0 or 1 in the operands' type, as MPI's do).
+_NUMPY_STEPS = {dtypes.BAND: np.bitwise_and, dtypes.BOR: np.bitwise_or, dtypes.BXOR: np.bitwise_xor,
+                dtypes.LAND: np.logical_and, dtypes.LOR: np.logical_or, dtypes.LXOR: np.logical_xor}
+
+
+def reduce_in_rank_order(code, op, contributions):
+    """contributions[0] op contributions[1] op ..., left to right: hpcolls.reduction for the
+    arithmetic ops, numpy's ufuncs for the bitwise and logical ones."""
+    acc = np.array(contributions[0], copy=True)
+    for x in contributions[1:]:
+        acc = _NUMPY_STEPS[op](acc, x).astype(acc.dtype) if op in _NUMPY_STEPS else reduction.step(code, op, acc, x)
+    return acc
 
 
 def reference(code, op, count, seed, nranks):
@@ -71,3 +93,12 @@ def as_argument(arr, code):
 def poison(arr):
     """Fill a device array with a pattern no reduction produces by chance (0xA5 bytes)."""
     arr.view("uint8").fill(0xA5)
+
+
+def diagnostics_missing():
+    """Why the diagnostic module (LL modes 1..3, probes, peek/poke) cannot be used, or None."""
+    try:
+        from hpcolls import _native_diag  # noqa: F401
+        return None
+    except ImportError as exc:
+        return f"needs the diagnostic build (HPCOLLS_DIAGNOSTICS=1 at install): {exc}"

@@ -30,3 +30,27 @@ def gpu(request):
     from mpi4py import MPI
     from hpcolls.binding import select_device
     return select_device(MPI.COMM_WORLD)
+
+
+@pytest.fixture
+def seed():
+    """A seed fresh each run and the same on every rank (the solver tests' random matrices)."""
+    from mpi4py import MPI
+    from solvers.testing import shared_seed
+    return shared_seed(MPI.COMM_WORLD)
+
+
+def _grid_shapes():
+    from mpi4py import MPI
+    from solvers.testing import grid_shapes
+    return grid_shapes(MPI.COMM_WORLD.Get_size())
+
+
+@pytest.fixture(params=_grid_shapes(), ids=lambda s: f"{s[0]}x{s[1]}")
+def grid(request):
+    """Every process grid the world's ranks make (1xP, ..., Px1), freed after the test."""
+    from mpi4py import MPI
+    from solvers.distributed import ProcessGrid
+    g = ProcessGrid(MPI.COMM_WORLD, request.param)
+    yield g
+    g.free()

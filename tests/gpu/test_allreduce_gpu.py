@@ -10,11 +10,11 @@ from mpi4py import MPI
 import hpcolls
 from hpcolls import _native, config, dtypes
 
-from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, host_input, poison,
-                             reference, supported)
+from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, diagnostics_missing, host_input,
+                             poison, reduce_in_rank_order, reference, supported)
 
 cupy = pytest.importorskip("cupy")
-MPI_OPS = {dtypes.SUM: MPI.SUM, dtypes.PROD: MPI.PROD, dtypes.MIN: MPI.MIN, dtypes.MAX: MPI.MAX}
+MPI_OPS = dtypes.mpi_ops_by_code()
 COUNTS_SMALL = (1, 2, 3, 7, 8, 9, 31, 64, 127, 1000, 4097)
 WORLD = MPI.COMM_WORLD
 
@@ -107,7 +107,8 @@ def test_which_one_shot_kernel(gpu, monkeypatch, seed):
                                f"count={count} inplace={inplace} ({comm._native.kernel(8 * count)})")
     finally:
         comm.close()
-    for name, value in (("HPCOLLS_THREADS_PER_BLOCK", "64"), ("HPCOLLS_LL_MODE", "1")):
+    forced_settings = (("HPCOLLS_THREADS_PER_BLOCK", "64"),) + ((("HPCOLLS_LL_MODE", "1"),) if not diagnostics_missing() else ())
+    for name, value in forced_settings:
         with monkeypatch.context() as env:
             env.setenv(name, value)
             forced = hpcolls.Communicator(WORLD, algo="oneshot")
@@ -121,10 +122,31 @@ def test_which_one_shot_kernel(gpu, monkeypatch, seed):
 @pytest.mark.parametrize("mode", range(config.LL_MODES))
 def test_every_ll_mode(gpu, monkeypatch, seed, mode):
     """Each LL store/poll variant is its own kernel instantiation: run every one of them, both
-    algorithms, a type of each element size, a few sizes, bitwise against the reference."""
+    algorithms, a type of each element size, a few sizes, bitwise against the reference. Modes
+    1..3 are the diagnostic module's (HPCOLLS_DIAGNOSTICS=1 builds)."""
+    if mode != 0 and diagnostics_missing():
+        pytest.skip(diagnostics_missing())
     monkeypatch.setenv("HPCOLLS_LL_MODE", str(mode))
     check_both_algorithms(seed, ((dtypes.F64, dtypes.SUM), (dtypes.C128, dtypes.PROD), (dtypes.I32, dtypes.MAX),
-                                 (dtypes.F16, dtypes.MIN)), (1, 9, 1000, 4097), f"LL mode {mode}")
+                                 (dtypes.F16, dtypes.MIN), (dtypes.I8, dtypes.BXOR)), (1, 9, 1000, 4097),
+                          f"LL mode {mode}")
+
+
+def test_diagnostic_ll_mode_without_the_diagnostic_build(gpu, monkeypatch):
+    """Without hpcolls._native_diag, HPCOLLS_LL_MODE=1 turns the native path off on every rank
+    with a reason that says what to build; nothing hangs and MPI carries the call."""
+    if not diagnostics_missing():
+        pytest.skip("the diagnostic module is built: LL mode 1 runs (test_every_ll_mode)")
+    monkeypatch.setenv("HPCOLLS_LL_MODE", "1")
+    comm = hpcolls.Communicator(WORLD, algo="auto")
+    try:
+        x = cupy.ones(5)
+        comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
+        assert "needs the diagnostic build" in comm.native_path and "HPCOLLS_DIAGNOSTICS=1" in comm.native_path, \
+            comm.native_path
+        assert bool(cupy.all(x == WORLD.size))
+    finally:
+        comm.close()
 
 
 def test_dependent_launch(gpu, monkeypatch, seed):
@@ -230,7 +252,7 @@ def assert_sum_within_rounding(got, want, inputs, code, what):
 def test_special_values_preserved(comms):
     vals = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, 5e-324], dtype=np.float64)
     for comm in comms.values():
-        for op in ALL_OPS:
+        for op in sorted(dtypes.OPS_OF[dtypes.F64]):
             host = np.roll(vals, WORLD.rank)
             recv = cupy.asarray(host)
             comm.Allreduce(MPI.IN_PLACE, recv, op=MPI_OPS[op])
@@ -239,7 +261,6 @@ def test_special_values_preserved(comms):
 
 
 def reference_from(contributions, code, op):
-    from hpcolls.reduction import reduce_in_rank_order
     return reduce_in_rank_order(code, op, contributions)
 
 
@@ -257,14 +278,15 @@ def test_single_rank_copy_keeps_nan_payloads(gpu):
 def test_unaligned_views(comms, seed):
     """Buffers at odd element offsets (not 16-byte aligned) take the element-wise path."""
     count = 37
-    for code in (dtypes.F16, dtypes.F32, dtypes.C64):
+    for code in (dtypes.F16, dtypes.F32, dtypes.C64, dtypes.I8, dtypes.U16, dtypes.BOOL):
         for offset in (1, 3):
-            inputs = [host_input(code, dtypes.SUM, count + offset, seed, r)[offset:] for r in range(WORLD.size)]
-            want = reference_from(inputs, code, dtypes.SUM)
+            op = dtypes.LXOR if code == dtypes.BOOL else dtypes.SUM
+            inputs = [host_input(code, op, count + offset, seed, r)[offset:] for r in range(WORLD.size)]
+            want = reference_from(inputs, code, op)
             for comm in comms.values():
-                work = cupy.asarray(host_input(code, dtypes.SUM, count + offset, seed, WORLD.rank))[offset:]
+                work = cupy.asarray(host_input(code, op, count + offset, seed, WORLD.rank))[offset:]
                 assert work.data.ptr % 16 != 0
-                comm.Allreduce(MPI.IN_PLACE, work, op=MPI.SUM)
+                comm.Allreduce(MPI.IN_PLACE, work, op=MPI_OPS[op])
                 assert_bitwise(cupy.asnumpy(work), want, f"offset {offset} {dtypes.NAMES[code]}")
 
 
@@ -283,3 +305,46 @@ def test_mpi_specs_and_streams(comms, seed):
         got = cupy.asnumpy(recv2)
         assert_bitwise(got[:100], want, "[buf, count, MPI.DOUBLE]")
         assert np.all(got[100:] == -1.0), "elements past count were written"
+
+
+NEW_CODES = (dtypes.I8, dtypes.U8, dtypes.I16, dtypes.U16, dtypes.BOOL)
+
+
+@pytest.mark.parametrize("algo", ["oneshot", "twoshot"])
+def test_small_types_every_tail(comms, seed, algo):
+    """1- and 2-byte types pack 16 or 8 elements into a 16-byte chunk: every element count from
+    1 to 49 (each position of the last, partial chunk, and the chunk's two LL lines), in place and
+    out, every op the type takes, bitwise against numpy and across ranks; the bytes after the
+    message are left alone."""
+    comm = comms[algo]
+    for code in NEW_CODES:
+        for op in sorted(dtypes.OPS_OF[code]):
+            for count in range(1, 50):
+                inplace = count % 2 == 0
+                host = host_input(code, op, count, seed, WORLD.rank)
+                send = cupy.asarray(host)
+                recv = cupy.empty(count + 16, dtype=send.dtype)  # 16 guard elements after the message
+                poison(recv)
+                guard = cupy.asnumpy(recv[count:])
+                if inplace:
+                    recv[:count] = send
+                comm.Allreduce(MPI.IN_PLACE if inplace else send, recv[:count], op=MPI_OPS[op])
+                what = f"{algo} {dtypes.NAMES[code]} {dtypes.OP_NAMES[op]} count={count} inplace={inplace}"
+                got = cupy.asnumpy(recv[:count])
+                assert_bitwise(got, reference(code, op, count, seed, WORLD.size), what)
+                assert np.array_equal(cupy.asnumpy(recv[count:]).view(np.uint8), guard.view(np.uint8)), \
+                    f"{what}: bytes past the message written"
+                assert len(set(WORLD.allgather(digest(got)))) == 1, f"{what}: ranks got different bits"
+
+
+def test_ops_a_type_does_not_take_raise(comms):
+    """A (type, op) pair MPI does not define (BAND on floating point, SUM on bool, MIN on complex)
+    is refused by the native layer with an error naming both, and launches nothing."""
+    x = cupy.zeros(4, dtype=cupy.float64)
+    nc = comms["oneshot"]._native
+    for code, op in ((dtypes.F64, dtypes.BAND), (dtypes.F16, dtypes.LAND), (dtypes.BOOL, dtypes.SUM),
+                     (dtypes.BOOL, dtypes.BAND), (dtypes.C128, dtypes.MIN)):
+        before = nc.host_epoch
+        with pytest.raises(ValueError, match=f"(?i)MPI.{dtypes.OP_NAMES[op]} is not defined for {dtypes.NAMES[code]}"):
+            nc.allreduce(x.data.ptr, x.data.ptr, 1, code, op, 0)
+        assert nc.host_epoch == before, "a refused call launched"

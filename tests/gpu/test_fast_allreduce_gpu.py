@@ -222,7 +222,7 @@ def test_back_to_back_varying_sizes(counted, seed):
         code = codes[k % len(codes)]
         op = ALL_OPS[k % len(ALL_OPS)]
         if not supported(code, op):
-            op = dtypes.SUM
+            op = min(dtypes.OPS_OF[code])
         x = cupy.asarray(host_input(code, op, int(count), seed + k, WORLD.rank))
         comm.Allreduce(MPI.IN_PLACE, x, MPI_OPS[op])
         pending.append((x, code, op, int(count), seed + k))

@@ -20,8 +20,8 @@ from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.sytrd import sytrd  # noqa: E402
 from solvers.sygvd.check import THRESHOLD, eigen_ratios, eigenvalue_ratio  # noqa: E402
-from solvers.testing import (grid_shapes, not_positive_definite, poison_unreferenced,  # noqa: E402
-                             random_symmetric, shared_seed, spd_with_condition)
+from solvers.testing import (not_positive_definite, poison_unreferenced, random_symmetric,  # noqa: E402
+                             spd_with_condition)
 
 COMM = MPI.COMM_WORLD
 select_device(COMM)
@@ -35,18 +35,6 @@ def _kinds():
     except ImportError:
         pass
     return kinds
-
-
-@pytest.fixture
-def seed():
-    return shared_seed(COMM)
-
-
-@pytest.fixture(params=grid_shapes(COMM.Get_size()), ids=lambda s: f"{s[0]}x{s[1]}")
-def grid(request):
-    g = ProcessGrid(COMM, request.param)
-    yield g
-    g.free()
 
 
 @pytest.mark.parametrize("kind", _kinds())
@@ -83,13 +71,13 @@ def test_sygvd_on_gpu_matches_scipy(grid, seed, itype, uplo, jobz, dtype, kind):
 def test_sytrd_native_loop_is_a_stable_reduction(grid, seed, kind, dtype, n, nb, monkeypatch):
     """The native column loop's Q (from its reflectors, through ormtr) is orthogonal and
     Qᵀ A Q is its tridiagonal, to the backward error a Householder reduction promises, as for
-    the Python loop beside it — with each local product the grid allows (one rank: the symv
+    the Python loop beside it — with each local product the grid allows (one rank: the hemv
     reading the lower triangle, and the gemv); and every rank gets the same bits. (d and e of
     two correct reductions may differ far beyond rounding: T's forward error is not bounded by
     it.) The upper triangle is left as it is: sytrd reads a full symmetric matrix."""
     a = random_symmetric(np.random.default_rng([seed, n]), n).astype(dtype)
     coll = Collectives(grid, kind, cupy)
-    products = ["symv_lower", "gemv"] if COMM.Get_size() == 1 else ["gemv"]
+    products = ["hemv_lower", "gemv"] if COMM.Get_size() == 1 else ["gemv"]
     for loop_kind in [f"native, {p}" for p in products] + ["python"]:
         if loop_kind != "python":
             monkeypatch.setenv("SOLVERS_SYTRD_PRODUCT", loop_kind.split(", ")[1])
@@ -136,13 +124,13 @@ def _check_sytrd(a, grid, coll, nb, loop_kind, what):
 
 def test_sytrd_profile_notes_every_phase(grid, seed, monkeypatch):
     """SOLVERS_SYTRD_PROFILE=1 notes the GPU time of each phase of the native column loop."""
-    from hpcolls import _native
+    from solvers import _kernels
     monkeypatch.setenv("SOLVERS_SYTRD_PROFILE", "1")
     a = random_symmetric(np.random.default_rng(seed), 200)
     coll = Collectives(grid, "hpcolls" if "hpcolls" in _kinds() else "mpi", cupy)
     sytrd(DistMatrix.from_global(cupy.asarray(a), grid, 32), coll)
     phases = coll.stats["other"].notes["sytrd_phase_ms"]
-    assert list(phases) == list(_native.SYTRD_PHASES)
+    assert list(phases) == list(_kernels.SYTRD_PHASES)
     assert phases["product"] > 0 and phases["column"] > 0
     assert (phases["allreduce"] > 0) == (COMM.Get_size() > 1)
 

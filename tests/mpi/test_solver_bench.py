@@ -22,4 +22,31 @@ def test_cpu_run_reports_its_solve_and_why_no_peer_runs(comm, tmp_path_factory, 
         assert r["ranks"] == comm.size and r["nb"] == 16
         assert r["ours_max_eig_err"] < 1e-10, r
         assert "cusolver_median_s" not in r and "cusolvermp_median_s" not in r
-        assert set(r["ours_stages_s"]) >= {"potrf", "sygst", "sytrd", "tridiagonal", "ormtr", "trsm"}
+        assert set(r["ours_stages_s"]) >= {"potrf", "sygst", "sytrd", "stedc", "ormtr", "trsm"}
+
+
+def test_complex_rows_by_method(comm, capsys):
+    """complex128 (hegvd): the distributed stages' LAPACK names, and the single method's one stage."""
+    assert bench.main(["--device", "cpu", "--n", "33", "--nb", "8", "--repeat", "1", "--warmup", "0",
+                       "--dtype", "complex128", "--method", "distributed", "single"]) == 0
+    out = capsys.readouterr().out
+    if comm.rank == 0:
+        assert "method distributed" in out and "method single" in out
+        assert "hetrd" in out and "unmtr" in out and "hegvd" in out
+        errors = [float(part.split()[0]) for part in out.split("max |λ-λ_exact| ")[1:]]
+        assert len(errors) == 2 and max(errors) < 1e-10, out
+
+
+def test_cpu_vs_scipy_mode(comm, tmp_path_factory, capsys):
+    path = comm.bcast(str(tmp_path_factory.mktemp("vs") / "vs.json") if comm.rank == 0 else None)
+    assert bench.main(["--cpu-vs-scipy", "--n", "20", "50", "--repeat", "2", "--warmup", "0",
+                       "--dtype", "complex64", "--method", "auto", "distributed", "--json", path]) == 0
+    capsys.readouterr()
+    if comm.rank != 0:
+        return
+    with open(path) as f:
+        rows = json.load(f)["rows"]
+    assert [(r["n"], r["method"]) for r in rows] == [(20, "auto"), (20, "distributed"), (50, "auto"), (50, "distributed")]
+    for r in rows:
+        assert r["ranks"] == comm.size and r["eigh_median_s"] > 0 and r["scipy_median_s"] > 0
+        assert r["max_eig_diff"] < 1e-3, r

@@ -24,16 +24,18 @@ def raised_everywhere(comm, exc_type, call):
     return err.value, comm.allgather((type(err.value).__name__, str(err.value)))
 
 
+@pytest.mark.parametrize("method", ["distributed", "single"])
 @pytest.mark.parametrize("minor", [1, 9, 26])
 @pytest.mark.parametrize("uplo", ["L", "U"])
-def test_not_positive_definite_same_info_on_every_rank(grid, comm, seed, minor, uplo):
+def test_not_positive_definite_same_info_on_every_rank(grid, comm, seed, minor, uplo, method):
     rng = np.random.default_rng(seed)
     n = 26
-    a, b = random_symmetric(rng, n), not_positive_definite(rng, n, minor)
+    hermitian = minor == 9   # one complex case: zpotrf's info, through either method
+    a, b = random_symmetric(rng, n, hermitian), not_positive_definite(rng, n, minor, hermitian)
     coll = Collectives(grid)
     da, db = DistMatrix.from_global(a, grid, 4), DistMatrix.from_global(b, grid, 4)
     err, everyone = raised_everywhere(comm, NotPositiveDefiniteError,
-                                      lambda: sygvd(da, db, coll, uplo=uplo))
+                                      lambda: sygvd(da, db, coll, uplo=uplo, method=method))
     assert err.info == minor, f"seed={seed}"
     assert f"leading minor of order {minor} " in str(err)
     assert len(set(everyone)) == 1, everyone
@@ -67,6 +69,9 @@ def test_mismatched_and_invalid_arguments(grid, comm, seed):
         (lambda: sygvd(a, None, coll, itype=0), "itype"),
         (lambda: sygvd(a, None, coll, jobz="X"), "jobz"),
         (lambda: sygvd(a, None, coll, uplo="Q"), "uplo"),
+        (lambda: sygvd(a, None, coll, method="fast"), "method"),
+        (lambda: sygvd(DistMatrix.from_global(np.eye(12, dtype=np.int64), grid, 4), None, coll),
+         "the solver takes float32, float64, complex64, complex128"),
     ]
     for call, needle in cases:
         _, everyone = raised_everywhere(comm, InputError, call)
@@ -87,7 +92,9 @@ def test_solver_still_works_after_errors(grid, seed):
     rng = np.random.default_rng(seed)
     coll = Collectives(grid)
     a, b = random_symmetric(rng, 15), not_positive_definite(rng, 15, 7)
-    with pytest.raises(NotPositiveDefiniteError):
-        sygvd(DistMatrix.from_global(a, grid, 4), DistMatrix.from_global(b, grid, 4), coll)
-    w, _ = sygvd(DistMatrix.from_global(a, grid, 4), DistMatrix.from_global(np.eye(15) * 2, grid, 4), coll)
-    np.testing.assert_allclose(w, np.linalg.eigvalsh(a) / 2, atol=1e-13, err_msg=f"seed={seed}")
+    for method in ("distributed", "single"):
+        with pytest.raises(NotPositiveDefiniteError):
+            sygvd(DistMatrix.from_global(a, grid, 4), DistMatrix.from_global(b, grid, 4), coll, method=method)
+        w, _ = sygvd(DistMatrix.from_global(a, grid, 4), DistMatrix.from_global(np.eye(15) * 2, grid, 4), coll,
+                     method=method)
+        np.testing.assert_allclose(w, np.linalg.eigvalsh(a) / 2, atol=1e-13, err_msg=f"seed={seed}")

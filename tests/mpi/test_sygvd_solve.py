@@ -1,6 +1,9 @@
-"""The distributed sygvd end to end against scipy.linalg.eigh: every itype × uplo × jobz ×
-dtype on every grid shape, awkward block sizes, hard spectra and an ill-conditioned B; plus
-solvers.eigh under MPI."""
+"""The distributed sygvd / hegvd end to end against scipy.linalg.eigh: every dtype (float32,
+float64, complex64, complex128) × itype × uplo × jobz on the default grid, every grid shape ×
+dtype, the standard problem (syevd / heevd), awkward block sizes, hard spectra and an
+ill-conditioned B, each by the distributed stages; the single-rank method for every dtype ×
+itype × uplo; plus solvers.eigh under MPI. Inputs carry random junk where LAPACK reads nothing
+(the other triangle, imaginary parts of the diagonals), fresh each run."""
 import numpy as np
 import pytest
 import scipy.linalg
@@ -13,49 +16,125 @@ from solvers.sygvd import sygvd
 from solvers.sygvd.check import THRESHOLD, eigen_ratios, eigenvalue_ratio
 from solvers.testing import (SPECTRA, grid_shapes, poison_unreferenced, random_symmetric,
                              share_node_cores, spd_with_condition, spectrum,
-                             symmetric_with_spectrum)
+                             symmetric_with_spectrum, with_junk)
 
 share_node_cores(MPI.COMM_WORLD)
 SHAPES = grid_shapes(MPI.COMM_WORLD.Get_size())
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+DTYPE_IDS = ["f32", "f64", "c64", "c128"]
 
 
+def pencil(rng, n, dtype, cond=100.0):
+    """(A, B) of float64 / complex128 as dtype asks: symmetric / Hermitian, B positive definite."""
+    hermitian = np.dtype(dtype).kind == "c"
+    return random_symmetric(rng, n, hermitian), spd_with_condition(rng, n, cond, hermitian)
 
 
-def solve(grid, a, b, nb, itype, jobz, uplo, dtype=np.float64):
-    """Run sygvd on poisoned copies (unreferenced triangle NaN); return (w, Z or None, coll)."""
+def solve(grid, a, b, nb, itype, jobz, uplo, dtype=np.float64, method="distributed", rng=None):
+    """Run sygvd on copies carrying junk where nothing may be read (random junk with ``rng``,
+    else NaN in the other triangle); return (w, Z or None, stage names). b may be None."""
     lower = uplo == "L"
     coll = Collectives(grid)
-    da = DistMatrix.from_global(poison_unreferenced(a, lower).astype(dtype), grid, nb)
-    db = DistMatrix.from_global(poison_unreferenced(b, lower).astype(dtype), grid, nb)
-    w, z = sygvd(da, db, coll, itype=itype, jobz=jobz, uplo=uplo)
+
+    def spoiled(x):
+        x = x.astype(dtype)
+        return with_junk(rng, x, lower) if rng is not None else poison_unreferenced(x, lower)
+
+    da = DistMatrix.from_global(spoiled(a), grid, nb)
+    db = DistMatrix.from_global(spoiled(b), grid, nb) if b is not None else None
+    w, z = sygvd(da, db, coll, itype=itype, jobz=jobz, uplo=uplo, method=method)
     stages = set(coll.stats)
     return w, (z.to_global(coll) if z is not None else None), stages
 
 
 def assert_accurate(a, b, w, z, itype, dtype, seed, what=""):
-    """dsgt01 ratios under ScaLAPACK's threshold, eigenvalues against scipy."""
+    """dsgt01 / zsgt01 ratios under ScaLAPACK's threshold, eigenvalues against scipy (b None:
+    the standard problem, B = I)."""
     eps = float(np.finfo(dtype).eps)
-    a64, b64 = a.astype(dtype).astype(np.float64), b.astype(dtype).astype(np.float64)
+    wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+    a64 = a.astype(dtype).astype(wide)
+    b64 = np.eye(a.shape[0], dtype=wide) if b is None else b.astype(dtype).astype(wide)
     ratios = eigenvalue_ratio(a64, b64, w.astype(np.float64), itype, eps)
     if z is not None:
-        ratios.update(eigen_ratios(a64, b64, w.astype(np.float64), z.astype(np.float64), itype, eps))
+        ratios.update(eigen_ratios(a64, b64, w.astype(np.float64), z.astype(wide), itype, eps))
     for name, value in ratios.items():
         assert value < THRESHOLD, f"seed={seed} {what}: {name} ratio {value:.1f} >= {THRESHOLD}"
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+def expected_stages(dtype, jobz, generalized=True):
+    """LAPACK's names of the distributed stages, by dtype (he/un for complex)."""
+    c = np.dtype(dtype).kind == "c"
+    names = {"validate", "hetrd" if c else "sytrd", "stedc" if jobz == "V" else "sterf"}
+    if generalized:
+        names |= {"potrf", "hegst" if c else "sygst"}
+    if jobz == "V":
+        names |= {"unmtr" if c else "ormtr"} | ({"trsm"} if generalized else set())
+    return names
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("jobz", ["V", "N"])
 @pytest.mark.parametrize("uplo", ["L", "U"])
 @pytest.mark.parametrize("itype", [1, 2, 3])
-def test_every_variant_matches_scipy(grid, seed, itype, uplo, jobz, dtype):
+def test_every_variant_matches_scipy(comm, seed, itype, uplo, jobz, dtype):
+    """Every dtype × itype × uplo × jobz, on the default grid (the grids: the test below)."""
     rng = np.random.default_rng(seed)
     n, nb = 37, 8                       # n not a multiple of nb
-    a, b = random_symmetric(rng, n), spd_with_condition(rng, n, 100.0)
-    w, z, stages = solve(grid, a, b, nb, itype, jobz, uplo, dtype)
-    assert w.dtype == dtype and (z is None) == (jobz == "N")
+    a, b = pencil(rng, n, dtype)
+    grid = ProcessGrid(comm)
+    try:
+        w, z, stages = solve(grid, a, b, nb, itype, jobz, uplo, dtype, rng=rng)
+    finally:
+        grid.free()
+    assert w.dtype == np.zeros(1, dtype).real.dtype and (z is None) == (jobz == "N")
+    assert z is None or z.dtype == dtype
     assert_accurate(a, b, w, z, itype, dtype, seed, f"itype={itype} uplo={uplo} jobz={jobz}")
-    expected = {"validate", "potrf", "sygst", "sytrd", "tridiagonal"} | ({"ormtr", "trsm"} if jobz == "V" else set())
-    assert stages == expected
+    assert stages == expected_stages(dtype, jobz)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_every_grid_every_dtype(grid, seed, dtype):
+    """1×P, P×1 (and 2×2 at 4 ranks) for each dtype, itype 1, both eigenvalues and vectors."""
+    rng = np.random.default_rng(seed)
+    a, b = pencil(rng, 29, dtype)
+    w, z, _ = solve(grid, a, b, 6, 1, "V", "U", dtype, rng=rng)
+    assert_accurate(a, b, w, z, 1, dtype, seed, f"grid {grid.shape}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_standard_problem_is_syevd(comm, seed, dtype, uplo):
+    """b=None: syevd / heevd's own stages, no potrf, sygst or trsm."""
+    rng = np.random.default_rng(seed)
+    a, _ = pencil(rng, 31, dtype)
+    grid = ProcessGrid(comm)
+    try:
+        for jobz in ("V", "N"):
+            w, z, stages = solve(grid, a, None, 7, 1, jobz, uplo, dtype, rng=rng)
+            assert stages == expected_stages(dtype, jobz, generalized=False)
+            assert_accurate(a, None, w, z, 1, dtype, seed, f"standard jobz={jobz}")
+    finally:
+        grid.free()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("itype", [1, 2, 3])
+def test_single_method_matches_scipy(comm, seed, itype, uplo, dtype):
+    """The whole problem by one LAPACK call on rank 0, scattered back: one stage named for it."""
+    rng = np.random.default_rng(seed)
+    a, b = pencil(rng, 26, dtype)
+    grid = ProcessGrid(comm)
+    try:
+        w, z, stages = solve(grid, a, b, 5, itype, "V", uplo, dtype, method="single", rng=rng)
+        w_n, _, _ = solve(grid, a, None, 5, 1, "N", uplo, dtype, method="single", rng=rng)
+    finally:
+        grid.free()
+    name = "hegvd" if np.dtype(dtype).kind == "c" else "sygvd"
+    assert stages == {"validate", name}
+    assert w.dtype == np.zeros(1, dtype).real.dtype and z.dtype == dtype
+    assert_accurate(a, b, w, z, itype, dtype, seed, f"single itype={itype}")
+    assert_accurate(a, None, w_n, None, 1, dtype, seed, "single standard")
 
 
 def test_sytrd_makes_one_allreduce_per_column(grid, seed):
@@ -64,7 +143,8 @@ def test_sytrd_makes_one_allreduce_per_column(grid, seed):
     rng = np.random.default_rng(seed)
     n, nb = 29, 4
     coll = Collectives(grid)
-    sygvd(DistMatrix.from_global(random_symmetric(rng, n), grid, nb), None, coll, jobz="N")
+    sygvd(DistMatrix.from_global(random_symmetric(rng, n), grid, nb), None, coll, jobz="N",
+          method="distributed")
     calls = coll.stats["sytrd"].by_op.get("allreduce", [0])[0]
     panels_mine = sum(1 for k in range(-(-n // nb)) if k % grid.npcol == grid.mycol)
     assert calls == (n - 1) * (grid.size > 1) + panels_mine * (grid.nprow > 1)
@@ -110,7 +190,7 @@ def test_standard_problem_recovers_known_spectrum(grid, seed):
     lam = np.sort(spectrum(rng, 40, "clustered"))
     a = symmetric_with_spectrum(rng, lam)
     coll = Collectives(grid)
-    w, z = sygvd(DistMatrix.from_global(a, grid, 7), None, coll)
+    w, z = sygvd(DistMatrix.from_global(a, grid, 7), None, coll, method="distributed")
     np.testing.assert_allclose(w, lam, atol=1e-13, err_msg=f"seed={seed}")
     z = z.to_global(coll)
     np.testing.assert_allclose(z.T @ z, np.eye(40), atol=1e-12, err_msg=f"seed={seed}")
@@ -146,18 +226,21 @@ def test_unreferenced_triangle_never_matters(grid, seed):
     for junk in (np.nan, np.inf, 1e300, None):
         fill = (lambda x: poison_unreferenced(x, True, junk)) if junk is not None else (lambda x: np.tril(x))
         w, z = sygvd(DistMatrix.from_global(fill(a), grid, 4), DistMatrix.from_global(fill(b), grid, 4),
-                     coll, itype=2)
+                     coll, itype=2, method="distributed")
         results.append((w, z.local))
     for w, z in results[1:]:
         assert np.array_equal(w, results[0][0]) and np.array_equal(z, results[0][1]), f"seed={seed}"
 
 
-def test_eigh_under_mpi_matches_scipy(comm, seed):
+@pytest.mark.parametrize("method", ["auto", "distributed"])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
+def test_eigh_under_mpi_matches_scipy(comm, seed, dtype, method):
     rng = np.random.default_rng(seed)
-    a, b = random_symmetric(rng, 33), spd_with_condition(rng, 33, 50.0)
-    w, z = solvers.eigh(poison_unreferenced(a, False), b, lower=False, type=2, comm=comm, nb=5)
+    a, b = pencil(rng, 33, dtype, 50.0)
+    w, z = solvers.eigh(with_junk(rng, a, False), with_junk(rng, b, False), lower=False, type=2,
+                        comm=comm, nb=5, method=method)
     w_ref = scipy.linalg.eigh(a, b, type=2, eigvals_only=True)
     np.testing.assert_allclose(w, w_ref, rtol=1e-10, atol=1e-12, err_msg=f"seed={seed}")
-    assert_accurate(a, b, w, z, 2, np.float64, seed)
+    assert_accurate(a, b, w, z, 2, dtype, seed)
     # Every rank got the same full answer.
     assert comm.allreduce(int(np.array_equal(comm.bcast(z, root=0), z)), op=MPI.MIN) == 1

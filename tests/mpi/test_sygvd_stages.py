@@ -1,5 +1,5 @@
-"""Each LAPACK stage on its own, distributed, against numpy/scipy: potrf, trsm/trmm,
-sytrd + stevd + ormtr."""
+"""Each LAPACK stage on its own, distributed, against numpy/scipy, real and complex: potrf,
+trsm/trmm (op = L or Lᴴ), sytrd/hetrd + stevd + ormtr/unmtr."""
 import numpy as np
 import pytest
 import scipy.linalg
@@ -19,13 +19,15 @@ from solvers.trsm import trmm, trsm
 share_node_cores(MPI.COMM_WORLD)
 SHAPES = grid_shapes(MPI.COMM_WORLD.Get_size())
 SIZES = [(1, 3), (23, 4), (24, 6), (10, 16)]
+DTYPES = pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
 
 
 
 
+@DTYPES
 @pytest.mark.parametrize("n,nb", SIZES)
-def test_potrf(grid, seed, n, nb):
-    b = spd_with_condition(np.random.default_rng(seed), n, 1e3)
+def test_potrf(grid, seed, n, nb, dtype):
+    b = spd_with_condition(np.random.default_rng(seed), n, 1e3, hermitian=np.dtype(dtype).kind == "c")
     coll = Collectives(grid)
     with coll.stage("potrf"):
         fac = potrf(DistMatrix.from_global(poison_unreferenced(b, True), grid, nb), coll)
@@ -36,35 +38,40 @@ def test_potrf(grid, seed, n, nb):
     assert (coll.stats["potrf"].calls > 0) == (grid.size > 1)
 
 
-@pytest.mark.parametrize("n,nb", SIZES)
+@DTYPES
+@pytest.mark.parametrize("n,nb", SIZES[1:3])
 @pytest.mark.parametrize("trans", [False, True])
 @pytest.mark.parametrize("solve", [True, False])
-def test_trsm_trmm(grid, seed, n, nb, trans, solve):
+def test_trsm_trmm(grid, seed, n, nb, trans, solve, dtype):
     rng = np.random.default_rng(seed)
-    lfac = np.linalg.cholesky(spd_with_condition(rng, n, 10.0))
-    rhs = rng.standard_normal((n, n + 5))
+    hermitian = np.dtype(dtype).kind == "c"
+    lfac = np.linalg.cholesky(spd_with_condition(rng, n, 10.0, hermitian))
+    rhs = rng.standard_normal((n, n + 5)) + (1j * rng.standard_normal((n, n + 5)) if hermitian else 0)
     coll = Collectives(grid)
     dl = DistMatrix.from_global(poison_unreferenced(lfac, True), grid, nb).triangle(True)
     db = DistMatrix.from_global(rhs, grid, nb)
     (trsm if solve else trmm)(dl, db, coll, trans=trans)
-    op = lfac.T if trans else lfac
+    op = lfac.conj().T if trans else lfac
     expect = scipy.linalg.solve_triangular(op, rhs, lower=not trans) if solve else op @ rhs
     np.testing.assert_allclose(db.to_global(coll), expect, atol=1e-11, err_msg=f"seed={seed}")
 
 
+@DTYPES
 @pytest.mark.parametrize("n,nb", SIZES + [(31, 5)])
-def test_sytrd_tridiagonal_ormtr(grid, seed, n, nb):
-    """Qᵀ C Q is the tridiagonal (d, e), Q is orthogonal, and ormtr(stevd) diagonalizes C."""
-    c = random_symmetric(np.random.default_rng(seed), n)
+def test_sytrd_tridiagonal_ormtr(grid, seed, n, nb, dtype):
+    """Qᴴ C Q is the real tridiagonal (d, e), Q is orthogonal / unitary, and ormtr/unmtr(stevd)
+    diagonalizes C (hetrd: complex tau, real d and e, as LAPACK's zhetrd)."""
+    c = random_symmetric(np.random.default_rng(seed), n, hermitian=np.dtype(dtype).kind == "c")
     coll = Collectives(grid)
     dc = symmetrize(DistMatrix.from_global(poison_unreferenced(c, True), grid, nb), True, coll)
     d, e, tau = sytrd(dc, coll)
+    assert d.dtype == e.dtype == np.float64 and tau.dtype == dtype
     assert np.array_equal(tau[-1:], [0.0])
-    q = DistMatrix.from_global(np.eye(n), grid, nb)
+    q = DistMatrix.from_global(np.eye(n, dtype=dtype), grid, nb)
     q = ormtr(dc, tau, q, coll).to_global(coll)
-    np.testing.assert_allclose(q.T @ q, np.eye(n), atol=1e-13, err_msg=f"seed={seed}")
+    np.testing.assert_allclose(q.conj().T @ q, np.eye(n), atol=1e-13, err_msg=f"seed={seed}")
     tri = np.diag(d) + np.diag(e, -1) + np.diag(e, 1)
-    np.testing.assert_allclose(q.T @ c @ q, tri, atol=1e-12, err_msg=f"seed={seed}")
+    np.testing.assert_allclose(q.conj().T @ c @ q, tri, atol=1e-12, err_msg=f"seed={seed}")
 
     w, y = stevd(d, e, coll, vectors_like=dc)
     np.testing.assert_allclose(w, scipy.linalg.eigvalsh(c), atol=1e-12, err_msg=f"seed={seed}")

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 
 #include "hpcolls/collective_args.h"
 #include "hpcolls/dependent_launch.cuh"
@@ -18,25 +19,32 @@ template <typename T> struct Unit { static constexpr size_t value = sizeof(T); }
 template <> struct Unit<cfloat> { static constexpr size_t value = 4; };
 template <> struct Unit<cdouble> { static constexpr size_t value = 8; };
 
-template <typename T, typename F>
-cudaError_t dispatch_op(Op op, F&& launch) {
-  auto one = [&](auto op_tag) -> cudaError_t {
-    constexpr Op kOp = decltype(op_tag)::value;
-    if constexpr (kSupported<T, kOp>) return launch(T{}, op_tag);
-    else return cudaErrorInvalidValue;
+// launch(T{}, std::integral_constant<Op, op>{}) when <T, op> is instantiated (kSupported).
+template <typename T, typename F, int... kOps>
+cudaError_t dispatch_op(Op op, F& launch, std::integer_sequence<int, kOps...>) {
+  cudaError_t result = cudaErrorInvalidValue;
+  const auto one = [&](auto op_tag) {
+    if constexpr (kSupported<T, decltype(op_tag)::value>) result = launch(T{}, op_tag);
+    return true;
   };
-  switch (op) {
-    case Op::Sum: return one(std::integral_constant<Op, Op::Sum>{});
-    case Op::Prod: return one(std::integral_constant<Op, Op::Prod>{});
-    case Op::Min: return one(std::integral_constant<Op, Op::Min>{});
-    case Op::Max: return one(std::integral_constant<Op, Op::Max>{});
-    default: return cudaErrorInvalidValue;
-  }
+  (void)((int(op) == kOps && one(std::integral_constant<Op, Op(kOps)>{})) || ...);
+  return result;
+}
+template <typename T, typename F>
+cudaError_t dispatch_op(Op op, F& launch) {
+  return dispatch_op<T>(op, launch, std::make_integer_sequence<int, int(Op::kCount)>{});
+}
+// A signed integer type: MIN and MAX of its own, every other op as its unsigned twin (kSupported).
+template <typename S, typename U, typename F>
+cudaError_t dispatch_signed(Op op, F& launch) {
+  return op == Op::Min || op == Op::Max ? dispatch_op<S>(op, launch) : dispatch_op<U>(op, launch);
 }
 
-// launch(T{}, std::integral_constant<Op, OP>{}) -> cudaError_t
+// launch(T{}, std::integral_constant<Op, OP>{}) -> cudaError_t, for the instantiation that
+// carries (t, op); cudaErrorInvalidValue for a pair the kernels do not carry (op_supported).
 template <typename F>
 cudaError_t dispatch(DType t, Op op, F&& launch) {
+  if (!op_supported(t, op)) return cudaErrorInvalidValue;
   switch (t) {
     case DType::F16: return dispatch_op<__half>(op, launch);
     case DType::BF16: return dispatch_op<__nv_bfloat16>(op, launch);
@@ -44,50 +52,42 @@ cudaError_t dispatch(DType t, Op op, F&& launch) {
     case DType::F64: return dispatch_op<double>(op, launch);
     case DType::C64: return dispatch_op<cfloat>(op, launch);
     case DType::C128: return dispatch_op<cdouble>(op, launch);
-    case DType::I32: return dispatch_op<int32_t>(op, launch);
-    case DType::I64: return dispatch_op<int64_t>(op, launch);
+    case DType::I8: return dispatch_signed<int8_t, uint8_t>(op, launch);
+    case DType::I16: return dispatch_signed<int16_t, uint16_t>(op, launch);
+    case DType::I32: return dispatch_signed<int32_t, uint32_t>(op, launch);
+    case DType::I64: return dispatch_signed<int64_t, uint64_t>(op, launch);
+    case DType::U8: case DType::Bool: return dispatch_op<uint8_t>(op, launch);
+    case DType::U16: return dispatch_op<uint16_t>(op, launch);
     case DType::U32: return dispatch_op<uint32_t>(op, launch);
     case DType::U64: return dispatch_op<uint64_t>(op, launch);
     default: return cudaErrorInvalidValue;
   }
 }
 
-// launch(std::integral_constant<int, M>{}) for the LL mode M (ll_line.cuh) a communicator uses.
-template <typename F>
-cudaError_t dispatch_ll_mode(int mode, F&& launch) {
-  switch (mode) {
-    case 0: return launch(std::integral_constant<int, 0>{});
-    case 1: return launch(std::integral_constant<int, 1>{});
-    case 2: return launch(std::integral_constant<int, 2>{});
-    case 3: return launch(std::integral_constant<int, 3>{});
-    default: return cudaErrorInvalidValue;
-  }
-}
-
-// Launches the AllReduce kernel instantiation that pick(T{}, op tag, LL mode tag) returns for
-// (t, op, c.ll_mode): every algorithm's kernels share one signature, so only the choice of kernel
-// differs per file.
-template <typename Pick>
+// Launches the AllReduce kernel instantiation that pick(T{}, op tag) returns for (t, op), built
+// for LL mode kMode (ll_line.cuh; the default build has mode 0 only, the diagnostic module the
+// others): every algorithm's kernels share one signature, so only the choice of kernel differs
+// per file.
+template <int kMode, typename Pick>
 cudaError_t launch_allreduce_kernel(const DevComm& c, DType t, Op op, const AllreduceArgs& a, Pick pick) {
+  if (c.ll_mode != kMode) return cudaErrorInvalidValue;
   return dispatch(t, op, [&](auto type_tag, auto op_tag) {
-    return dispatch_ll_mode(c.ll_mode, [&](auto mode_tag) {
-      const auto kernel = pick(type_tag, op_tag, mode_tag);
-      int threads = a.threads;
-      if (threads > kThreadsPerBlock) {  // only a forced block size (diagnosis) can be too large
-        cudaFuncAttributes attr;
-        if (const cudaError_t e = cudaFuncGetAttributes(&attr, kernel)) return e;
-        threads = std::min(threads, attr.maxThreadsPerBlock / 32 * 32);  // the grid-stride loops cover the rest
-      }
-      cudaLaunchAttribute dependent = dependent_launch_attribute();
-      cudaLaunchConfig_t cfg{};
-      cfg.gridDim = dim3(unsigned(a.blocks));
-      cfg.blockDim = dim3(unsigned(threads));
-      cfg.stream = a.stream;
-      cfg.attrs = a.dependent_launch ? &dependent : nullptr;
-      cfg.numAttrs = a.dependent_launch ? 1 : 0;
-      return cudaLaunchKernelEx(&cfg, kernel, c, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
-                                uint32_t(a.bytes), a.vec_ok);
-    });
+    const auto kernel = pick(type_tag, op_tag);
+    int threads = a.threads;
+    if (threads > kThreadsPerBlock) {  // only a forced block size (diagnosis) can be too large
+      cudaFuncAttributes attr;
+      if (const cudaError_t e = cudaFuncGetAttributes(&attr, kernel)) return e;
+      threads = std::min(threads, attr.maxThreadsPerBlock / 32 * 32);  // the grid-stride loops cover the rest
+    }
+    cudaLaunchAttribute dependent = dependent_launch_attribute();
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(unsigned(a.blocks));
+    cfg.blockDim = dim3(unsigned(threads));
+    cfg.stream = a.stream;
+    cfg.attrs = a.dependent_launch ? &dependent : nullptr;
+    cfg.numAttrs = a.dependent_launch ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, kernel, c, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
+                              uint32_t(a.bytes), a.vec_ok);
   });
 }
 

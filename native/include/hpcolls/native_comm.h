@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hpcolls/collective_args.h"
+#include "hpcolls/diagnostics.h"
 #include "hpcolls/peer_scratch.h"
 #include "hpcolls/types.h"
 
@@ -32,7 +33,9 @@ class NativeComm {
   void set_oneshot_max_bytes(size_t b) { oneshot_max_bytes_ = b; }
   void set_twoshot_max_bytes(size_t b) { twoshot_max_bytes_ = b; }
   void set_timeout(double seconds);
-  void set_ll_mode(int mode);  // LL store/poll variant (ll_line.cuh); 0 unless diagnosing
+  // LL store/poll variant (ll_line.cuh); 0 unless diagnosing. The default module has mode 0
+  // only: another mode takes the diagnostic module's launchers (diagnostics.h).
+  void set_ll_mode(int mode, const DiagnosticLaunchers* launchers);
   void set_threads_per_block(int threads);  // 0: chosen per call; else whole warps, for diagnosis
   // Programmatic dependent launch (dependent_launch.cuh): on unless turned off
   // (HPCOLLS_DEPENDENT_LAUNCH=0), and only where the GPU has it; with ranks sharing the GPU,
@@ -97,6 +100,7 @@ class NativeComm {
   size_t twoshot_max_bytes_ = SIZE_MAX;
   int max_blocks_ = 1;
   bool gpu_shared_ = false;  // other ranks' processes share this GPU (MPS): see allreduce()
+  const DiagnosticLaunchers* diagnostic_ = nullptr;  // LL modes 1..3 (set_ll_mode)
   int threads_override_ = 0;  // HPCOLLS_THREADS_PER_BLOCK (diagnosis); 0: chosen per call
   bool dependent_launch_supported_ = false;  // compute capability 9.0 or later
   bool dependent_launch_ = false;

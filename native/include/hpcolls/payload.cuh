@@ -13,11 +13,12 @@
 namespace hpcolls {
 
 template <size_t kUnit> struct UnitWord;
+template <> struct UnitWord<1> { using type = uint8_t; };
 template <> struct UnitWord<2> { using type = uint16_t; };
 template <> struct UnitWord<4> { using type = uint32_t; };
 template <> struct UnitWord<8> { using type = uint64_t; };
 
-// kUnit: the scalar alignment of the element type (2, 4 or 8 bytes).
+// kUnit: the scalar alignment of the element type (1, 2, 4 or 8 bytes).
 template <size_t kUnit>
 __device__ inline uint4 load_chunk(const char* buf, uint32_t chunk, uint32_t bytes, bool vec_ok) {
   const uint32_t off = chunk * uint32_t(kChunkBytes);
@@ -73,6 +74,17 @@ HPCOLLS_PREDICATED_SCALAR(uint16_t, "u16", "h")
 HPCOLLS_PREDICATED_SCALAR(uint32_t, "u32", "r")
 HPCOLLS_PREDICATED_SCALAR(uint64_t, "u64", "l")
 #undef HPCOLLS_PREDICATED_SCALAR
+// Bytes move through 16-bit registers (PTX has no 8-bit ones): ld.u8 zero-extends, st.u8 keeps the low byte.
+__device__ inline uint8_t load(bool take, const uint8_t* p) {
+  uint16_t v = 0;
+  asm volatile("{ .reg .pred q; setp.ne.u32 q, %2, 0; @q ld.global.u8 %0, [%1]; }"
+               : "+h"(v) : "l"(p), "r"(uint32_t(take)));
+  return uint8_t(v);
+}
+__device__ inline void store(bool take, uint8_t* p, uint8_t v) {
+  asm volatile("{ .reg .pred q; setp.ne.u32 q, %0, 0; @q st.global.u8 [%1], %2; }"
+               ::"r"(uint32_t(take)), "l"(p), "h"(uint16_t(v)) : "memory");
+}
 
 __device__ inline uint4 load(bool take, const uint4* p) {
   uint4 v{};

@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "hpcolls/types.h"
 
@@ -48,16 +49,23 @@ template <> struct Arith<__nv_bfloat16> {
 };
 
 template <typename U> struct IntArith {  // U: the unsigned type of the same width
-  template <typename T> __device__ static T add(T a, T b) { return T(U(a) + U(b)); }
-  template <typename T> __device__ static T mul(T a, T b) { return T(U(a) * U(b)); }
+  // Computed in U, or in 32 bits for narrower U: promoted to int, a 16-bit product could overflow.
+  using Wide = std::conditional_t<(sizeof(U) < sizeof(uint32_t)), uint32_t, U>;
+  template <typename T> __device__ static T add(T a, T b) { return T(Wide(U(a)) + Wide(U(b))); }
+  template <typename T> __device__ static T mul(T a, T b) { return T(Wide(U(a)) * Wide(U(b))); }
   template <typename T> __device__ static bool lt(T a, T b) { return a < b; }
   template <typename T> __device__ static bool isnan(T) { return false; }
 };
+template <> struct Arith<int8_t> : IntArith<uint8_t> {};
+template <> struct Arith<int16_t> : IntArith<uint16_t> {};
 template <> struct Arith<int32_t> : IntArith<uint32_t> {};
 template <> struct Arith<int64_t> : IntArith<uint64_t> {};
+template <> struct Arith<uint8_t> : IntArith<uint8_t> {};
+template <> struct Arith<uint16_t> : IntArith<uint16_t> {};
 template <> struct Arith<uint32_t> : IntArith<uint32_t> {};
 template <> struct Arith<uint64_t> : IntArith<uint64_t> {};
 
+// The logical ops give 0 or 1, as MPI_LAND, MPI_LOR and MPI_LXOR do.
 template <typename T, Op OP> struct Reduce {
   using A = Arith<T>;
   __device__ static T apply(T a, T b) {
@@ -65,6 +73,12 @@ template <typename T, Op OP> struct Reduce {
     if constexpr (OP == Op::Prod) return A::mul(a, b);
     if constexpr (OP == Op::Min) return takes_b(a, b, A::lt(b, a)) ? b : a;
     if constexpr (OP == Op::Max) return takes_b(a, b, A::lt(a, b)) ? b : a;
+    if constexpr (OP == Op::BAnd) return T(a & b);
+    if constexpr (OP == Op::BOr) return T(a | b);
+    if constexpr (OP == Op::BXor) return T(a ^ b);
+    if constexpr (OP == Op::LAnd) return T((a != 0) & (b != 0));
+    if constexpr (OP == Op::LOr) return T((a != 0) | (b != 0));
+    if constexpr (OP == Op::LXor) return T((a != 0) != (b != 0));
   }
   // MIN/MAX keep a unless b is better, or b is the first NaN. A comparison with a NaN is false,
   // so `better` is false whenever a is NaN. Bitwise operators, not && and ||: the three tests are
@@ -86,8 +100,18 @@ template <typename C, typename R, Op OP> struct ComplexReduce {
 template <Op OP> struct Reduce<cfloat, OP> : ComplexReduce<cfloat, float, OP> {};
 template <Op OP> struct Reduce<cdouble, OP> : ComplexReduce<cdouble, double, OP> {};
 
-// Which (type, op) pairs exist: the dispatcher instantiates only these.
+// Which (type, op) pairs are instantiated: the dispatcher (dispatch.cuh) launches only these.
+// A signed integer type has only MIN and MAX of its own: every other op gives the same bits on
+// its unsigned twin (two's complement wraps alike; the bitwise and logical ops do not look at the
+// sign), so those run as the unsigned type, and bool (0 or 1 in a byte) runs as uint8.
+template <typename T> constexpr bool kIsComplex = std::is_same_v<T, cfloat> || std::is_same_v<T, cdouble>;
+template <typename T> constexpr bool kIsInteger = std::is_integral_v<T>;
+template <Op OP> constexpr bool kOrdering = OP == Op::Min || OP == Op::Max;
+template <Op OP> constexpr bool kArithmetic = OP == Op::Sum || OP == Op::Prod || kOrdering<OP>;
 template <typename T, Op OP> constexpr bool kSupported =
-    !((std::is_same_v<T, cfloat> || std::is_same_v<T, cdouble>) && (OP == Op::Min || OP == Op::Max));
+    kIsComplex<T>                                   ? (OP == Op::Sum || OP == Op::Prod)
+    : !kIsInteger<T>                                ? kArithmetic<OP>
+    : std::is_signed_v<T>                           ? kOrdering<OP>
+                                                    : true;
 
 }  // namespace hpcolls

@@ -7,8 +7,8 @@
 namespace hpcolls {
 
 // Element types, numbered as the Python layer names them (hpcolls/dtypes.py keeps the same order).
-enum class DType : int { F16, BF16, F32, F64, C64, C128, I32, I64, U32, U64, kCount };
-enum class Op : int { Sum, Prod, Min, Max, kCount };
+enum class DType : int { F16, BF16, F32, F64, C64, C128, I32, I64, U32, U64, I8, U8, I16, U16, Bool, kCount };
+enum class Op : int { Sum, Prod, Min, Max, BAnd, BOr, BXor, LAnd, LOr, LXor, kCount };
 enum class Algo : int { OneShot, TwoShot, kCount };
 
 // Ranks a single-node communicator may have on the native path (peer pointers travel by value).
@@ -56,7 +56,8 @@ struct DevComm {
 
 inline size_t dtype_size(DType t) {
   switch (t) {
-    case DType::F16: case DType::BF16: return 2;
+    case DType::I8: case DType::U8: case DType::Bool: return 1;
+    case DType::F16: case DType::BF16: case DType::I16: case DType::U16: return 2;
     case DType::F32: case DType::I32: case DType::U32: return 4;
     case DType::F64: case DType::I64: case DType::U64: case DType::C64: return 8;
     case DType::C128: return 16;
@@ -74,5 +75,34 @@ inline size_t dtype_alignment(DType t) {
 }
 
 inline bool dtype_is_complex(DType t) { return t == DType::C64 || t == DType::C128; }
+
+// Names as hpcolls/dtypes.py spells them (NAMES, OP_NAMES), for error messages.
+inline const char* dtype_name(DType t) {
+  constexpr const char* kNames[] = {"float16", "bfloat16", "float32", "float64", "complex64",
+                                    "complex128", "int32", "int64", "uint32", "uint64",
+                                    "int8", "uint8", "int16", "uint16", "bool"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == size_t(DType::kCount), "a name per DType");
+  return int(t) >= 0 && t < DType::kCount ? kNames[int(t)] : "an unknown type";
+}
+inline const char* op_name(Op op) {
+  constexpr const char* kNames[] = {"sum", "prod", "min", "max", "band", "bor", "bxor", "land", "lor", "lxor"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == size_t(Op::kCount), "a name per Op");
+  return int(op) >= 0 && op < Op::kCount ? kNames[int(op)] : "an unknown op";
+}
+
+// Which ops the kernels carry for each type, as MPI defines them: floating point SUM, PROD, MIN,
+// MAX; complex SUM, PROD; integers every op; bool (MPI_C_BOOL) the logical ones only.
+constexpr bool op_supported(DType t, Op op) {
+  switch (t) {
+    case DType::F16: case DType::BF16: case DType::F32: case DType::F64:
+      return op == Op::Sum || op == Op::Prod || op == Op::Min || op == Op::Max;
+    case DType::C64: case DType::C128: return op == Op::Sum || op == Op::Prod;
+    case DType::Bool: return op == Op::LAnd || op == Op::LOr || op == Op::LXor;
+    case DType::I8: case DType::U8: case DType::I16: case DType::U16:
+    case DType::I32: case DType::U32: case DType::I64: case DType::U64:
+      return int(op) >= 0 && op < Op::kCount;
+    default: return false;
+  }
+}
 
 }  // namespace hpcolls

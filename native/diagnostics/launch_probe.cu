@@ -5,7 +5,7 @@
 
 #include "hpcolls/dependent_launch.cuh"
 #include "hpcolls/errors.h"
-#include "hpcolls/launch_probe.h"
+#include "launch_probe.h"
 #include "hpcolls/runtime_info.h"
 #include "hpcolls/types.h"
 

@@ -1,17 +1,21 @@
 // Native column loop of the blocked tridiagonalization (see sytrd_panel.h and solvers/sytrd.py,
 // whose _column_step is the reference for every kernel here).
 //
-// Per column j = j0 + i of the panel (mi = n - j rows from the diagonal down):
-//   form_column        col = panel[i:, i] - V[i:, :i] W[i, :i]ᵀ - W[i:, :i] V[i, :i]ᵀ, and
-//                      larfg's beta, tau from ‖col[2:]‖ (by the last block to finish); d, e, tau
+// Per column j = j0 + i of the panel (mi = n - j rows from the diagonal down), with ᴴ the
+// conjugate transpose (the transpose for a real T), as LAPACK's zlatrd (lower) computes it:
+//   form_column        col = panel[i:, i] - V[i:, :i] conj(W[i, :i]) - W[i:, :i] conj(V[i, :i]),
+//                      and larfg's beta, tau from ‖col[2:]‖ (by the last block to finish); d, e, tau
 //   make_reflector     v = col[1:] / (alpha - beta) with v[0] = 1, also gathered at this
 //                      rank's local columns; p = 0
 //   local product      p[local rows] = C22_local v[local cols]: local_gemv, or on one rank
-//                      symv_lower (symv_lower.cu), which reads only C22's lower triangle
+//                      hemv_lower (hemv_lower.cu), which reads only C22's lower triangle
 //   AllReduce(p)       the one collective of the column (skipped on one rank)
-//   vw_dots, vw_combine  a = Wᵀ v, b = Vᵀ v over the panel's earlier reflectors
-//   w_update           p -= V a + W b;  w = tau p;  V[:, i] = v;  parts of wᵀv
-//   w_finish           W[:, i] = w - (tau wᵀv / 2) v
+//   vw_dots, vw_combine  a = Wᴴ v, b = Vᴴ v over the panel's earlier reflectors
+//   w_update           p -= V a + W b;  w = tau p;  V[:, i] = v;  parts of wᴴv
+//   w_finish           W[:, i] = w - (tau wᴴv / 2) v
+// The reflector is zlarfg's: H = I - tau v vᴴ with Hᴴ x = beta e₁, beta real (its sign opposite
+// to Re(alpha)), tau = (beta - alpha) / beta, and H = I (tau = 0) only when x[1:] = 0 and alpha
+// is real; d = Re(col[0]) and e = beta are real. For a real T all of this is dlarfg and dlatrd.
 // Kernels are sized so that every row or column gets its own warp or thread (the loop is
 // latency-bound below the trailing gemv); per-block results are combined in one place — by a
 // second kernel, or, where the combination is small, by the last block of the same kernel to
@@ -23,15 +27,16 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
-#include "hpcolls/errors.h"
-#include "hpcolls/native_comm.h"
-#include "hpcolls/ordered_sum.cuh"
-#include "hpcolls/sytrd_panel.h"
-#include "hpcolls/symv_lower.h"
+#include "cuda_check.h"
+#include "hemv_lower.h"
+#include "ordered_sum.cuh"
+#include "scalar.cuh"
+#include "sytrd_panel.h"
 
-namespace hpcolls {
+namespace solvers {
 namespace {
 
 constexpr int kThreads = 256;
@@ -42,7 +47,7 @@ constexpr int kDotRowLanes = 4;    // vw_dots threads: 4 rows × 64 columns at a
 constexpr int kDotCols = kThreads / kDotRowLanes;
 constexpr int kMaxDotParts = 256;  // blocks of w_update (their dot products are combined by w_finish)
 constexpr int kMaxColumnBlocks = 4096;  // blocks of form_column (their sums of squares: its last block)
-constexpr int kTau = 0, kDenom = 1;  // scalars[]: the column's tau and larfg's divisor
+constexpr int kTau = 0, kPivot = 1;  // scalars[]: the column's tau and what x is divided by (pivot_factor)
 
 __device__ inline float hypot_(float a, float b) { return hypotf(a, b); }
 __device__ inline double hypot_(double a, double b) { return hypot(a, b); }
@@ -56,20 +61,42 @@ __device__ inline double sqrt_(double a) { return sqrt(a); }
 template <typename T>
 __device__ inline T warp_sum(T x) {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  for (int o = 16; o > 0; o >>= 1) x += shfl_xor(x, o);
   return x;
 }
+
+// v = x / (alpha - beta): a real T divides each entry by it; a complex T multiplies by its
+// reciprocal, formed once as zlarfg does (zladiv), by Smith's scaling so that it neither
+// overflows nor underflows where the quotient does not.
+template <typename R>
+__device__ inline Complex<R> pivot_factor(Complex<R> d) {
+  if (fabs_(d.re) >= fabs_(d.im)) {
+    const R r = d.im / d.re, s = d.re + d.im * r;
+    return {R(1) / s, -r / s};
+  }
+  const R r = d.re / d.im, s = d.re * r + d.im;
+  return {r / s, R(-1) / s};
+}
+template <typename R>
+__device__ inline R divide_by_pivot(R x, R factor) { return x / factor; }
+template <typename R>
+__device__ inline Complex<R> divide_by_pivot(Complex<R> x, Complex<R> factor) { return x * factor; }
 
 // Sum of squares and largest magnitude, merged by adding and taking the max (no division per
 // element). Its norm sqrt(sum) is exact to rounding unless a square overflowed (sum not finite,
 // also when an entry is NaN or Inf) or the largest is so small that squares lose digits; then
 // the norm is recomputed from the entries scaled by the largest (scaled_norm).
-template <typename T>
+// A complex entry adds its real and imaginary parts as two entries. R is the real type.
+template <typename R>
 struct SumSq {
-  T sum, amax;
-  __device__ void add(T x) {
+  R sum, amax;
+  __device__ void add(R x) {
     sum += x * x;
     amax = fmax(amax, fabs_(x));
+  }
+  __device__ void add(Complex<R> z) {
+    add(z.re);
+    add(z.im);
   }
   __device__ void merge(SumSq o) {
     sum += o.sum;
@@ -77,10 +104,22 @@ struct SumSq {
   }
   __device__ bool plain_is_exact() const {
     // sqrt(smallest normal / eps): below it, squares of the largest entries are subnormal.
-    const T tiny = sizeof(T) == 8 ? T(1e-145) : T(1e-15);
+    const R tiny = sizeof(R) == 8 ? R(1e-145) : R(1e-15);
     return isfinite(sum) && amax >= tiny;
   }
 };
+
+// |x / scale|², the scaled norm's term (real and imaginary parts for a complex x).
+template <typename R>
+__device__ inline R scaled_square(R x, R scale) {
+  const R y = x / scale;
+  return y * y;
+}
+template <typename R>
+__device__ inline R scaled_square(Complex<R> z, R scale) {
+  const R re = z.re / scale, im = z.im / scale;
+  return re * re + im * im;
+}
 
 // Block reduction in a fixed order of values held by lane 0 of each warp.
 template <typename T>
@@ -96,27 +135,39 @@ __device__ T block_sum_of_warp_leaders(T mine) {
 }
 
 // The reflector's scalars from col and ‖col[2:]‖ (larfg on col[1:]: alpha = col[1], x = col[2:];
-// H = I when x = 0, as solvers/householder.py): d[j], e[j], tau[j], and tau, 1/(alpha - beta)'s
-// divisor for the kernels after it.
-template <typename T>
-__device__ void reflector_scalars(const T* col, int64_t mi, int64_t j, T xnorm, T* d, T* e, T* tau, T* scalars) {
-  d[j] = __ldcg(col);
+// H = I when x = 0 and alpha is real, as solvers/householder.py): d[j], e[j], tau[j], and tau and
+// 1/(alpha - beta)'s pivot factor for the kernels after it. The real branch is dlarfg as it was
+// before complex came, expression for expression (the generic one compiles to other, if
+// equivalent, code for a real T).
+template <typename T, typename R = real_t<T>>
+__device__ void reflector_scalars(const T* col, int64_t mi, int64_t j, R xnorm, R* d, R* e, T* tau, T* scalars) {
+  d[j] = real_part(load_cg(col));
   if (mi < 2) return;
-  const T alpha = __ldcg(col + 1);
-  const bool trivial = xnorm == 0;
-  const T beta = -copysign_(hypot_(alpha, xnorm), alpha);
-  e[j] = trivial ? alpha : beta;
-  const T t = trivial ? T(0) : (beta - alpha) / beta;
-  tau[j] = t;
-  scalars[kTau] = t;
-  scalars[kDenom] = trivial ? T(1) : alpha - beta;
+  const T alpha = load_cg(col + 1);
+  if constexpr (is_complex_v<T>) {
+    const bool trivial = xnorm == 0 && alpha.im == 0;
+    const R beta = -copysign_(hypot_(hypot_(alpha.re, alpha.im), xnorm), alpha.re);
+    e[j] = trivial ? alpha.re : beta;
+    const T t = trivial ? T(0) : T((beta - alpha.re) / beta, -alpha.im / beta);
+    tau[j] = t;
+    scalars[kTau] = t;
+    scalars[kPivot] = trivial ? T(1) : pivot_factor(alpha - T(beta));
+  } else {
+    const bool trivial = xnorm == 0;
+    const T beta = -copysign_(hypot_(alpha, xnorm), alpha);
+    e[j] = trivial ? alpha : beta;
+    const T t = trivial ? T(0) : (beta - alpha) / beta;
+    tau[j] = t;
+    scalars[kTau] = t;
+    scalars[kPivot] = trivial ? T(1) : alpha - beta;
+  }
 }
 
-// Parts of ‖col[2:]‖ left by form_column's blocks.
-template <typename T>
+// Parts of ‖col[2:]‖ left by form_column's blocks (R: the real type).
+template <typename R>
 struct NormParts {
-  T* sum;
-  T* amax;
+  R* sum;
+  R* amax;
   unsigned* arrivals;  // blocks done so far; the last resets it for the next column
 };
 
@@ -134,24 +185,24 @@ __device__ T block_tree_sum(T mine, T* scratch) {
   return total;
 }
 
-// col = panel[i:, i] - V[i:, :i] W[i, :i]ᵀ - W[i:, :i] V[i, :i]ᵀ, one warp per row; then the
-// last block to finish merges the blocks' sums of squares of col[2:] in block order (a fixed
-// tree) and sets the reflector's scalars.
-template <typename T>
+// col = panel[i:, i] - V[i:, :i] conj(W[i, :i]) - W[i:, :i] conj(V[i, :i]), one warp per row;
+// then the last block to finish merges the blocks' sums of squares of col[2:] in block order (a
+// fixed tree) and sets the reflector's scalars.
+template <typename T, typename R = real_t<T>>
 __global__ void form_column(const T* panel, const T* v_mat, const T* w_mat, int64_t width, int64_t i,
-                            int64_t mi, int64_t j, T* col, NormParts<T> parts, T* d, T* e, T* tau, T* scalars) {
-  __shared__ SumSq<T> merged[kThreads];
-  __shared__ T sums[kThreads];
+                            int64_t mi, int64_t j, T* col, NormParts<R> parts, R* d, R* e, T* tau, T* scalars) {
+  __shared__ SumSq<R> merged[kThreads];
+  __shared__ R sums[kThreads];
   __shared__ bool last;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t nwarps = int64_t(gridDim.x) * blockDim.x / 32;
   const T* vi = v_mat + i * width;
   const T* wi = w_mat + i * width;
-  SumSq<T> mine{0, 0};
+  SumSq<R> mine{0, 0};
   for (int64_t t = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; t < mi; t += nwarps) {
     const int64_t row = (i + t) * width;
     T s = 0;
-    for (int64_t k = lane; k < i; k += 32) s += v_mat[row + k] * wi[k] + w_mat[row + k] * vi[k];
+    for (int64_t k = lane; k < i; k += 32) s += v_mat[row + k] * conj(wi[k]) + w_mat[row + k] * conj(vi[k]);
     s = warp_sum(s);
     const T value = panel[row + i] - s;
     if (lane == 0) col[t] = value;
@@ -161,7 +212,7 @@ __global__ void form_column(const T* panel, const T* v_mat, const T* w_mat, int6
   __threadfence();  // col, before this block's arrival is counted
   __syncthreads();
   if (threadIdx.x == 0) {
-    SumSq<T> block = merged[0];
+    SumSq<R> block = merged[0];
     for (int w = 1; w < kWarps; ++w) block.merge(merged[w]);
     parts.sum[blockIdx.x] = block.sum;
     parts.amax[blockIdx.x] = block.amax;
@@ -170,23 +221,20 @@ __global__ void form_column(const T* panel, const T* v_mat, const T* w_mat, int6
   }
   __syncthreads();
   if (!last) return;
-  SumSq<T> acc{0, 0};
+  SumSq<R> acc{0, 0};
   for (int q = threadIdx.x; q < int(gridDim.x); q += blockDim.x)
-    acc.merge(SumSq<T>{__ldcg(parts.sum + q), __ldcg(parts.amax + q)});
+    acc.merge(SumSq<R>{__ldcg(parts.sum + q), __ldcg(parts.amax + q)});
   merged[threadIdx.x] = acc;
   __syncthreads();
   for (int half = blockDim.x / 2; half > 0; half /= 2) {
     if (int(threadIdx.x) < half) merged[threadIdx.x].merge(merged[threadIdx.x + half]);
     __syncthreads();
   }
-  const SumSq<T> total = merged[0];
-  T xnorm = sqrt_(total.sum);
+  const SumSq<R> total = merged[0];
+  R xnorm = sqrt_(total.sum);
   if (!total.plain_is_exact() && total.amax > 0) {  // rare: scale by the largest, one more pass
-    T scaled = 0;
-    for (int64_t t = 2 + threadIdx.x; t < mi; t += blockDim.x) {
-      const T x = __ldcg(col + t) / total.amax;
-      scaled += x * x;
-    }
+    R scaled = 0;
+    for (int64_t t = 2 + threadIdx.x; t < mi; t += blockDim.x) scaled += scaled_square(load_cg(col + t), total.amax);
     xnorm = isinf(total.amax) ? total.amax : total.amax * sqrt_(block_tree_sum(scaled, sums));
   }
   if (threadIdx.x != 0) return;
@@ -198,16 +246,16 @@ __global__ void form_column(const T* panel, const T* v_mat, const T* w_mat, int6
 template <typename T>
 __global__ void make_reflector(const T* col, int64_t mi, int64_t j, const int64_t* cols_from_lc, int64_t nlc,
                                const T* scalars, T* v, T* vloc, T* p) {
-  const T denom = scalars[kDenom];
+  const T pivot = scalars[kPivot];
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t t = first; t < mi - 1; t += stride) {
-    v[t] = t == 0 ? T(1) : col[t + 1] / denom;
+    v[t] = t == 0 ? T(1) : divide_by_pivot(col[t + 1], pivot);
     p[t] = 0;
   }
   for (int64_t c = first; c < nlc; c += stride) {
     const int64_t t = cols_from_lc[c] - (j + 1);
-    vloc[c] = t == 0 ? T(1) : col[t + 1] / denom;
+    vloc[c] = t == 0 ? T(1) : divide_by_pivot(col[t + 1], pivot);
   }
 }
 
@@ -233,7 +281,7 @@ __global__ void local_gemv(const T* a, int64_t ld, int64_t nlr, int64_t nlc, con
   }
 }
 
-// Parts of a = Wᵀ v and b = Vᵀ v over panel rows i+1.. (columns k < i): block (g, c) takes row
+// Parts of a = Wᴴ v and b = Vᴴ v over panel rows i+1.. (columns k < i): block (g, c) takes row
 // chunk g and columns 64c.., its threads 4 rows × 64 columns at a time (a row's entries are
 // contiguous), and adds its 4 row lanes in order.
 template <typename T>
@@ -250,8 +298,8 @@ __global__ void vw_dots(const T* v_mat, const T* w_mat, int64_t width, int64_t i
 #pragma unroll 4
     for (int64_t t = t0 + tr; t < t1; t += kDotRowLanes) {
       const int64_t at = (i + 1 + t) * width + k;
-      a += w_mat[at] * v[t];
-      b += v_mat[at] * v[t];
+      a += conj(w_mat[at]) * v[t];
+      b += conj(v_mat[at]) * v[t];
     }
   }
   lanes[0][tr][tc] = a;
@@ -286,7 +334,7 @@ __global__ void vw_combine(int64_t width, int64_t i, const T* ab_parts, int npar
   if (warp == 0 && k < i) ab[which * width + k] = sum_rows_in_order(sums, lane);
 }
 
-// p -= V a + W b;  w = tau p;  W[:, i] = w, V[:, i] = v;  per-block parts of wᵀv.
+// p -= V a + W b;  w = tau p;  W[:, i] = w, V[:, i] = v;  per-block parts of wᴴv.
 template <typename T>
 __global__ void w_update(T* v_mat, T* w_mat, int64_t width, int64_t i, int64_t mi, const T* v, const T* p,
                          const T* ab, const T* scalars, T* dot_parts) {
@@ -311,21 +359,21 @@ __global__ void w_update(T* v_mat, T* w_mat, int64_t width, int64_t i, int64_t m
       const T w = tau * (p[t] - s);
       w_mat[row + i] = w;
       v_mat[row + i] = v[t];
-      dot += w * v[t];
+      dot += conj(w) * v[t];
     }
   }
   const T total = block_sum_of_warp_leaders(dot);
   if (threadIdx.x == 0) dot_parts[blockIdx.x] = total;
 }
 
-// W[:, i] -= (tau wᵀv / 2) v; every block sums the parts of wᵀv in the same fixed tree.
+// W[:, i] -= (tau wᴴv / 2) v; every block sums the parts of wᴴv in the same fixed tree.
 template <typename T>
 __global__ void w_finish(T* w_mat, int64_t width, int64_t i, int64_t mi, const T* v, const T* dot_parts,
                          int nparts, const T* scalars) {
   __shared__ T part[kThreads];
   T mine = 0;
   for (int q = threadIdx.x; q < nparts; q += blockDim.x) mine += dot_parts[q];
-  const T coef = T(0.5) * scalars[kTau] * block_tree_sum(mine, part);
+  const T coef = real_t<T>(0.5) * scalars[kTau] * block_tree_sum(mine, part);
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < mi - 1; t += stride)
     w_mat[(i + 1 + t) * width + i] -= coef * v[t];
@@ -335,9 +383,11 @@ int blocks_for(int64_t items, int64_t per_block, int64_t cap) {
   return int(std::max<int64_t>(1, std::min<int64_t>(cap, (items + per_block - 1) / per_block)));
 }
 
-// Workspace carved out of SytrdPanel::work (sizes in elements of T).
+// Workspace carved out of SytrdPanel::work (sizes in elements of T; the norm's parts are of the
+// real type, in the room of as many T).
 template <typename T>
 struct Work {
+  using R = real_t<T>;
   T* col;
   T* v;
   T* vloc;
@@ -345,15 +395,15 @@ struct Work {
   T* ab;
   T* dot_parts;
   T* scalars;
-  NormParts<T> ssq;
-  T* symv;  // symv_lower's scratch (SytrdProduct::SymvLower only)
+  NormParts<R> ssq;
+  T* hemv;  // hemv_lower's scratch (SytrdProduct::HemvLower only)
 
   static size_t elems(int64_t n, int64_t width) {  // the counter takes the last slot
     return 3 * size_t(n) + 2 * (kMaxParts + 1) * size_t(width) + kMaxDotParts + 2 + 2 * kMaxColumnBlocks + 1;
   }
   static size_t bytes(int64_t n, int64_t width, SytrdProduct product) {
-    const size_t symv = product == SytrdProduct::SymvLower ? symv_lower_work_elems(n) : 0;
-    return sizeof(T) * (elems(n, width) + symv);
+    const size_t hemv = product == SytrdProduct::HemvLower ? hemv_lower_work_elems(n) : 0;
+    return sizeof(T) * (elems(n, width) + hemv);
   }
   explicit Work(void* base, int64_t n, int64_t width) {
     col = static_cast<T*>(base);
@@ -363,10 +413,10 @@ struct Work {
     ab = ab_parts + 2 * kMaxParts * width;
     dot_parts = ab + 2 * width;
     scalars = dot_parts + kMaxDotParts;
-    ssq.sum = scalars + 2;
+    ssq.sum = reinterpret_cast<R*>(scalars + 2);
     ssq.amax = ssq.sum + kMaxColumnBlocks;
     ssq.arrivals = reinterpret_cast<unsigned*>(ssq.amax + kMaxColumnBlocks);
-    symv = col + elems(n, width);
+    hemv = col + elems(n, width);
   }
 };
 
@@ -409,8 +459,9 @@ class PhaseClock {
 void launched(const char* what) { cuda_check(cudaGetLastError(), what); }
 
 template <typename T>
-SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nranks,
+SytrdCollStats run_panel(const SytrdPanel& s, ScalarType t, const HpcollsComm& comm, int nranks,
                          const std::function<void(int64_t)>& fallback) {
+  using R = real_t<T>;
   const Work<T> w(s.work, s.n, s.width);
   const T* panel = static_cast<const T*>(s.panel);
   T* v_mat = static_cast<T*>(s.v_mat);
@@ -418,7 +469,7 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
   T* p = static_cast<T*>(s.p);
   const T* local = static_cast<const T*>(s.local);
   cudaStream_t st = s.stream;
-  const bool use_symv = SytrdProduct(s.product) == SytrdProduct::SymvLower;
+  const bool use_hemv = SytrdProduct(s.product) == SytrdProduct::HemvLower;
   cuda_check(cudaMemsetAsync(w.ssq.arrivals, 0, sizeof(unsigned), st), "cudaMemsetAsync(sytrd arrivals)");
   PhaseClock clock(s.phase_ms, st);
   SytrdCollStats stats;
@@ -426,7 +477,7 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
     const int64_t j = s.j0 + i;
     const int64_t mi = s.n - j;
     form_column<T><<<blocks_for(mi, kWarps, kMaxColumnBlocks), kThreads, 0, st>>>(
-        panel, v_mat, w_mat, s.width, i, mi, j, w.col, w.ssq, static_cast<T*>(s.d), static_cast<T*>(s.e),
+        panel, v_mat, w_mat, s.width, i, mi, j, w.col, w.ssq, static_cast<R*>(s.d), static_cast<R*>(s.e),
         static_cast<T*>(s.tau), w.scalars);
     launched("launch(sytrd form_column)");
     clock.mark(kPhaseColumn);
@@ -438,8 +489,8 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
         w.col, mi, j, s.cols_dev + lc, nlc, w.scalars, w.v, w.vloc, p);
     launched("launch(sytrd make_reflector)");
     clock.mark(kPhaseReflector);
-    if (use_symv) {  // one rank: the local block is C22 itself, rows and columns j+1.. in order
-      symv_lower<T>(local + lr * s.ld + lc, s.ld, mi - 1, w.v, p, w.symv, st);
+    if (use_hemv) {  // one rank: the local block is C22 itself, rows and columns j+1.. in order
+      hemv_lower<T>(local + lr * s.ld + lc, s.ld, mi - 1, w.v, p, w.hemv, st);
     } else if (nlr > 0 && nlc > 0) {
       local_gemv<T><<<blocks_for(nlr, kWarps, 16384), kThreads, 0, st>>>(local + lr * s.ld + lc, s.ld, nlr, nlc,
                                                                           w.vloc, s.rows_dev + lr, j, p);
@@ -449,9 +500,7 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
     if (nranks > 1) {
       const auto start = std::chrono::steady_clock::now();
       const int64_t count = mi - 1;
-      const bool native = comm != nullptr &&
-                          comm->allreduce(uintptr_t(p), uintptr_t(p), size_t(count), t, Op::Sum, uintptr_t(st)) >= 0;
-      if (native) {  // a fallback call is counted by the caller's own collective
+      if (comm.allreduce_sum(p, size_t(count), int(t), st)) {  // a fallback is counted by its own collective
         stats.calls += 1;
         stats.bytes += count * int64_t(sizeof(T));
         stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -484,24 +533,22 @@ SytrdCollStats run_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nra
 
 }  // namespace
 
-size_t sytrd_work_bytes(int64_t n, int64_t width, DType t, SytrdProduct product) {
-  if (t == DType::F64) return Work<double>::bytes(n, width, product);
-  if (t == DType::F32) return Work<float>::bytes(n, width, product);
-  throw std::invalid_argument("hpcolls: sytrd_panel supports float32 and float64");
+size_t sytrd_work_bytes(int64_t n, int64_t width, ScalarType t, SytrdProduct product) {
+  return with_scalar(t, "sytrd_panel", [&](auto* type) { return Work<std::remove_pointer_t<decltype(type)>>::bytes(n, width, product); });
 }
 
-SytrdCollStats sytrd_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nranks,
+SytrdCollStats sytrd_panel(const SytrdPanel& s, ScalarType t, const HpcollsComm& comm, int nranks,
                            const std::function<void(int64_t)>& fallback) {
   if (s.width < 1 || s.width > kSytrdMaxWidth)
-    throw std::invalid_argument("hpcolls: sytrd_panel width must be 1.." + std::to_string(kSytrdMaxWidth));
-  if (s.j0 < 0 || s.j0 + s.width > s.n) throw std::invalid_argument("hpcolls: sytrd_panel columns out of range");
-  if (SytrdProduct(s.product) == SytrdProduct::SymvLower && (nranks != 1 || s.nloc_rows != s.n || s.nloc_cols != s.n))
-    throw std::invalid_argument("hpcolls: sytrd_panel symv product needs the whole matrix on one rank");
-  if (s.product != int(SytrdProduct::Gemv) && s.product != int(SytrdProduct::SymvLower))
-    throw std::invalid_argument("hpcolls: sytrd_panel product must be 0 (gemv) or 1 (symv lower)");
-  if (t == DType::F64) return run_panel<double>(s, t, comm, nranks, fallback);
-  if (t == DType::F32) return run_panel<float>(s, t, comm, nranks, fallback);
-  throw std::invalid_argument("hpcolls: sytrd_panel supports float32 and float64");
+    throw std::invalid_argument("solvers: sytrd_panel width must be 1.." + std::to_string(kSytrdMaxWidth));
+  if (s.j0 < 0 || s.j0 + s.width > s.n) throw std::invalid_argument("solvers: sytrd_panel columns out of range");
+  if (SytrdProduct(s.product) == SytrdProduct::HemvLower && (nranks != 1 || s.nloc_rows != s.n || s.nloc_cols != s.n))
+    throw std::invalid_argument("solvers: sytrd_panel hemv product needs the whole matrix on one rank");
+  if (s.product != int(SytrdProduct::Gemv) && s.product != int(SytrdProduct::HemvLower))
+    throw std::invalid_argument("solvers: sytrd_panel product must be 0 (gemv) or 1 (hemv lower)");
+  return with_scalar(t, "sytrd_panel", [&](auto* type) {
+    return run_panel<std::remove_pointer_t<decltype(type)>>(s, t, comm, nranks, fallback);
+  });
 }
 
-}  // namespace hpcolls
+}  // namespace solvers

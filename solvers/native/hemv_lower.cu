@@ -1,8 +1,8 @@
-// y = A x reading only A's lower triangle (symv_lower.h).
+// y = A x reading only A's lower triangle (hemv_lower.h).
 //
 // A is cut into 64 × 64 tiles; tile (I, J), J <= I, holds both A[I][J] and, by symmetry,
-// A[J][I] = A[I][J]ᵀ, so one read of it gives two products:
-//   y_I += A_IJ x_J   (row sums)      y_J += A_IJᵀ x_I   (column sums; strictly lower on I = J)
+// A[J][I] = A[I][J]ᴴ, so one read of it gives two products:
+//   y_I += A_IJ x_J   (row sums)      y_J += A_IJᴴ x_I   (column sums; strictly lower on I = J)
 // One block walks a strip of consecutive tiles of block row I: its row sums stay in registers
 // for the whole strip (one write per strip), its column sums are reduced per tile and written
 // to colpart[I][tile's columns]. A second kernel adds, for each y[c], the row parts of c's block
@@ -12,12 +12,14 @@
 // one barrier thanks to two alternating shared buffers.
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 
-#include "hpcolls/errors.h"
-#include "hpcolls/ordered_sum.cuh"
-#include "hpcolls/symv_lower.h"
+#include "cuda_check.h"
+#include "hemv_lower.h"
+#include "ordered_sum.cuh"
+#include "scalar.cuh"
 
-namespace hpcolls {
+namespace solvers {
 namespace {
 
 constexpr int kTile = 64;
@@ -52,8 +54,9 @@ struct Layout {
 
 // The 16 elements of one tile this thread owns (rows ty + 16k of `row`, columns c0 + tx + 16q):
 // row sums into racc, column sums into cacc. On the diagonal tile only c <= r is read and only
-// c < r is counted a second time. About 100 registers: two blocks per SM and 4 KiB of loads in
-// flight per warp (16 loads of 8 bytes per lane), well above what HBM's latency needs.
+// c < r is counted a second time, conjugated; a diagonal entry counts its real part only. About
+// 100 registers for a real T: two blocks per SM and 4 KiB of loads in flight per warp (16 loads
+// of 8 bytes per lane), well above what HBM's latency needs.
 template <bool kDiagonal, typename T>
 __device__ inline void tile_products(const T* const* row, unsigned row_ok, int tx, int ty, int64_t c0, int64_t m,
                                      const T* x, const T* xr, T* racc, T* cacc) {
@@ -70,18 +73,25 @@ __device__ inline void tile_products(const T* const* row, unsigned row_ok, int t
     for (int q = 0; q < kPer; ++q) {
       const bool ok = ((row_ok >> k) & 1u) && (!kDiagonal || tx + kSide * q <= ty + kSide * k);
       v[k][q] = ok ? row[k][c0 + tx + kSide * q] : T(0);
+      if constexpr (kDiagonal && is_complex_v<T>)
+        if (tx + kSide * q == ty + kSide * k) v[k][q].im = 0;
     }
 #pragma unroll
   for (int k = 0; k < kPer; ++k)
 #pragma unroll
     for (int q = 0; q < kPer; ++q) {
       racc[k] += v[k][q] * xc[q];
-      if (!kDiagonal || tx + kSide * q < ty + kSide * k) cacc[q] += v[k][q] * xr[k];
+      if (!kDiagonal || tx + kSide * q < ty + kSide * k) cacc[q] += conj(v[k][q]) * xr[k];
     }
 }
 
+// Two blocks per SM where the registers allow (real types and complex64); complex128's tile
+// takes twice the registers of double's, so one block per SM, which does not spill.
 template <typename T>
-__global__ void __launch_bounds__(kThreads, 2) strip_products(const T* a, int64_t ld, int64_t m, const T* x,
+constexpr int kMinBlocksPerSm = sizeof(T) > 8 ? 1 : 2;
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<T>) strip_products(const T* a, int64_t ld, int64_t m, const T* x,
                                                            Layout l, T* colpart, T* rowpart) {
   const int64_t row_block = blockIdx.y, strip = blockIdx.x;
   const int64_t first = strip * l.strip;
@@ -111,7 +121,7 @@ __global__ void __launch_bounds__(kThreads, 2) strip_products(const T* a, int64_
     // Column sums over the 16 thread rows: the two of a warp by a shuffle, the 8 warps in smem.
 #pragma unroll
     for (int q = 0; q < kPer; ++q) {
-      const T both = cacc[q] + __shfl_xor_sync(0xffffffffu, cacc[q], 16);
+      const T both = cacc[q] + shfl_xor(cacc[q], 16);
       if (lane < kSide) cols[parity][warp][tx + kSide * q] = both;
     }
     __syncthreads();  // the other buffer's readers are past this point too: one barrier per tile
@@ -128,7 +138,7 @@ __global__ void __launch_bounds__(kThreads, 2) strip_products(const T* a, int64_
   for (int k = 0; k < kPer; ++k) {
     T s = racc[k];
 #pragma unroll
-    for (int o = kSide / 2; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
+    for (int o = kSide / 2; o > 0; o /= 2) s += shfl_xor(s, o);
     if (tx == 0) rowpart[(row_block * l.strips + strip) * kTile + ty + kSide * k] = s;
   }
 }
@@ -156,27 +166,39 @@ __global__ void combine(int64_t m, Layout l, const T* colpart, const T* rowpart,
 
 }  // namespace
 
-size_t symv_lower_work_elems(int64_t m) {
+size_t hemv_lower_work_elems(int64_t m) {
   const Layout l = Layout::of(std::max<int64_t>(m, 1));
   return size_t(l.nbr) * size_t(l.padded + kMaxStrips * kTile);  // colpart + the largest rowpart
 }
 
 template <typename T>
-void symv_lower(const T* a, int64_t ld, int64_t m, const T* x, T* y, T* work, cudaStream_t stream) {
+void hemv_lower(const T* a, int64_t ld, int64_t m, const T* x, T* y, T* work, cudaStream_t stream) {
   if (m <= 0) return;
   const Layout l = Layout::of(m);
-  if (l.nbr > 65535) throw std::invalid_argument("hpcolls: symv_lower order too large (grid rows)");
+  if (l.nbr > 65535) throw std::invalid_argument("solvers: hemv_lower order too large (grid rows)");
   T* colpart = work;
   T* rowpart = work + size_t(l.nbr) * size_t(l.padded);
   strip_products<T><<<dim3(unsigned(l.strips), unsigned(l.nbr)), kThreads, 0, stream>>>(a, ld, m, x, l, colpart,
                                                                                         rowpart);
-  cuda_check(cudaGetLastError(), "launch(symv_lower strip_products)");
+  cuda_check(cudaGetLastError(), "launch(hemv_lower strip_products)");
   const int64_t blocks = (m + kCombineCols - 1) / kCombineCols;
   combine<T><<<unsigned(blocks), kThreads, 0, stream>>>(m, l, colpart, rowpart, y);
-  cuda_check(cudaGetLastError(), "launch(symv_lower combine)");
+  cuda_check(cudaGetLastError(), "launch(hemv_lower combine)");
 }
 
-template void symv_lower<float>(const float*, int64_t, int64_t, const float*, float*, float*, cudaStream_t);
-template void symv_lower<double>(const double*, int64_t, int64_t, const double*, double*, double*, cudaStream_t);
+#define SOLVERS_HEMV_LOWER(T) template void hemv_lower<T>(const T*, int64_t, int64_t, const T*, T*, T*, cudaStream_t)
+SOLVERS_HEMV_LOWER(float);
+SOLVERS_HEMV_LOWER(double);
+SOLVERS_HEMV_LOWER(Complex<float>);
+SOLVERS_HEMV_LOWER(Complex<double>);
 
-}  // namespace hpcolls
+void hemv_lower(ScalarType t, const void* a, int64_t ld, int64_t m, const void* x, void* y, void* work,
+                cudaStream_t stream) {
+  with_scalar(t, "hemv_lower", [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    hemv_lower(static_cast<const T*>(a), ld, m, static_cast<const T*>(x), static_cast<T*>(y), static_cast<T*>(work),
+               stream);
+  });
+}
+
+}  // namespace solvers

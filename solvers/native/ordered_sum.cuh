@@ -3,7 +3,7 @@
 // order makes the result bitwise reproducible from run to run and identical on every rank.
 #pragma once
 
-namespace hpcolls {
+namespace solvers {
 
 template <typename T, int kRows, int kCols>
 __device__ inline T sum_rows_in_order(const T (&rows)[kRows][kCols], int col) {
@@ -13,4 +13,4 @@ __device__ inline T sum_rows_in_order(const T (&rows)[kRows][kCols], int col) {
   return total;
 }
 
-}  // namespace hpcolls
+}  // namespace solvers

@@ -1,19 +1,19 @@
-// The column loop of the solver's blocked Householder tridiagonalization (LAPACK latrd) as one
-// native call per panel, so that no column pays a Python round trip (DESIGN.md, rules of the
-// road). solvers/sytrd.py holds the algorithm and its Python twin for the CPU; this is the same
-// computation, kernel for kernel, with the panel's one AllReduce per column issued natively
-// through a NativeComm (or through a caller-supplied fallback for NCCL/MPI transports).
+// The column loop of the solver's blocked Householder tridiagonalization (LAPACK latrd, zlatrd
+// for complex) as one native call per panel, so that no column pays a Python round trip
+// (DESIGN.md, rules of the road). solvers/sytrd.py holds the algorithm and its Python twin for
+// the CPU; this is the same computation, kernel for kernel, with the panel's one AllReduce per
+// column issued natively through hpcolls' C entry (or through a caller-supplied fallback for
+// NCCL/MPI transports).
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <functional>
 
-#include "hpcolls/types.h"
+#include "hpcolls_entry.h"
+#include "scalar_type.h"
 
-namespace hpcolls {
-
-class NativeComm;
+namespace solvers {
 
 // Device buffers of one panel, all row-major. Global row g of the panel is panel row g - j0.
 struct SytrdPanel {
@@ -30,9 +30,9 @@ struct SytrdPanel {
   void* panel;     // (n - j0) x width: block column at panel start, replicated
   void* v_mat;     // (n - j0) x width: the panel's reflectors so far (zero-initialized)
   void* w_mat;     // (n - j0) x width
-  void* d;         // n: diagonal of T
-  void* e;         // n - 1: off-diagonal of T
-  void* tau;       // n: reflector factors
+  void* d;         // n: diagonal of T (real: the real type of a complex T, as in zhetrd)
+  void* e;         // n - 1: off-diagonal of T (real)
+  void* tau;       // n: reflector factors (T)
   void* work;      // sytrd_work_bytes(n, width, product) bytes of device scratch
   void* p;         // n: the column product that is all-reduced (separate so a fallback can use it)
   cudaStream_t stream;
@@ -41,8 +41,8 @@ struct SytrdPanel {
 };
 
 // The local product: a gemv over both stored triangles of the local block (any grid), or, when
-// the local block is the whole trailing matrix (one rank), a symv reading its lower triangle.
-enum class SytrdProduct : int { Gemv = 0, SymvLower = 1 };
+// the local block is the whole trailing matrix (one rank), a hemv reading its lower triangle.
+enum class SytrdProduct : int { Gemv = 0, HemvLower = 1 };
 
 // Phases timed with phase_ms (CUDA events between them, so each includes its launch gaps).
 enum SytrdPhase : int { kPhaseColumn, kPhaseReflector, kPhaseProduct, kPhaseAllreduce, kPhaseCorrection,
@@ -50,7 +50,7 @@ enum SytrdPhase : int { kPhaseColumn, kPhaseReflector, kPhaseProduct, kPhaseAllr
 
 constexpr int64_t kSytrdMaxWidth = 1024;
 
-size_t sytrd_work_bytes(int64_t n, int64_t width, DType t, SytrdProduct product);
+size_t sytrd_work_bytes(int64_t n, int64_t width, ScalarType t, SytrdProduct product);
 
 // What the panel's AllReduces cost (host side): calls, bytes, seconds spent issuing them.
 struct SytrdCollStats {
@@ -59,11 +59,11 @@ struct SytrdCollStats {
   double seconds = 0;
 };
 
-// Runs the width column steps of one panel on `s.stream`. `comm` (may be null) carries the
-// column AllReduce of p[0:count] in place when its native path fits the message; otherwise
+// Runs the width column steps of one panel on `s.stream`. `comm` (may be empty) carries the
+// column AllReduce of p[0:count] in place when hpcolls' native path takes the message; otherwise
 // `fallback(count)` does (it must order itself on the same stream). With one rank neither is
-// called. t is F32 or F64.
-SytrdCollStats sytrd_panel(const SytrdPanel& s, DType t, NativeComm* comm, int nranks,
+// called.
+SytrdCollStats sytrd_panel(const SytrdPanel& s, ScalarType t, const HpcollsComm& comm, int nranks,
                            const std::function<void(int64_t)>& fallback);
 
-}  // namespace hpcolls
+}  // namespace solvers

@@ -1,0 +1,123 @@
+"""solvers.eigh beside scipy.linalg.eigh on CPUs: python -m solvers.bench --cpu-vs-scipy
+[--n 64 256 1000 2000] [--method auto distributed single] (alone, or under mpiexec -n P).
+
+Per n, one random pencil (A symmetric / Hermitian, B positive definite with condition 100;
+``--standard`` for b=None), the same on every rank. solvers.eigh is timed under the run's ranks
+(every rank calls it, as an SPMD code does) by each ``--method``; scipy.linalg.eigh on the same
+arrays in the same run, by rank 0 alone with every core of its node while the other ranks wait
+idle (a single-process scipy run, as a user would make it). Each timing is the median of
+``--repeat`` calls after ``--warmup`` untimed ones; eigenvalues are compared with scipy's. Rows
+print as a table and, with --json, are written out; docs/PERFORMANCE.md holds the measurements.
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="python -m solvers.bench --cpu-vs-scipy", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n", type=int, nargs="+", default=[64, 256, 1000, 2000])
+    p.add_argument("--dtype", choices=("float64", "float32", "complex64", "complex128"), default="float64")
+    p.add_argument("--method", nargs="+", choices=("auto", "distributed", "single"), default=["auto"])
+    p.add_argument("--standard", action="store_true", help="b=None (default: the generalized problem)")
+    p.add_argument("--jobz", choices=("N", "V"), default="V")
+    p.add_argument("--nb", type=int, default=None, help="block size of the distributed method")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--json", metavar="PATH")
+    return p.parse_args(argv)
+
+
+def _idle_barrier(comm):
+    """A barrier the waiting ranks sit in asleep, so that rank 0's scipy has the node's cores."""
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(1e-4)
+
+
+def _median_time(call, repeat, warmup, comm):
+    samples = []
+    for rep in range(warmup + repeat):
+        comm.Barrier()
+        start = time.perf_counter()
+        result = call()
+        elapsed = comm.allreduce(time.perf_counter() - start, op=MPI.MAX)
+        if rep >= warmup:
+            samples.append(elapsed)
+    return statistics.median(samples), samples, result
+
+
+def _pencil(n, dtype, seed, standard):
+    from .testing import spd_with_condition
+    rng = np.random.default_rng([seed, n])
+    x = rng.standard_normal((n, n))
+    if dtype.kind == "c":
+        x = x + 1j * rng.standard_normal((n, n))
+    a = ((x + x.conj().T) / 2).astype(dtype)
+    if standard:
+        return a, None
+    b = spd_with_condition(rng, n, 100.0)
+    if dtype.kind == "c":   # a Hermitian positive definite B of the same spectrum: U B Uᴴ, U diagonal unitary
+        phase = np.exp(1j * rng.uniform(0, 2 * np.pi, n))
+        b = (phase[:, None] * b) * phase.conj()[None, :]
+    return a, b.astype(dtype)
+
+
+def main(argv=None):
+    import scipy.linalg
+    import solvers
+    from .backend.threads import node_cores_lent, policy_for
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    comm = MPI.COMM_WORLD
+    policy = policy_for(comm)
+    dtype = np.dtype(args.dtype)
+    say = (lambda s: print(s, flush=True)) if comm.rank == 0 else (lambda s: None)
+    say(f"# solvers.eigh vs scipy.linalg.eigh: {comm.size} rank(s), {dtype.name}, "
+        f"{'standard' if args.standard else 'generalized (itype 1)'}, jobz {args.jobz}, "
+        f"median of {args.repeat} (warm-up {args.warmup}); BLAS threads {policy.line}; "
+        f"scipy on rank 0 with {policy.cores} threads{'' if policy.threads is not None else ' (as the environment sets)'}")
+    say(f"{'n':>6} {'method':>12} {'eigh s':>10} {'scipy s':>10} {'ratio':>6} {'max |dw|':>9}")
+    rows = []
+    for n in args.n:
+        a, b = _pencil(n, dtype, args.seed, args.standard)
+        vectors = args.jobz == "V"
+        scipy_s = scipy_samples = w_ref = None
+        if comm.rank == 0:
+            with node_cores_lent(policy):
+                scipy_s, scipy_samples, ref = _median_time(
+                    lambda: scipy.linalg.eigh(a, b, eigvals_only=not vectors), args.repeat, args.warmup, MPI.COMM_SELF)
+            w_ref = ref[0] if vectors else ref
+        else:
+            _idle_barrier(comm)
+        if comm.rank == 0:
+            _idle_barrier(comm)
+        scipy_s = comm.bcast(scipy_s)
+        for method in args.method:
+            eigh_s, samples, got = _median_time(
+                lambda: solvers.eigh(a, b, eigvals_only=not vectors, nb=args.nb, method=method),
+                args.repeat, args.warmup, comm)
+            w = got[0] if vectors else got
+            row = dict(n=n, ranks=comm.size, dtype=dtype.name, method=method, standard=args.standard,
+                       jobz=args.jobz, eigh_median_s=eigh_s, eigh_samples_s=samples,
+                       scipy_median_s=scipy_s, scipy_samples_s=comm.bcast(scipy_samples),
+                       ratio=eigh_s / scipy_s)
+            if comm.rank == 0:
+                row["max_eig_diff"] = float(np.abs(np.asarray(w, dtype=np.float64) - w_ref).max())
+            rows.append(row)
+            say(f"{n:>6} {method:>12} {eigh_s:>10.4f} {scipy_s:>10.4f} {row['ratio']:>6.2f} "
+                f"{row.get('max_eig_diff', float('nan')):>9.1e}")
+    if comm.rank == 0 and args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": rows, "argv": sys.argv}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

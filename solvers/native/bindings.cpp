@@ -1,0 +1,188 @@
+// Python bindings: solvers._kernels, the solver's GPU kernels. Arguments are plain integers
+// (device pointers, a stream, hpcolls' dtype codes); the column AllReduce goes to hpcolls through
+// its C entry (a capsule: hpcolls.c_api), or back into Python (`fallback`) where that does not
+// carry it.
+#include <Python.h>
+
+#include <optional>
+#include <string>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "cuda_check.h"
+#include "hemv_lower.h"
+#include "hpcolls_entry.h"
+#include "sytrd_panel.h"
+
+namespace py = pybind11;
+using namespace solvers;
+
+namespace {
+
+struct NoDeviceError : std::runtime_error { using std::runtime_error::runtime_error; };
+
+void require_device(const char* what) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err == cudaSuccess && count > 0) return;
+  (void)cudaGetLastError();
+  throw NoDeviceError(std::string("solvers._kernels.") + what + ": no CUDA device visible" +
+                      (err != cudaSuccess ? std::string(" (") + cudaGetErrorName(err) + ": " + cudaGetErrorString(err) + ")"
+                                          : std::string()));
+}
+
+// hpcolls' function table, imported on first use (the module imports without hpcolls).
+const hpcolls_c_api* hpcolls_api() {
+  static const hpcolls_c_api* api = nullptr;
+  if (api != nullptr) return api;
+  const auto* found = static_cast<const hpcolls_c_api*>(PyCapsule_Import(HPCOLLS_C_API_CAPSULE, 0));
+  if (found == nullptr) throw py::error_already_set();
+  if (found->version < 1 || !HPCOLLS_C_API_HAS(found, last_error))
+    throw std::runtime_error("solvers: hpcolls' C entry (version " + std::to_string(found->version) + ", " +
+                             std::to_string(found->struct_size) + " bytes) lacks what c_api.h version " +
+                             std::to_string(HPCOLLS_C_API_VERSION) + " has");
+  api = found;
+  return api;
+}
+
+// The handle of hpcolls.c_api.comm_capsule(), checked against what the caller expects; None: empty.
+HpcollsComm comm_from(const py::object& handle, int device, int nranks, const char* what) {
+  if (handle.is_none()) return {};
+  if (!PyCapsule_IsValid(handle.ptr(), HPCOLLS_COMM_CAPSULE))
+    throw py::type_error(std::string("solvers._kernels.") + what +
+                         ": comm must be None or a capsule from hpcolls.c_api.comm_capsule() (" HPCOLLS_COMM_CAPSULE ")");
+  HpcollsComm c;
+  c.api = hpcolls_api();
+  c.comm = static_cast<hpcolls_comm*>(PyCapsule_GetPointer(handle.ptr(), HPCOLLS_COMM_CAPSULE));
+  if (c.api->nranks(c.comm) != nranks || c.api->device(c.comm) != device)
+    throw std::invalid_argument(std::string("solvers._kernels.") + what + ": the hpcolls communicator has " +
+                                std::to_string(c.api->nranks(c.comm)) + " ranks on GPU " +
+                                std::to_string(c.api->device(c.comm)) + ", the call " + std::to_string(nranks) +
+                                " ranks on GPU " + std::to_string(device));
+  return c;
+}
+
+// hpcolls' failure as hpcolls' own exception (its public names), so callers catch one class.
+[[noreturn]] void raise_as_hpcolls(const HpcollsCallError& e) {
+  const char* name = e.status == HPCOLLS_TIMEOUT      ? "CollectiveTimeout"
+                     : e.status == HPCOLLS_BROKEN     ? "CommunicatorBroken"
+                     : e.status == HPCOLLS_CUDA_ERROR ? "CudaError"
+                                                      : nullptr;
+  py::object cls = name != nullptr ? py::module_::import("hpcolls").attr(name)
+                                   : py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
+  PyErr_SetString(cls.ptr(), e.what());
+  throw py::error_already_set();
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_kernels, m) {
+  m.doc() = "the solver's GPU kernels (statically linked CUDA runtime; hpcolls through its C entry)";
+  py::register_exception<NoDeviceError>(m, "NoDeviceError", PyExc_RuntimeError);
+  py::register_exception<CudaError>(m, "CudaError", PyExc_RuntimeError);
+  m.attr("CUDART_VERSION_BUILT") = CUDART_VERSION;
+  m.attr("HPCOLLS_C_API_VERSION_BUILT") = HPCOLLS_C_API_VERSION;
+  py::dict dtypes;  // numpy name -> the code every function here takes (hpcolls' numbering)
+  dtypes["float32"] = int(ScalarType::F32);
+  dtypes["float64"] = int(ScalarType::F64);
+  dtypes["complex64"] = int(ScalarType::C64);
+  dtypes["complex128"] = int(ScalarType::C128);
+  m.attr("DTYPES") = dtypes;
+
+  // The tridiagonalization's column loop, one call per panel (sytrd_panel.h).
+  m.attr("SYTRD_MAX_WIDTH") = kSytrdMaxWidth;
+  m.attr("SYTRD_PRODUCTS") = py::make_tuple("gemv", "hemv_lower");  // SytrdProduct's values, in order
+  m.attr("SYTRD_PHASES") = py::make_tuple("column", "reflector", "product", "allreduce", "correction", "w");
+  m.def(
+      "sytrd_work_bytes",
+      [](int64_t n, int64_t width, int dtype, int product) {
+        return sytrd_work_bytes(n, width, static_cast<ScalarType>(dtype), static_cast<SytrdProduct>(product));
+      },
+      py::arg("n"), py::arg("width"), py::arg("dtype"), py::arg("product") = 0);
+  using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+  m.def(
+      "sytrd_panel",
+      [](int dtype, int device, int64_t n, int64_t j0, int64_t width, uintptr_t local, int64_t ld,
+         const IndexArray& rows_host, const IndexArray& cols_host, uintptr_t rows_dev, uintptr_t cols_dev,
+         uintptr_t panel, uintptr_t v_mat, uintptr_t w_mat, uintptr_t d, uintptr_t e, uintptr_t tau,
+         uintptr_t work, uintptr_t p, uintptr_t stream, py::object comm, int nranks, py::object fallback,
+         int product, std::optional<py::array_t<double, py::array::c_style>> phase_ms) {
+        const HpcollsComm entry = comm_from(comm, device, nranks, "sytrd_panel");
+        require_device("sytrd_panel");
+        if (phase_ms && phase_ms->size() != kSytrdPhases)
+          throw std::invalid_argument("solvers: sytrd_panel phase_ms needs one entry per SYTRD_PHASES");
+        SytrdPanel s{};
+        s.n = n;
+        s.j0 = j0;
+        s.width = width;
+        s.local = reinterpret_cast<void*>(local);
+        s.ld = ld;
+        s.nloc_rows = rows_host.size();
+        s.nloc_cols = cols_host.size();
+        s.rows_host = rows_host.data();
+        s.cols_host = cols_host.data();
+        s.rows_dev = reinterpret_cast<const int64_t*>(rows_dev);
+        s.cols_dev = reinterpret_cast<const int64_t*>(cols_dev);
+        s.panel = reinterpret_cast<void*>(panel);
+        s.v_mat = reinterpret_cast<void*>(v_mat);
+        s.w_mat = reinterpret_cast<void*>(w_mat);
+        s.d = reinterpret_cast<void*>(d);
+        s.e = reinterpret_cast<void*>(e);
+        s.tau = reinterpret_cast<void*>(tau);
+        s.work = reinterpret_cast<void*>(work);
+        s.p = reinterpret_cast<void*>(p);
+        s.stream = reinterpret_cast<cudaStream_t>(stream);
+        s.product = product;
+        s.phase_ms = phase_ms ? phase_ms->mutable_data() : nullptr;
+        cuda_check(cudaSetDevice(device), "cudaSetDevice");
+        const std::function<void(int64_t)> call_fallback = [&fallback](int64_t count) {
+          if (fallback.is_none()) throw std::logic_error("solvers: sytrd_panel needs a fallback AllReduce");
+          fallback(count);
+        };
+        try {
+          const SytrdCollStats st = sytrd_panel(s, static_cast<ScalarType>(dtype), entry, nranks, call_fallback);
+          return py::make_tuple(st.calls, st.bytes, st.seconds);
+        } catch (const HpcollsCallError& err) {
+          raise_as_hpcolls(err);
+        }
+      },
+      py::arg("dtype"), py::arg("device"), py::arg("n"), py::arg("j0"), py::arg("width"), py::arg("local"),
+      py::arg("ld"), py::arg("rows_host"), py::arg("cols_host"), py::arg("rows_dev"), py::arg("cols_dev"),
+      py::arg("panel"), py::arg("v_mat"), py::arg("w_mat"), py::arg("d"), py::arg("e"), py::arg("tau"),
+      py::arg("work"), py::arg("p"), py::arg("stream"), py::arg("comm").none(true), py::arg("nranks"),
+      py::arg("fallback").none(true), py::arg("product") = 0, py::arg("phase_ms") = py::none());
+
+  // The column AllReduce on its own, as sytrd_panel issues it (for its tests): True when hpcolls'
+  // native path launched it, False when the message is not one it takes (nothing launched).
+  m.def(
+      "column_allreduce",
+      [](py::object comm, int device, int nranks, uintptr_t p, size_t count, int dtype, uintptr_t stream) {
+        if (comm.is_none()) throw py::type_error("solvers._kernels.column_allreduce: comm is None");
+        const HpcollsComm entry = comm_from(comm, device, nranks, "column_allreduce");
+        require_device("column_allreduce");
+        try {
+          return entry.allreduce_sum(reinterpret_cast<void*>(p), count, dtype, reinterpret_cast<cudaStream_t>(stream));
+        } catch (const HpcollsCallError& err) {
+          raise_as_hpcolls(err);
+        }
+      },
+      py::arg("comm"), py::arg("device"), py::arg("nranks"), py::arg("p"), py::arg("count"), py::arg("dtype"),
+      py::arg("stream"));
+
+  // The one-rank local product on its own (hemv_lower.h), for its tests and benchmark.
+  m.def("hemv_lower_work_elems", &hemv_lower_work_elems, py::arg("m"));
+  m.def(
+      "hemv_lower",
+      [](int dtype, int device, int64_t m, uintptr_t a, int64_t ld, uintptr_t x, uintptr_t y, uintptr_t work,
+         uintptr_t stream) {
+        require_device("hemv_lower");
+        cuda_check(cudaSetDevice(device), "cudaSetDevice");
+        hemv_lower(static_cast<ScalarType>(dtype), reinterpret_cast<const void*>(a), ld, m,
+                   reinterpret_cast<const void*>(x), reinterpret_cast<void*>(y), reinterpret_cast<void*>(work),
+                   reinterpret_cast<cudaStream_t>(stream));
+      },
+      py::arg("dtype"), py::arg("device"), py::arg("m"), py::arg("a"), py::arg("ld"), py::arg("x"), py::arg("y"),
+      py::arg("work"), py::arg("stream"));
+}
