@@ -115,9 +115,9 @@ SETTINGS = (
             "keeps one-shot calls at 2, 4 or 8 ranks on the general one-shot kernel instead of the "
             "small-message one (a block per 4 KiB, up to the rank's share of the SMs)", "chosen (`0`)"),
     Setting("HPCOLLS_LL_MODE", _int, 0,
-            "diagnosis only: LL store/poll variant 0..3 (native/include/hpcolls/ll_line.cuh; modes 1..3 need the "
-            "diagnostic module, built with `HPCOLLS_DIAGNOSTICS=1`); not 0 keeps one-shot calls on the general "
-            "one-shot kernel as HPCOLLS_THREADS_PER_BLOCK does", "`0`"),
+            "diagnosis only: LL store/poll variant 0..3 (native/include/hpcolls/ll_line.cuh; modes 1..3 need "
+            "the diagnostic module, built with `HPCOLLS_DIAGNOSTICS=1` in the install's environment); not 0 "
+            "keeps one-shot calls on the general one-shot kernel as HPCOLLS_THREADS_PER_BLOCK does", "`0`"),
     Setting("HPCOLLS_DIAGNOSTICS", _flag, False,
             "at build time: `1` also builds the diagnostic module hpcolls._native_diag (LL modes 1..3, launch "
             "probes, peek/poke; read by CMakeLists.txt, not at run time)", "`0`"),

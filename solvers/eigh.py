@@ -33,7 +33,7 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     input (``overwrite_*`` are accepted and ignored: inputs are never modified). Extra keywords:
     ``comm`` (default MPI.COMM_WORLD), ``grid`` ((pr, pc), default as square as possible),
     ``nb`` (block size), ``collectives`` ('auto' | 'mpi' | 'hpcolls' | 'nccl'), ``method``
-    ('auto' | 'distributed' | 'single', see solvers.method).
+    ('auto' | 'distributed' | 'single' | 'replicated', see solvers.method).
 
     Raises ValueError for bad shapes, ``type`` or non-finite entries in the referenced
     triangle, numpy.linalg.LinAlgError (NotPositiveDefiniteError, with ``.info``) if b is not
@@ -51,14 +51,15 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
         comm = MPI.COMM_WORLD
     policy_for(comm)
     shape = grid_shape(comm.Get_size(), grid)
-    chosen, why = choose_method(method, n, comm.Get_size(), not is_numpy(xp))
-    if chosen == "single" and (comm.Get_size() == 1 or is_numpy(xp)):
+    chosen, why = choose_method(method, n, comm.Get_size(), not is_numpy(xp), replicable=True)
+    alone = comm.Get_size() == 1 and chosen == "single"
+    if alone or chosen == "replicated" or (chosen == "single" and is_numpy(xp)):
         if check_finite:   # every rank holds the same arrays: the same verdict, no messages
             for name, x in (("A", a), ("B", b)):
                 if x is not None and not referenced_finite(xp, x, lower):
                     raise InputError(f"{name} has NaN or Inf in its referenced "
                                      f"({'lower' if lower else 'upper'}) triangle")
-        if comm.Get_size() == 1:
+        if alone or chosen == "replicated":
             w, z, _ = whole_eig(xp, a, b, type, not eigvals_only, lower)
             return w if eigvals_only else (w, z)
     pgrid = ProcessGrid(comm, shape)
