@@ -44,7 +44,7 @@ def eigen_ratios(a, b, w, z, itype, eps):
         gram = z.conj().T @ (b @ z)
     denom = n * eps
     return {"residual": _norm1(resid) / (max(scale, np.finfo(float).tiny) * denom),
-            "orthogonality": _norm1(gram - xp.eye(n)) / denom}
+            "orthogonality": _norm1(gram - xp.eye(z.shape[1])) / denom}
 
 
 def eigenvalue_ratio(a, b, w, itype, eps):
