@@ -50,14 +50,16 @@ def single_distributed(a, b, coll, itype, vectors, lower, why, subset=None):
         return xp.asarray(w), z
 
 
-def single_global(coll, a, b, itype, vectors, lower):
-    """(w, Z or None) of whole numpy arrays every rank holds alike, every rank getting all."""
+def single_global(coll, a, b, itype, vectors, lower, subset=None):
+    """(w, Z or None) of whole numpy arrays every rank holds alike, every rank getting all (of
+    ``subset``, kept from the full result)."""
     n = a.shape[0]
     w, z = on_root(coll, n, a.dtype, lambda: _host_results(whole_eig(np, a, b, itype, vectors, lower), coll))
+    keep = positions(w, subset)
+    w = w[keep]
     if vectors:
-        if z is None:
-            z = np.empty((n, n), dtype=a.dtype)
-        z = coll.bcast_host(np.ascontiguousarray(z))
+        z = np.empty((n, w.shape[0]), dtype=a.dtype) if z is None else np.ascontiguousarray(z[:, keep])
+        z = coll.bcast_host(z)
     return w, z
 
 
