@@ -213,3 +213,27 @@ def test_factored_b_reused_for_several_a(comm, seed, dtype, uplo):
                                  {"subset_by_index": [2, 11]}, seed, "factored")
     finally:
         grid.free()
+
+
+@pytest.mark.parametrize("method", ["auto", "distributed", "single"])
+def test_eigh_under_mpi_with_subsets_and_a_factor(comm, seed, method):
+    """solvers.eigh on every rank with scipy's subset keywords, then against one factor of B;
+    every rank gets the same full answer."""
+    import solvers
+    rng = np.random.default_rng(seed)
+    n = 29
+    a, b = pencil(rng, n, np.complex128)
+    w_all = scipy.linalg.eigvalsh(a, b)
+    keywords = {"subset_by_value": [(w_all[2] + w_all[3]) / 2, (w_all[20] + w_all[21]) / 2]}
+    w, z = solvers.eigh(with_junk(rng, a, True), with_junk(rng, b, True), comm=comm, nb=4,
+                        method=method, **keywords)
+    assert_matches_scipy(a, b, w, z, 1, "V", "L", np.complex128, keywords, seed, method)
+    assert comm.allreduce(int(np.array_equal(comm.bcast(z, root=0), z)), op=MPI.MIN) == 1
+    if method == "single":
+        return
+    with solvers.cholesky(with_junk(rng, b, False), lower=False, comm=comm, nb=4) as f:
+        for _ in range(2):
+            a, _ = pencil(rng, n, np.complex128)
+            w, z = solvers.eigh(with_junk(rng, a, False), f, lower=False, subset_by_index=[0, 6])
+            assert_matches_scipy(a, b, w, z, 1, "V", "U", np.complex128,
+                                 {"subset_by_index": [0, 6]}, seed, "factor")
