@@ -9,6 +9,8 @@ everywhere. Work and memory per rank: O(n k / P) and O(n + k).
 import numpy as np
 import scipy.linalg
 
+from .backend.arrays import to_host
+
 _RANGE_I = 2   # scipy's code for LAPACK's RANGE = 'I'
 
 
@@ -17,7 +19,6 @@ def replicated_tridiagonal(d, e, coll):
     solves the same input."""
     coll.bcast(d, root=0, scope="all")
     coll.bcast(e, root=0, scope="all")
-    from .backend.arrays import to_host
     return (np.ascontiguousarray(to_host(d), dtype=np.float64),
             np.ascontiguousarray(to_host(e), dtype=np.float64))
 
@@ -39,7 +40,8 @@ def stebz(d, e, il, iu, coll):
     start, stop = share(k, coll.grid.size, coll.grid.rank)
     if stop > start:
         w[start:stop] = bisect(d, e, il + start, il + stop - 1)
-    return coll.allreduce(w, scope="all")
+    # Summed as an array of the run's backend: the path every array collective takes.
+    return np.ascontiguousarray(to_host(coll.allreduce(coll.xp.asarray(w), scope="all")))
 
 
 def bisect(d, e, il, iu):
