@@ -23,7 +23,7 @@ from .distributed.distmatrix import DistMatrix
 from .distributed.indexing import local_indices
 from .stebz import share
 
-CUT_GAP = 0.0
+CUT_GAP = 0.25
 
 
 def group_bounds(w, min_gap, parts):
