@@ -47,7 +47,7 @@ def nccl_communicator(comm, device):
     sharing a GPU). Collective over ``comm``; for libraries that take an NCCL communicator (the
     solver's cuSOLVERMp baseline). The caller destroys it."""
     from ._native import device_info
-    from .fallback_nccl import NcclPath
+    from .routes.nccl import NcclPath
     path = NcclPath(comm, device_info(device)["uuid"])
     return path.comm, path.reason
 

@@ -1,33 +1,64 @@
-"""python -m hpcolls [--version | info | bench ...]"""
-import argparse
+"""python -m hpcolls [--version] [--help] SUBCOMMAND [ARGS]"""
 import sys
+
+PROG = "python -m hpcolls"
+
+
+def _info(argv):
+    if argv:
+        return _usage_error(f"info takes no arguments (got {' '.join(argv)})")
+    from .info import report
+    text = report()
+    if text:  # rank 0 prints the report for every rank
+        print(text)
+    return 0
+
+
+def _bench(argv):
+    from .bench import main
+    return main(argv)
+
+
+# name: (what it does, in one line; what runs it)
+SUBCOMMANDS = {
+    "info": ("versions, GPUs, the MPI library (CUDA-aware or not) and the rank->GPU mapping; "
+             "under mpiexec, of every rank", _info),
+    "bench": ("AllReduce benchmark against NCCL and MPI (the same as python -m hpcolls.bench; "
+              "bench --help lists its options)", _bench),
+}
+
+
+def help_text():
+    width = max(map(len, [*SUBCOMMANDS, "--version"]))
+    lines = [f"usage: {PROG} [--version] [--help] SUBCOMMAND [ARGS]", "",
+             "hpcolls: latency-first GPU collectives behind an mpi4py communicator.", "",
+             "subcommands:"]
+    lines += [f"  {name:<{width}}  {doc}" for name, (doc, _) in SUBCOMMANDS.items()]
+    lines += ["", "options:", f"  {'--version':<{width}}  print the version and exit",
+              f"  {'--help':<{width}}  print this help and exit"]
+    return "\n".join(lines)
+
+
+def _usage_error(message):
+    sys.stderr.write(f"{PROG}: error: {message}\nsubcommands: {', '.join(SUBCOMMANDS)} "
+                     f"(`{PROG} --help` says what each does)\n")
+    return 2
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["bench"]:
-        from .bench import main as bench_main
-        return bench_main(argv[1:])
-    parser = argparse.ArgumentParser(
-        prog="python -m hpcolls",
-        description="hpcolls: latency-first GPU collectives behind an mpi4py-style communicator.",
-        epilog="Subcommands: info (versions, GPUs, MPI, rank->GPU mapping; run under mpiexec to see "
-               "every rank), bench (AllReduce benchmark; same as python -m hpcolls.bench).")
-    parser.add_argument("--version", action="store_true", help="print the version and exit")
-    parser.add_argument("command", nargs="?", choices=["info"], help="what to print")
-    args = parser.parse_args(argv)
-    from . import __version__
-    if args.version:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(help_text())
+        return 0
+    if argv[0] == "--version":
+        from . import __version__
         print(f"hpcolls {__version__}")
         return 0
-    if args.command == "info":
-        from .info import report
-        text = report()
-        if text:
-            print(text)
-        return 0
-    parser.print_help()
-    return 0
+    name, rest = argv[0], argv[1:]
+    if name not in SUBCOMMANDS:
+        kind = "option" if name.startswith("-") else "subcommand"
+        return _usage_error(f"unknown {kind} {name!r}")
+    return SUBCOMMANDS[name][1](rest)
 
 
 if __name__ == "__main__":

@@ -207,7 +207,7 @@ def nccl_peer(cupy):
     loop), or None where NCCL cannot run (not installed, or ranks sharing a GPU)."""
     if "path" not in _NCCL:
         from ._native import device_info
-        from .fallback_nccl import NcclPath
+        from .routes.nccl import NcclPath
         _NCCL["path"] = NcclPath(MPI.COMM_WORLD, device_info(cupy.cuda.Device().id)["uuid"])
     path = _NCCL["path"]
     return path if path.comm is not None else None

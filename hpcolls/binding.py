@@ -13,7 +13,7 @@ import os
 import sys
 from typing import NamedTuple, Optional
 
-from . import log
+from . import log, settings
 from .errors import HpcollsError  # a RuntimeError
 
 ALLOW_SHARING_VAR = "HPCOLLS_ALLOW_GPU_SHARING"
@@ -36,10 +36,6 @@ class LocalPlacement(NamedTuple):
     rank: int
     size: Optional[int]  # None: the launcher told us the rank but not how many share the node
     source: str  # where the numbers came from, for the log
-
-
-def _truthy(text):
-    return (text or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _slurm_tasks_on_this_node(env):
@@ -247,11 +243,11 @@ def select_device(comm=None):
     where = f"local rank {placement.rank} of {placement.size} (from {placement.source}), " \
             f"{ndev} GPU(s) visible (CUDA_VISIBLE_DEVICES={visible if visible is not None else 'unset'})"
 
-    forced = env.get(DEVICE_VAR)
-    if forced is not None:
+    if settings.is_set(DEVICE_VAR):
+        forced = env[DEVICE_VAR]
         if not forced.strip().isdigit() or int(forced) >= ndev:
             raise HpcollsError(f"{DEVICE_VAR}={forced!r} is not a device index below the {ndev} visible GPU(s)")
-        device, why = int(forced), f"{DEVICE_VAR} is set"
+        device, why = settings.get(DEVICE_VAR), f"{DEVICE_VAR} is set"
     elif ndev == 0:
         log.info(f"binding: {where}; running on the host")
         return None
@@ -259,7 +255,7 @@ def select_device(comm=None):
         device, why = 0, "one GPU per task: the only visible device"
     else:
         sharing = mps_active()
-        allowed = _truthy(env.get(ALLOW_SHARING_VAR))
+        allowed = settings.get(ALLOW_SHARING_VAR)
         device = choose_device(placement.rank, placement.size, ndev, sharing, allowed)
         why = f"local rank mod {ndev}"
         if placement.size is None or placement.size > ndev:

@@ -1,10 +1,17 @@
-"""Buffer arguments of collectives, resolved to (pointer, count, dtype code, device).
+"""The one parser of buffer arguments (the role of mpi4py's msgbuffer.pxi, for what hpcolls needs
+to know before it picks a route): where a buffer spec's memory is, and its count and datatype.
 
-Accepted, as mpi4py accepts them: an array (cupy, anything with __cuda_array_interface__,
-torch tensors, DLPack objects, numpy/host buffers), `[buf, MPI.DOUBLE]`, `[buf, count,
-MPI.DOUBLE]`, and MPI.IN_PLACE for the send buffer. Host buffers are not resolved here: the
-communicator hands them to mpi4py unchanged.
+A spec is what mpi4py takes: an array, or a list/tuple whose first item is the array and whose
+other items are counts, displacements and datatypes (`[buf, MPI.DOUBLE]`, `[buf, count,
+MPI.DOUBLE]`, `[buf, counts, displs, MPI.DOUBLE]`, ...). The array is in device memory when it
+is a cupy array, a CUDA torch tensor, a DLPack object on a CUDA device, or a
+`__cuda_array_interface__` object whose pointer CUDA reports as device (or managed) memory. Any
+other array is host memory and goes to mpi4py unchanged: numpy, array.array, DLPack on the CPU,
+and `__cuda_array_interface__` over host memory (mpi4py's own test arrays), whose pointer is
+looked at only where a CUDA driver is installed, so a machine without one makes no CUDA call.
 """
+import ctypes
+import functools
 from collections import namedtuple
 
 import numpy as np
@@ -13,45 +20,50 @@ from mpi4py import MPI
 from . import dtypes
 from .errors import InvalidBufferError
 
+# A device array, whole: `dtype` is numpy's, or None where numpy has no such type (bfloat16).
+DeviceArray = namedtuple("DeviceArray", "ptr nbytes dtype device")
+# A spec the native kernels can take: `count` elements of native type `code` (None: not one the
+# native layer has).
 DeviceBuffer = namedtuple("DeviceBuffer", "ptr count code device nbytes")
-DeviceArray = namedtuple("DeviceArray", "ptr nbytes dtype device")  # a whole array; dtype: numpy's, or None
 
-try:  # cupy is optional; its ndarray gets a fast path (the common case on GPU)
+try:  # cupy is optional; its ndarray is the common device array
     import cupy as _cupy
     _CUPY_NDARRAY = _cupy.ndarray
 except ImportError:
     _cupy = None
     _CUPY_NDARRAY = None
 
-_native_pointer_device = None
+_PREDEFINED = getattr(MPI, "_typedict", {})
+_MPI_BUFFER = getattr(MPI, "buffer", None) or MPI.memory  # mpi4py 4 names it buffer; 3.x memory
+_KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
 
 
-def _pointer_device(ptr):
-    global _native_pointer_device
-    if _native_pointer_device is None:
+@functools.lru_cache(maxsize=1)
+def cuda_driver_installed():
+    """Whether the CUDA driver library can be loaded (loading it is no CUDA call). Without it no
+    pointer can be device memory."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+def _pointer_is_device(ptr):
+    """(is device or managed memory, device ordinal) for a pointer behind __cuda_array_interface__."""
+    if not ptr or not cuda_driver_installed():
+        return False, -1
+    try:
         from ._native import pointer_device
-        _native_pointer_device = pointer_device
-    return _native_pointer_device(ptr)
+    except ImportError:
+        raise InvalidBufferError("hpcolls: cannot tell whether a __cuda_array_interface__ pointer is device "
+                                 "memory: hpcolls._native is not built") from None
+    return pointer_device(ptr)
 
 
-def _from_cupy(a):
-    if not a.flags.c_contiguous:
-        raise InvalidBufferError("hpcolls: buffer is not C-contiguous; pass a contiguous array (e.g. cupy.ascontiguousarray)")
-    return a.data.ptr, a.size, dtypes.code_of_numpy(a.dtype), a.data.device_id, a.nbytes, a.dtype
-
-
-def _from_cai(obj):
-    cai = obj.__cuda_array_interface__
-    ptr = cai["data"][0]
-    dtype = np.dtype(cai["typestr"])
-    shape = tuple(cai["shape"])
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    strides = cai.get("strides")
-    if strides is not None and count > 1:
-        if tuple(strides) != _c_strides(shape, dtype.itemsize):
-            raise InvalidBufferError("hpcolls: buffer is not C-contiguous (__cuda_array_interface__ strides)")
-    device = _pointer_device(ptr)[1] if ptr else -1
-    return ptr, count, dtypes.code_of_numpy(dtype), device, count * dtype.itemsize, dtype
+def array_of(spec):
+    """The array of a buffer spec: the spec itself, or the first item of a list/tuple spec."""
+    return spec[0] if isinstance(spec, (list, tuple)) and spec else spec
 
 
 def _c_strides(shape, itemsize):
@@ -62,86 +74,141 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
-def _from_torch(t):
+def _cupy_array(a):
+    if not a.flags.c_contiguous:
+        raise InvalidBufferError("hpcolls: buffer is not C-contiguous; pass a contiguous array (e.g. cupy.ascontiguousarray)")
+    return DeviceArray(a.data.ptr, a.nbytes, a.dtype, a.data.device_id)
+
+
+def _torch_array(t):
     if not t.is_contiguous():
         raise InvalidBufferError("hpcolls: tensor is not contiguous; call .contiguous() first")
     name = str(t.dtype).replace("torch.", "")
-    code = dtypes.NAMES.index(name) if name in dtypes.NAMES else None
-    count = t.numel()
-    return t.data_ptr(), count, code, t.device.index, count * t.element_size(), name
+    try:
+        dtype = np.dtype(name)
+    except TypeError:
+        dtype = None  # bfloat16
+    return DeviceArray(t.data_ptr(), t.numel() * t.element_size(), dtype, t.device.index)
 
 
-def _is_torch_cuda(obj):
-    return type(obj).__module__.startswith("torch") and getattr(obj, "is_cuda", False)
-
-
-def _resolve_array(obj):
-    """(ptr, count, code, device, nbytes, dtype-ish) for a device array, or None for host memory."""
-    if type(obj) is _CUPY_NDARRAY:
-        return _from_cupy(obj)
-    if _is_torch_cuda(obj):  # before CAI: torch's CAI refuses bfloat16
-        return _from_torch(obj)
-    if hasattr(obj, "__cuda_array_interface__"):
-        return _from_cai(obj)
-    if hasattr(obj, "__dlpack_device__") and _cupy is not None:
-        kind = obj.__dlpack_device__()[0]
-        if kind in (2, 13):  # kDLCUDA, kDLCUDAManaged
-            return _from_cupy(_cupy.from_dlpack(obj))
-    return None
+def _cai_array(obj, cai):
+    is_device, device = _pointer_is_device(cai["data"][0])
+    if not is_device:
+        return None
+    dtype = np.dtype(cai["typestr"])
+    shape = tuple(cai["shape"])
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    strides = cai.get("strides")
+    if strides is not None and count > 1 and tuple(strides) != _c_strides(shape, dtype.itemsize):
+        raise InvalidBufferError("hpcolls: buffer is not C-contiguous (__cuda_array_interface__ strides)")
+    return DeviceArray(cai["data"][0], count * dtype.itemsize, dtype, device)
 
 
 def device_array(spec):
-    """DeviceArray for the whole array of a buffer spec (the spec itself, or the first item of a
-    list/tuple spec) when it is in device memory, else None. Nothing else of the spec is looked
-    at: for the calls handed to mpi4py, mpi4py interprets counts and datatypes itself. `dtype` is
-    None when numpy has no such type (torch bfloat16)."""
-    buf = spec[0] if isinstance(spec, (list, tuple)) and spec else spec
-    arr = _resolve_array(buf)
-    if arr is None:
+    """DeviceArray of a spec's array when it is in device memory, None when it is in host memory
+    (or the spec holds no array: None, MPI.IN_PLACE, MPI.BOTTOM)."""
+    obj = array_of(spec)
+    kind = type(obj)
+    if kind is np.ndarray or obj is None or obj is MPI.IN_PLACE:
         return None
-    ptr, _, _, device, nbytes, dtype = arr
+    if kind is _CUPY_NDARRAY:
+        return _cupy_array(obj)
+    if kind.__module__.startswith("torch"):
+        return _torch_array(obj) if getattr(obj, "is_cuda", False) else None  # before CAI: torch's refuses bfloat16
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        return _cai_array(obj, cai)
+    dl_device = getattr(obj, "__dlpack_device__", None)
+    if dl_device is not None and dl_device()[0] in (_KDL_CUDA, _KDL_CUDA_MANAGED):
+        if _cupy is None:
+            raise InvalidBufferError("hpcolls: a DLPack buffer on a CUDA device needs cupy to be read")
+        return _cupy_array(_cupy.from_dlpack(obj))
+    return None
+
+
+def native_buffer(spec, arr):
+    """DeviceBuffer for `spec`, whose array `arr` (device_array) is in device memory, as the
+    native kernels read it, or None when the spec is not one they take (displacements, vector
+    counts, a datatype the native layer does not carry: those go to MPI, which interprets them).
+
+    `[buf, MPI.TYPE]` and `[buf, count, MPI.TYPE]` override the array's own element type the way
+    mpi4py does: the count is then taken from the byte size (or given) in units of TYPE."""
+    if not isinstance(spec, (list, tuple)):
+        code = dtypes.code_of_numpy(arr.dtype) if arr.dtype is not None else dtypes.BF16
+        if code is None:
+            return None
+        return DeviceBuffer(arr.ptr, arr.nbytes // dtypes.ITEMSIZE[code], code, arr.device, arr.nbytes)
+    if not 2 <= len(spec) <= 3 or not isinstance(spec[-1], MPI.Datatype):
+        return None
+    count = spec[1] if len(spec) == 3 else None
+    if count is not None and not isinstance(count, (int, np.integer)):
+        return None
+    code = dtypes.code_of_mpi(spec[-1])
+    if code is None:
+        return None
+    size = dtypes.ITEMSIZE[code]
+    if count is None:
+        if arr.nbytes % size:
+            raise InvalidBufferError(f"hpcolls: buffer of {arr.nbytes} bytes is not a whole number of {spec[-1].Get_name()}")
+        count = arr.nbytes // size
+    elif count * size > arr.nbytes:
+        raise InvalidBufferError(f"hpcolls: count {count} of {spec[-1].Get_name()} exceeds the buffer's {arr.nbytes} bytes")
+    return DeviceBuffer(arr.ptr, int(count), code, arr.device, int(count) * size)
+
+
+def _host_layout(obj):
+    """(nbytes, numpy dtype or None) of a host array as mpi4py reads it, or None when mpi4py
+    cannot read it either."""
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes, obj.dtype
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        dtype = np.dtype(cai["typestr"])
+        return int(np.prod(cai["shape"], dtype=np.int64)) * dtype.itemsize, dtype
     try:
-        dtype = np.dtype(dtype)
+        view = memoryview(obj)
+        return view.nbytes, np.dtype(view.format)
+    except (TypeError, ValueError):
+        pass
+    try:  # DLPack and the rest: mpi4py's own reading of the memory, in bytes
+        nbytes = _MPI_BUFFER(obj).nbytes
+    except Exception:  # noqa: BLE001 - whatever mpi4py refuses, it refuses in the call too
+        return None
+    try:
+        dtype = np.dtype(str(getattr(obj, "dtype", "")).replace("torch.", "")) if hasattr(obj, "dtype") else None
     except TypeError:
         dtype = None
-    return DeviceArray(ptr, nbytes, dtype, device)
+    return nbytes, dtype
 
 
-def resolve(spec):
-    """DeviceBuffer for a device buffer spec, None for a host one (left to mpi4py).
-
-    `[buf, MPI.TYPE]` and `[buf, count, MPI.TYPE]` override the array's own element type the
-    way mpi4py does: the count is then taken from the byte size (or given) in units of TYPE.
-    """
-    datatype = count = None
-    buf = spec
-    if isinstance(spec, (list, tuple)):
-        if not 2 <= len(spec) <= 3:
-            raise InvalidBufferError("hpcolls: a buffer spec is [buf, MPI.TYPE] or [buf, count, MPI.TYPE]")
-        buf, datatype = spec[0], spec[-1]
-        if len(spec) == 3:
-            count = spec[1]
-            if not isinstance(count, (int, np.integer)):
-                raise InvalidBufferError("hpcolls: [buf, count, type] needs an integer count (displacements are not supported)")
-        if not isinstance(datatype, MPI.Datatype):
-            raise InvalidBufferError("hpcolls: the last item of a buffer spec must be an MPI datatype")
-    arr = _resolve_array(buf)
-    if arr is None:
+def signature(spec):
+    """(count, datatype name) of a spec as MPI would read it, for checking that ranks agree:
+    count None for a spec of vector counts; ("?", kind) where the spec is not one this reads."""
+    if spec is None or spec is MPI.IN_PLACE:
         return None
-    ptr, n, code, device, nbytes, dtype = arr
-    if datatype is not None:
-        code = dtypes.code_of_mpi(datatype)
-        if code is None:
-            raise InvalidBufferError(f"hpcolls: MPI datatype {datatype.Get_name()} is not supported for device buffers")
-        size = dtypes.ITEMSIZE[code]
-        if count is None:
-            if nbytes % size:
-                raise InvalidBufferError(f"hpcolls: buffer of {nbytes} bytes is not a whole number of {datatype.Get_name()}")
-            count = nbytes // size
-        elif count * size > nbytes:
-            raise InvalidBufferError(f"hpcolls: count {count} of {datatype.Get_name()} exceeds the buffer's {nbytes} bytes")
-        n, nbytes = int(count), int(count) * size
-    elif code is None:
-        raise InvalidBufferError(f"hpcolls: element type {dtype} is not supported "
-                                 f"(supported: {', '.join(dtypes.NAMES)})")
-    return DeviceBuffer(ptr, n, code, device, nbytes)
+    obj = array_of(spec)
+    arr = device_array(spec)
+    if arr is not None:
+        layout = (arr.nbytes, arr.dtype)
+    else:
+        layout = _host_layout(obj)
+    explicit = spec[-1] if isinstance(spec, (list, tuple)) and isinstance(spec[-1], MPI.Datatype) else None
+    items = len(spec) if isinstance(spec, (list, tuple)) else 1
+    if items > 3 or (items == 3 and not isinstance(spec[1], (int, np.integer))):
+        return None, explicit.Get_name() if explicit is not None else "?"
+    if explicit is not None:
+        datatype = explicit
+    elif layout is not None and layout[1] is not None:
+        datatype = _PREDEFINED.get(layout[1].char)  # mpi4py's own table of typechars
+        if datatype is None:
+            return "?", str(layout[1])
+    elif layout is not None:
+        return layout[0], "bytes"  # a type only mpi4py reads (DLPack without a dtype): compared in bytes
+    else:
+        return "?", type(obj).__name__
+    if items == 3:
+        return int(spec[1]), datatype.Get_name()
+    if layout is None:
+        return "?", datatype.Get_name()
+    size = datatype.Get_size()
+    return (layout[0] // size if size else 0), datatype.Get_name()

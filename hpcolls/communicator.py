@@ -1,405 +1,236 @@
-"""hpcolls.Communicator: an mpi4py communicator whose collectives on device buffers take the
-fastest correct path. Existing code changes one line: `comm = hpcolls.wrap(MPI.COMM_WORLD)`.
+"""hpcolls.Communicator: an mpi4py intracommunicator (a subclass of MPI.Intracomm sharing the
+wrapped communicator's handle, as mpi4py.util.pkl5's communicators do) whose buffer methods take
+the fastest correct route for the buffers they are given. Existing code changes one line:
+`comm = hpcolls.wrap(MPI.COMM_WORLD)`.
 
-Host buffers go to mpi4py unchanged. Device buffers of Allreduce go to the native barrier-free
-kernels while the message fits their scratch, then to NCCL (when every rank has its own GPU),
-else to the native kernels in pieces, and to MPI only where the native path is off or the op is
-not one the kernels carry; those of the other buffer calls listed in _BUFFER_ARGS go to MPI,
-staged through host memory unless MPI is CUDA-aware (fallback_mpi.device_call). Every attribute
-this class does not define is the wrapped mpi4py communicator's.
+This module is the mpi4py surface only: which methods exist and what they return. Where a call
+goes is hpcolls.routes' (the routes, one module each); which parameters of which method are
+buffers is hpcolls.methods' table, from which every buffer method here is made.
 """
 import atexit
-import types
+import inspect
 import weakref
 
 from mpi4py import MPI
 
-from . import buffers, dtypes, fallback_mpi, log
-from .capture import refuse_capture
+from . import buffers, dtypes, log, methods, routes, validation
 from .config import Config
-from .errors import HpcollsError, InvalidBufferError, ValidationError
-from .mpi_support import cuda_aware
-from .peer_group import open_native
+from .errors import InvalidBufferError
+from .routes.mpi_staged import allreduce_rank_order
+from .routes.native import NativeAllreduce, carries
+from .staging import StagingPool
+from .streams import stream_ptr as _stream_ptr
 
-_live = weakref.WeakSet()
+_live = weakref.WeakValueDictionary()  # id -> communicator (mpi4py's communicators are not hashable)
 
-try:
-    import cupy as _cupy
-    _current_stream = _cupy.cuda.get_current_stream
-    _CUPY_NDARRAY = _cupy.ndarray
-except ImportError:
-    _current_stream = None
-    _CUPY_NDARRAY = None
-
-
-def _stream_ptr(stream):
-    """A stream argument as a cudaStream_t integer: None means cupy's current stream."""
-    if stream is None:
-        return _current_stream().ptr if _current_stream is not None else 0
-    candidates = (getattr(stream, attr, None) for attr in ("ptr", "cuda_stream", "handle"))
-    value = stream if isinstance(stream, int) else next((v for v in candidates if isinstance(v, int)), None)
-    if value is None:
-        raise TypeError(f"hpcolls: cannot use {type(stream).__name__} as a CUDA stream (pass a cupy/torch stream or an int)")
-    if value < 0:
-        raise ValueError(f"hpcolls: a CUDA stream handle is a non-negative integer, not {value}")
-    return value
+def _with_stream(call, mpi4py_method):
+    """`call` signed as mpi4py_method plus a keyword-only `stream=None` (for help() and inspect)."""
+    sig = inspect.signature(mpi4py_method)
+    stream = inspect.Parameter("stream", inspect.Parameter.KEYWORD_ONLY, default=None)
+    call.__signature__ = sig.replace(parameters=[*sig.parameters.values(), stream])
+    return call
 
 
-# The mpi4py buffer calls this class wraps, by their positional parameters: a buffer that the
-# call reads ("r") or writes ("w"); "x/y" is x at the root and y elsewhere ("-": ignored there);
-# "root"; None for any other parameter (trailing ones are left out).
-_BUFFER_ARGS = {
-    "Bcast": ("r/w", "root"),
-    "Reduce": ("r", "w/-", None, "root"),
-    "Gather": ("r", "w/-", "root"),
-    "Scatter": ("r/-", "w", "root"),
-    "Allgather": ("r", "w"),
-    "Alltoall": ("r", "w"),
-    "Reduce_scatter_block": ("r", "w"),
-    "Reduce_scatter": ("r", "w"),
-    "Send": ("r",),
-    "Recv": ("w",),
-    "Sendrecv": ("r", None, None, "w"),
-}
-_POINT_TO_POINT = ("Send", "Recv", "Sendrecv")
-_ROLE_NAMES = {"r": "send", "w": "receive"}
+def _buffer_method(method):
+    """The hpcolls method for mpi4py's `method`: its arguments, plus `stream=`."""
+    def call(self, *args, stream=None, **kwargs):
+        return routes.call(self, method, self, args, kwargs, stream)
+    _with_stream(call, getattr(method.owner, method.name))
+    call.__name__ = call.__qualname__ = method.name
+    call.__doc__ = (f"mpi4py's {method.owner.__name__}.{method.name}, through the route its buffers need "
+                    "(hpcolls.routes); `stream=`: the CUDA stream device buffers are ordered on (cupy's current "
+                    "one by default).\n\n" + (getattr(method.owner, method.name).__doc__ or ""))
+    return call
 
 
-def _buffer_roles(name, args, me):
-    """{position: "r" or "w"} of the buffer arguments of `name`(*args) that count on this process
-    (MPI.IN_PLACE and None are not buffers). `me` is its rank, or MPI.ROOT on an
-    intercommunicator, where the root passes root=MPI.ROOT and every other process is not it."""
-    kinds = _BUFFER_ARGS[name]
-    root = args[kinds.index("root")] if "root" in kinds else None
-    roles = {}
-    for pos, kind in enumerate(kinds):
-        if kind in (None, "root") or args[pos] is None or args[pos] is MPI.IN_PLACE:
-            continue
-        kind = kind.split("/")[me != root] if "/" in kind else kind
-        if kind != "-":
-            roles[pos] = kind
-    return roles
+def _making(owner, name):
+    """The hpcolls method for mpi4py's `owner.name` that makes a communicator: the same call,
+    whose result is wrapped (of the kind it is: Cartcomm, Graphcomm, ...)."""
+    made = getattr(owner, name)
+
+    def make(self, *args, **kwargs):
+        return self._adopt(made(self, *args, **kwargs))
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"mpi4py's {owner.__name__}.{name}; the new communicator is an hpcolls one.\n\n" + (made.__doc__ or "")
+    return make
 
 
-class Communicator:
-    """Drop-in for an mpi4py communicator.
+_MAKERS = ("Dup", "Dup_with_info", "Idup", "Idup_with_info", "Clone", "Create", "Create_group", "Split",
+           "Split_type", "Create_cart", "Create_graph", "Create_dist_graph", "Create_dist_graph_adjacent")
+
+
+class Communicator(NativeAllreduce, MPI.Intracomm):
+    """Drop-in for an mpi4py intracommunicator: it is one (isinstance, MPI.Comm.Compare, MPI.Win,
+    MPI.File, pkl5, ... accept it), sharing the wrapped communicator's handle.
 
     Keyword arguments override the environment for this communicator: `algo` (HPCOLLS_ALGO),
-    `timeout` in seconds (HPCOLLS_TIMEOUT), `validate` (HPCOLLS_VALIDATE).
-
-    Device buffers are safe in Allreduce, Bcast, Allgather, Alltoall, Reduce, Reduce_scatter,
-    Reduce_scatter_block, Gather and Scatter: with an MPI that is not CUDA-aware they are staged
-    through host memory. These take mpi4py's arguments plus `stream=` (the CUDA stream the call
-    is ordered after; cupy's current one by default). Send, Recv and Sendrecv pass device
-    buffers to a CUDA-aware MPI and raise InvalidBufferError with any other. Every other method
-    is the mpi4py communicator's, unchanged: Isend, Irecv, Sendrecv_replace, persistent and
-    nonblocking calls, the v/w variants (Gatherv, Allgatherv, Alltoallv, ...), Scan, Exscan and
-    the like hand device pointers straight to MPI, so they need a CUDA-aware MPI (else copy the
-    data to host memory first).
+    `timeout` in seconds (HPCOLLS_TIMEOUT), `validate` (HPCOLLS_VALIDATE). Every buffer method
+    takes mpi4py's arguments plus `stream=` and is correct with device buffers on any MPI
+    (docs/DROP_IN.md has the route of each); host buffers go to mpi4py unchanged.
+    `Communicator(None)` is MPI.COMM_NULL, as `MPI.Intracomm(None)` is; `hpcolls.wrap()` wraps
+    COMM_WORLD.
     """
 
-    def __init__(self, comm=None, *, algo=None, timeout=None, validate=None):
+    def __new__(cls, comm=None, *, algo=None, timeout=None, validate=None):
+        overrides = (algo, timeout, validate)
         if isinstance(comm, Communicator):
+            overrides = tuple(o if o is not None else inherited for o, inherited in zip(overrides, comm._overrides))
             comm = comm.mpi
-        self._comm = MPI.COMM_WORLD if comm is None else comm
-        self._cfg = Config.from_env(self._comm.Get_size(), algo, timeout, validate)
-        self._native = None
-        self._native_off = None      # reason the native path is off, once decided
-        self._device = None
-        self._nccl = None
+        if cls is Communicator and comm is not None:
+            cls = _KINDS.get(type(comm), cls)
+        self = MPI.Intracomm.__new__(cls, comm)  # the topology kinds too: Python requires the solid base's
+        self._mpi = comm if type(comm) in _PLAIN.values() else None
+        self._overrides = overrides
+        self._config = None
+        self._staging_pool = None
+        self._init_native()
+        _live[id(self)] = self
         log.set_rank(MPI.COMM_WORLD.Get_rank())  # logs name world ranks, whatever the sub-communicator
-        _live.add(self)
+        return self
 
     # -- mpi4py compatibility ------------------------------------------------------------------
     @property
     def mpi(self):
-        """The wrapped mpi4py communicator."""
-        return self._comm
+        """The wrapped mpi4py communicator (a plain mpi4py object sharing this one's handle)."""
+        if self._mpi is None:
+            plain = _PLAIN[type(self)]
+            self._mpi = plain.__new__(plain, self)
+        return self._mpi
 
-    def __getattr__(self, name):
-        return getattr(self._comm, name)
+    @property
+    def _cfg(self):
+        if self._config is None:
+            self._config = Config.from_env(MPI.Comm.Get_size(self), *self._overrides)
+        return self._config
 
-    def __eq__(self, other):
-        other = other.mpi if isinstance(other, Communicator) else other
-        return self._comm == other
-
-    __hash__ = object.__hash__
+    @property
+    def _staging(self):
+        if self._staging_pool is None:
+            self._staging_pool = StagingPool(self._cfg.staging)
+        return self._staging_pool
 
     def __repr__(self):
-        return f"<hpcolls.Communicator rank {self._comm.Get_rank()}/{self._comm.Get_size()} algo={self._cfg.algo}>"
+        if self == MPI.COMM_NULL:
+            return f"<hpcolls.{type(self).__name__} COMM_NULL>"
+        return (f"<hpcolls.{type(self).__name__} rank {self.Get_rank()}/{self.Get_size()} "
+                f"algo={self._overrides[0] or self._cfg.algo}>")
 
-    def _wrap(self, comm):
-        if comm == MPI.COMM_NULL:
-            return comm
-        return Communicator(comm, algo=self._cfg.algo, timeout=self._cfg.timeout_s, validate=self._cfg.validate)
-
-    def Dup(self, *args, **kwargs):
-        return self._wrap(self._comm.Dup(*args, **kwargs))
-
-    def Clone(self):
-        return self._wrap(self._comm.Clone())
-
-    def Split(self, *args, **kwargs):
-        return self._wrap(self._comm.Split(*args, **kwargs))
-
-    def Split_type(self, *args, **kwargs):
-        return self._wrap(self._comm.Split_type(*args, **kwargs))
-
-    def Create(self, *args, **kwargs):
-        return self._wrap(self._comm.Create(*args, **kwargs))
+    def _adopt(self, made):
+        """An mpi4py call's new communicator, wrapped with this one's overrides (COMM_NULL and
+        kinds hpcolls does not wrap, such as intercommunicators, as they are). Idup's (comm,
+        request) keeps its request."""
+        if isinstance(made, tuple):
+            return (self._adopt(made[0]), *made[1:])
+        if isinstance(made, Communicator):  # mpi4py made one of type(self) (Dup, Clone, Idup)
+            made._overrides = self._overrides
+            return made
+        kind = _KINDS.get(type(made))
+        if kind is None or made == MPI.COMM_NULL:
+            return made
+        algo, timeout, validate = self._overrides
+        return kind(made, algo=algo, timeout=timeout, validate=validate)
 
     def Free(self):
         """Releases hpcolls' resources (collective), then frees the MPI communicator."""
         self.close()
-        self._comm.Free()
+        MPI.Comm.Free(self)
 
-    def close(self):
-        """Releases scratch, peer mappings and NCCL (collective; the MPI communicator stays)."""
-        if self._native is not None:
-            self._native.synchronize()
-            self._comm.Barrier()  # no peer may still be storing into our scratch
-            self._release_native()
-        if self._nccl is not None:
-            self._nccl.destroy()
-            self._nccl = None
-        self._native_off = "communicator closed"
+    def Mprobe(self, source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=None):
+        """mpi4py's Mprobe; the Message's Recv/Irecv take device buffers as this communicator's do."""
+        return Message(MPI.Comm.Mprobe(self, source, tag, status), self)
 
-    # -- collectives ---------------------------------------------------------------------------
+    def Improbe(self, source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=None):
+        """mpi4py's Improbe (None when no message matches); the Message is as Mprobe's."""
+        found = MPI.Comm.Improbe(self, source, tag, status)
+        return None if found is None else Message(found, self)
+
+    # -- Allreduce: the native route first ---------------------------------------------------
     def Allreduce(self, sendbuf, recvbuf, op=MPI.SUM, stream=None):
-        """mpi4py's Allreduce. Once the native path is open, the instance's own `Allreduce` is
-        native code that launches the common call (cupy arrays on this GPU, a type and op the
-        kernels carry, cupy's current stream) and hands every other call to this method."""
-        recv = buffers.resolve(recvbuf)
-        if recv is None:
-            if sendbuf is not MPI.IN_PLACE and buffers.resolve(sendbuf) is not None:
-                raise InvalidBufferError("hpcolls: send buffer is on the GPU but receive buffer in host memory")
-            if log.level >= 2:
-                log.info_once(("host",), "allreduce on host buffers: handed to mpi4py unchanged")
-            return self._comm.Allreduce(sendbuf, recvbuf, op)
-        send = None
-        if sendbuf is not MPI.IN_PLACE:
-            send = buffers.resolve(sendbuf)
-            if send is None:
-                raise InvalidBufferError("hpcolls: receive buffer is on the GPU but send buffer in host memory")
+        """mpi4py's Allreduce. Device buffers of a type and op the native kernels carry go to them
+        (then NCCL, the kernels in pieces, or MPI: routes/native.py); any other call to the MPI
+        routes. Once the native path is open, the instance's own `Allreduce` is native code that
+        launches the common call (cupy arrays on this GPU, a type and op the kernels carry, cupy's
+        current stream) and hands every other call to this method."""
+        method = methods.METHODS["Allreduce"]
+        args = (sendbuf, recvbuf, op)
+        if self._cfg.validate:
+            validation.check(self, method, args, {})
+        in_place = sendbuf is MPI.IN_PLACE
+        recv_arr = buffers.device_array(recvbuf)
+        send_arr = None if in_place else buffers.device_array(sendbuf)
+        if recv_arr is None or (send_arr is None and not in_place):
+            return routes.call(self, method, self, args, {}, stream, validate=False)
+        recv = buffers.native_buffer(recvbuf, recv_arr)
+        send = None if in_place else buffers.native_buffer(sendbuf, send_arr)
+        opc = dtypes.op_code(op)
+        if recv is not None and recv.code in (dtypes.F16, dtypes.BF16) and opc is None:
+            raise ValueError(f"hpcolls: {op} is not supported for {dtypes.NAMES[recv.code]} (SUM, PROD, MIN, MAX are)")
+        if recv is None or (send is None and not in_place) or not carries(recv.code, opc):
+            return routes.call(self, method, self, args, {}, stream, validate=False)
+        if send is not None:
             _check_pair(send, recv)
             if send.ptr == recv.ptr:
                 send = None
-        opc = dtypes.op_code(op)
         if recv.code in dtypes.COMPLEX and opc in (dtypes.MIN, dtypes.MAX):
             raise ValueError("hpcolls: MPI.MIN/MPI.MAX are not defined for complex numbers")
-        if opc is None and recv.code in (dtypes.F16, dtypes.BF16):
-            raise ValueError(f"hpcolls: {op} is not supported for {dtypes.NAMES[recv.code]} (SUM, PROD, MIN, MAX are)")
-        if self._cfg.validate:
-            self._validate("Allreduce", recv.count, recv.code, opc if opc is not None else str(op))
-        return self._allreduce_device(send, recv, op, opc, _stream_ptr(stream))
+        stream_ptr = _stream_ptr(stream)
 
-    def Bcast(self, buf, root=0, stream=None):
-        """mpi4py's Bcast; a device buffer goes through MPI directly when it is CUDA-aware, else
-        staged through host memory, instead of handing a device pointer to an MPI that would
-        dereference it on the host. The same holds for the buffer calls below."""
-        return self._call("Bcast", stream, buf, root)
+        def through_mpi():
+            if recv.code in (dtypes.F16, dtypes.BF16):  # no MPI datatype: reduced on the host
+                allreduce_rank_order(self, send, recv, opc, stream_ptr)
+            else:
+                routes.call(self, method, self, args, {}, stream_ptr, validate=False)
+        return self._allreduce_device(send, recv, op, opc, stream_ptr, through_mpi)
 
-    def Reduce(self, sendbuf, recvbuf, op=MPI.SUM, root=0, *, stream=None):
-        return self._call("Reduce", stream, sendbuf, recvbuf, op, root)
 
-    def Gather(self, sendbuf, recvbuf, root=0, *, stream=None):
-        return self._call("Gather", stream, sendbuf, recvbuf, root)
+class Message(MPI.Message):
+    """A matched message (Mprobe/Improbe of an hpcolls communicator) whose Recv and Irecv take
+    device buffers as the communicator's methods do. MPI.Message.Probe(comm) and the other
+    class methods make mpi4py's own Message: use comm.Mprobe for device buffers."""
 
-    def Scatter(self, sendbuf, recvbuf, root=0, *, stream=None):
-        return self._call("Scatter", stream, sendbuf, recvbuf, root)
+    def __new__(cls, message=None, comm=None):
+        self = super().__new__(cls, message)
+        self._comm = comm
+        return self
 
-    def Allgather(self, sendbuf, recvbuf, *, stream=None):
-        return self._call("Allgather", stream, sendbuf, recvbuf)
 
-    def Alltoall(self, sendbuf, recvbuf, *, stream=None):
-        return self._call("Alltoall", stream, sendbuf, recvbuf)
+for _name, _method in methods.MESSAGE_METHODS.items():
+    def _message_call(self, *args, stream=None, _method=_method, **kwargs):
+        return routes.call(self._comm, _method, self, args, kwargs, stream)
+    _message_call.__name__ = _message_call.__qualname__ = _name
+    setattr(Message, _name, _with_stream(_message_call, getattr(MPI.Message, _name)))
 
-    def Reduce_scatter_block(self, sendbuf, recvbuf, op=MPI.SUM, *, stream=None):
-        return self._call("Reduce_scatter_block", stream, sendbuf, recvbuf, op)
 
-    def Reduce_scatter(self, sendbuf, recvbuf, recvcounts=None, op=MPI.SUM, *, stream=None):
-        return self._call("Reduce_scatter", stream, sendbuf, recvbuf, recvcounts, op)
+class _Topocomm(Communicator, MPI.Topocomm):
+    """What the wrapped topologies share: the neighborhood collectives."""
 
-    def Send(self, buf, dest, tag=0, *, stream=None):
-        return self._call("Send", stream, buf, dest, tag)
 
-    def Recv(self, buf, source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=None, *, stream=None):
-        return self._call("Recv", stream, buf, source, tag, status)
+class Cartcomm(_Topocomm, MPI.Cartcomm):
+    """A wrapped Cartcomm (Create_cart), with mpi4py's Cartcomm methods; Sub is wrapped too."""
 
-    def Sendrecv(self, sendbuf, dest, sendtag=0, recvbuf=None, source=MPI.ANY_SOURCE, recvtag=MPI.ANY_TAG,
-                 status=None, *, stream=None):
-        return self._call("Sendrecv", stream, sendbuf, dest, sendtag, recvbuf, source, recvtag, status)
+    Sub = _making(MPI.Cartcomm, "Sub")
 
-    def _call(self, name, stream, *args):
-        """mpi4py's `name`(*args); device buffers in it go through fallback_mpi.device_call."""
-        call = getattr(self._comm, name)
-        roles = _buffer_roles(name, args, MPI.ROOT if self._comm.Is_inter() else self._comm.Get_rank())
-        arrays = {pos: buffers.device_array(args[pos]) for pos in roles}
-        # Bcast given a bare array fills all of it at non-roots: no copy-in needed for that one.
-        device = {pos: (arr, roles[pos] == "w",
-                        roles[pos] == "w" and name == "Bcast" and not isinstance(args[pos], (list, tuple)))
-                  for pos, arr in arrays.items() if arr is not None}
-        if not device:
-            if log.level >= 2:
-                log.info_once((name, "host"), f"{name} on host buffers: handed to mpi4py unchanged")
-            return call(*args)
-        if len(device) < len(arrays):  # two buffers, one of each kind
-            gpu, host = sorted(arrays, key=lambda pos: arrays[pos] is None)
-            raise InvalidBufferError(f"hpcolls: {name}: {_ROLE_NAMES[roles[gpu]]} buffer is on the GPU but "
-                                     f"{_ROLE_NAMES[roles[host]]} buffer in host memory")
-        aware, how = cuda_aware()
-        if name in _POINT_TO_POINT and not aware:
-            raise InvalidBufferError(f"hpcolls: {name} with a device buffer needs a CUDA-aware MPI and this one is "
-                                     f"not ({how}); copy the buffer to host memory (e.g. cupy.asnumpy) and pass that")
-        log.info_once((name, "device"), f"{name} on device buffers: " + (
-            f"MPI directly, after the stream ({how})" if aware else f"MPI, staged through host memory ({how})"))
-        return fallback_mpi.device_call(call, args, device, _stream_ptr(stream))
 
-    def _allreduce_device(self, send, recv, op, opc, stream):
-        if self._device is None:
-            refuse_capture(
-                stream, "a communicator's first Allreduce on device buffers (it sets up peer memory: "
-                "collective, with device synchronization)", "make one Allreduce with it before capturing",
-                comm=self._comm)
-            self._open(recv.device)
-        elif recv.device != self._device:
-            raise InvalidBufferError(f"hpcolls: buffer is on GPU {recv.device}, this communicator on GPU {self._device}")
-        algo = self._cfg.algo
-        if self._native is not None and opc is not None and algo in ("auto", "oneshot", "twoshot"):
-            used = self._native.allreduce(recv.ptr if send is None else send.ptr, recv.ptr, recv.count,
-                                          recv.code, opc, stream)
-            if used >= 0:
-                if log.level >= 2:
-                    kernel = self._native.kernel(recv.nbytes)
-                    log.info_once(("allreduce", kernel, recv.nbytes.bit_length()),
-                                  f"allreduce {recv.nbytes} B {dtypes.NAMES[recv.code]}: {kernel} (native)")
-                return None
-        route, why = self._route_past_native(recv.code, opc, stream)
-        if route == "nccl":
-            log.info_once(("nccl", recv.nbytes.bit_length()), f"allreduce {recv.nbytes} B: NCCL")
-            self._nccl.allreduce(send, recv, opc, stream)
-        elif route == "pieces":
-            piece = self._native.largest_message()
-            log.info_once(("pieces", recv.nbytes.bit_length()),
-                          f"allreduce {recv.nbytes} B: native, in pieces of {piece} B ({why})")
-            self._allreduce_in_pieces(send, recv, opc, piece, stream)
-        else:
-            log.info_once(("mpi", recv.nbytes.bit_length()), f"allreduce {recv.nbytes} B: MPI ({why})")
-            fallback_mpi.allreduce(self._comm, send, recv, opc, op, stream)
-        return None
+class Graphcomm(_Topocomm, MPI.Graphcomm):
+    """A wrapped Graphcomm (Create_graph), with mpi4py's Graphcomm methods."""
 
-    def _route_past_native(self, code, opc, stream):
-        """(route, why) for an Allreduce of `code` and op code `opc` (None: an op the kernels do
-        not carry) that the native path does not take whole: "nccl" (HPCOLLS_ALGO auto or nccl,
-        where NCCL runs and has the type and op; set up here on first use), else "pieces" (the
-        native kernels in pieces: microseconds per MiB where MPI, staged through host memory,
-        takes milliseconds; docs/PERFORMANCE.md), else "mpi"; `why` says why not the ones before."""
-        algo = self._cfg.algo
-        why = f"HPCOLLS_ALGO={algo}"
-        if opc is None:
-            return "mpi", f"{why}; an op the native kernels and NCCL do not carry"
-        if algo in ("auto", "nccl"):
-            nccl = self._nccl_path(stream)
-            if nccl.supports(code, opc):
-                return "nccl", ""
-            why = f"NCCL: {nccl.reason or f'no {dtypes.NAMES[code]} {dtypes.OP_NAMES[opc]}'}"
-        if self._native is None:
-            return "mpi", f"{why}; native path: {self._native_off}"
-        if self._native.largest_message() < dtypes.ITEMSIZE[code]:
-            return "mpi", f"{why}; the native path takes no message of one element"
-        return "pieces", f"larger than the native limit; {why}"
 
-    def _allreduce_in_pieces(self, send, recv, opc, piece, stream):
-        """The Allreduce as native calls of `piece` bytes each (the last one shorter), in order on
-        the stream. The op is elementwise, so the pieces together are the call, and every element
-        is still reduced in rank order: bitwise equal on every rank, and capturable in a CUDA
-        graph like any native call. A piece is whole 16-byte chunks, so each keeps the buffers'
-        alignment and holds whole elements."""
-        itemsize = dtypes.ITEMSIZE[recv.code]
-        per_piece = piece // itemsize
-        src = recv.ptr if send is None else send.ptr
-        for first in range(0, recv.count, per_piece):
-            offset = first * itemsize
-            count = min(per_piece, recv.count - first)
-            if self._native.allreduce(src + offset, recv.ptr + offset, count, recv.code, opc, stream) < 0:
-                raise HpcollsError(f"hpcolls: internal error: the native path refused a piece of {count * itemsize} B "
-                                   f"(largest message it takes: {piece} B)")
+class Distgraphcomm(_Topocomm, MPI.Distgraphcomm):
+    """A wrapped Distgraphcomm (Create_dist_graph, Create_dist_graph_adjacent)."""
 
-    def _open(self, device):
-        self._device = device
-        if self._cfg.algo in ("nccl", "mpi"):
-            self._native_off = f"HPCOLLS_ALGO={self._cfg.algo}"
-        else:
-            self._native, self._native_off = open_native(self._comm, self._cfg, device)
-        # The fast path skips validation and the once-per-decision INFO log, so it stays off
-        # when either is asked for, and for algos that never use the native kernels.
-        if self._native is not None and not self._cfg.validate and log.level < 2:
-            self._install_fast()
-        if self._native_off:
-            log.info(f"native path off: {self._native_off}")
 
-    def _install_fast(self, full=None):
-        """Shadows the Allreduce method with native code for its common call (fast_allreduce.cpp:
-        the host time of a call is a budget, DESIGN.md); that code hands every other call to
-        `full`, by default the method. Needs cupy's plain `_c_contiguous` attribute (cupy 13, 14)."""
-        if _CUPY_NDARRAY is None or not hasattr(_CUPY_NDARRAY, "_c_contiguous"):
-            return
-        from ._native import make_fast_allreduce
-        if full is None:
-            full = types.MethodType(type(self).Allreduce, self)
-        self.Allreduce = make_fast_allreduce(
-            self._native, full, _CUPY_NDARRAY, MPI.IN_PLACE,
-            dtypes.mpi_ops_by_code(), dtypes.numpy_code_pairs(), self._device)
+_KINDS = {MPI.Intracomm: Communicator, MPI.Cartcomm: Cartcomm, MPI.Graphcomm: Graphcomm,
+          MPI.Distgraphcomm: Distgraphcomm}
+_PLAIN = {wrapped: plain for plain, wrapped in _KINDS.items()}
+_PLAIN[_Topocomm] = MPI.Topocomm
 
-    def _release_native(self):
-        """Frees the native communicator, and the native Allreduce entry that launches on it."""
-        self._native.release()
-        self._native = None
-        self.__dict__.pop("Allreduce", None)
-
-    def _nccl_path(self, stream):
-        if self._nccl is None:
-            refuse_capture(
-                stream, "a communicator's first message too large for the native path sets up its NCCL path "
-                "(collective, with NCCL's own device set-up), which", "make one such call before capturing",
-                comm=self._comm)
-            from ._native import device_info
-            from .fallback_nccl import NcclPath
-            self._nccl = NcclPath(self._comm, device_info(self._device)["uuid"])
-        return self._nccl
-
-    def _validate(self, name, count, code, op):
-        mine = (count, dtypes.NAMES[code], op)
-        every = self._comm.allgather(mine)
-        if any(e != every[0] for e in every):
-            table = ", ".join(f"rank {r}: count={c} dtype={d} op={o}" for r, (c, d, o) in enumerate(every))
-            raise ValidationError(f"hpcolls: ranks disagree on {name} ({table})")
-
-    def synchronize(self):
-        """Waits for this communicator's last stream and raises if a collective timed out."""
-        if self._native is not None:
-            self._native.synchronize()
-
-    def check(self):
-        """Raises CollectiveTimeout if an earlier collective timed out (no device wait)."""
-        if self._native is not None:
-            self._native.check()
-
-    @property
-    def native_path(self):
-        """'on', or why the native path is off (None before the first device-buffer call)."""
-        return "on" if self._native is not None else self._native_off
-
-    def native_comm(self, device):
-        """The hpcolls._native.NativeComm carrying this communicator's device-buffer AllReduces
-        on GPU ``device`` (collective the first time: it opens the native path), or None when
-        that path is off (``native_path`` says why). For native code that issues its own
-        AllReduces, such as the solver's tridiagonalization loop."""
-        if self._device is None:
-            self._open(device)
-        elif device != self._device:
-            raise InvalidBufferError(f"hpcolls: GPU {device} requested, this communicator is on GPU {self._device}")
-        return self._native if self._cfg.algo in ("auto", "oneshot", "twoshot") else None
+for _owner, _cls in ((MPI.Comm, Communicator), (MPI.Intracomm, Communicator), (MPI.Topocomm, _Topocomm)):
+    for _name, _method in methods.of_class(_owner).items():
+        if _name not in _cls.__dict__:
+            setattr(_cls, _name, _buffer_method(_method))
+for _name in _MAKERS:
+    if hasattr(MPI.Intracomm, _name):
+        setattr(Communicator, _name, _making(MPI.Intracomm, _name))
 
 
 def _check_pair(send, recv):
@@ -414,15 +245,13 @@ def _check_pair(send, recv):
 
 
 def wrap(comm=None, **kwargs):
-    """hpcolls.wrap(MPI.COMM_WORLD): the one-line switch."""
-    return Communicator(comm, **kwargs)
+    """hpcolls.wrap(MPI.COMM_WORLD): the one-line switch (no argument: COMM_WORLD)."""
+    return Communicator(MPI.COMM_WORLD if comm is None else comm, **kwargs)
 
 
 @atexit.register
 def _release_all():
     # Local clean-up only: at exit other ranks may be gone, so nothing collective here.
-    for c in list(_live):
+    for c in list(_live.values()):
         if c._native is not None:
             c._release_native()
-
-

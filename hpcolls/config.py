@@ -1,23 +1,11 @@
-"""Run-time settings from the environment, read once per communicator, and the selection table.
-
-| variable | meaning | default |
-| --- | --- | --- |
-| HPCOLLS_ALGO | auto, oneshot, twoshot, nccl or mpi | auto |
-| HPCOLLS_ONESHOT_MAX_BYTES | largest message for one-shot (auto) | from SELECTION_TABLE |
-| HPCOLLS_TWOSHOT_MAX_BYTES | largest message for two-shot (auto); above: NCCL, else the native kernels in pieces | from SELECTION_TABLE |
-| HPCOLLS_SCRATCH_BYTES | LL scratch per rank per communicator, both halves | 8 MiB |
-| HPCOLLS_TIMEOUT | seconds a kernel waits for a peer before failing the call | 10 |
-| HPCOLLS_VALIDATE | 1: check on every call that all ranks agree on count, dtype, op | 0 |
-| HPCOLLS_DEBUG | WARN, INFO or TRACE (see hpcolls.log) | WARN |
-| HPCOLLS_MPI_CUDA_AWARE | 0/1: override detection of a CUDA-aware MPI | detected |
-| HPCOLLS_LL_MODE | diagnosis: LL store/poll variant 0..3 (native/include/hpcolls/ll_line.cuh); not 0 keeps small calls on the general one-shot kernel | 0 |
-| HPCOLLS_DEPENDENT_LAUNCH | 0: launch each kernel after the one before it on the stream has ended, not as its programmatic dependent (Hopper+; on by default, see docs/PERFORMANCE.md) | 1 |
-| HPCOLLS_THREADS_PER_BLOCK | diagnosis: kernel block size, whole warps (32..1024; capped at what a kernel can run); set, it keeps small calls on the general one-shot kernel | chosen per call (0) |
+"""Run-time settings of a communicator, read once from the settings registry (hpcolls/settings.py,
+which also documents every variable), and the selection table.
 """
-import os
 from dataclasses import dataclass
 
-ALGOS = ("auto", "oneshot", "twoshot", "nccl", "mpi")
+from . import settings
+
+ALGOS = settings.ALGOS
 # As native/include/hpcolls/types.h: LL variants the kernels are built for, and the scratch the
 # kernels' 32-bit offsets can index.
 LL_MODES = 4
@@ -45,19 +33,6 @@ def thresholds(nranks):
     return SELECTION_TABLE[-1][1:]
 
 
-def _int_env(name, default):
-    text = os.environ.get(name)
-    if text is None or text == "":
-        return default
-    try:
-        value = int(float(text))
-    except ValueError:
-        raise ValueError(f"hpcolls: {name}={text!r} is not a number") from None
-    if value < 0:
-        raise ValueError(f"hpcolls: {name} must be >= 0, not {value}")
-    return value
-
-
 @dataclass(frozen=True)
 class Config:
     algo: str
@@ -70,34 +45,35 @@ class Config:
     threads_per_block: int = 0  # 0: the native layer chooses per call
     dependent_launch: bool = True  # where the GPU has it (compute capability 9.0+); HPCOLLS_DEPENDENT_LAUNCH=0: off
 
+    staging: str = "pinned"  # HPCOLLS_STAGING
+
     @classmethod
     def from_env(cls, nranks, algo=None, timeout=None, validate=None):
         """Settings from the environment; explicit arguments (not None) override it."""
-        algo = (algo or os.environ.get("HPCOLLS_ALGO") or "auto").strip().lower()
-        if algo not in ALGOS:
-            raise ValueError(f"hpcolls: HPCOLLS_ALGO/algo={algo!r} is not one of {', '.join(ALGOS)}")
+        algo = settings.get("HPCOLLS_ALGO") if algo is None else settings.get("HPCOLLS_ALGO", {"HPCOLLS_ALGO": algo})
         one, two = thresholds(nranks)
-        timeout = float(timeout if timeout is not None else os.environ.get("HPCOLLS_TIMEOUT") or 10.0)
+        timeout = settings.get("HPCOLLS_TIMEOUT") if timeout is None else float(timeout)
         if timeout <= 0:
-            raise ValueError("hpcolls: HPCOLLS_TIMEOUT must be a positive number of seconds")
-        scratch = _int_env("HPCOLLS_SCRATCH_BYTES", 8 << 20)
+            raise ValueError("hpcolls: HPCOLLS_TIMEOUT/timeout must be a positive number of seconds")
+        scratch = settings.get("HPCOLLS_SCRATCH_BYTES")
         if scratch > MAX_SCRATCH_BYTES:
             raise ValueError(f"hpcolls: HPCOLLS_SCRATCH_BYTES={scratch} is over the {MAX_SCRATCH_BYTES >> 30} GiB "
                              "the kernels can index (a few MiB is enough: larger messages go to NCCL)")
-        ll_mode = _int_env("HPCOLLS_LL_MODE", 0)
+        ll_mode = settings.get("HPCOLLS_LL_MODE")
         if ll_mode >= LL_MODES:
             raise ValueError(f"hpcolls: HPCOLLS_LL_MODE={ll_mode} is not one of 0..{LL_MODES - 1}")
-        threads = _int_env("HPCOLLS_THREADS_PER_BLOCK", 0)
+        threads = settings.get("HPCOLLS_THREADS_PER_BLOCK")
         if threads and (threads > 1024 or threads % 32):
             # One-shot's lanes of a chunk share a warp, and its loops are warp-uniform.
             raise ValueError(f"hpcolls: HPCOLLS_THREADS_PER_BLOCK={threads} is not a multiple of 32 up to 1024")
+        one_set, two_set = settings.get("HPCOLLS_ONESHOT_MAX_BYTES"), settings.get("HPCOLLS_TWOSHOT_MAX_BYTES")
         return cls(algo=algo,
-                   oneshot_max_bytes=_int_env("HPCOLLS_ONESHOT_MAX_BYTES", one),
-                   twoshot_max_bytes=_int_env("HPCOLLS_TWOSHOT_MAX_BYTES", two),
+                   oneshot_max_bytes=one if one_set is None else one_set,
+                   twoshot_max_bytes=two if two_set is None else two_set,
                    scratch_bytes=scratch,
                    ll_mode=ll_mode,
                    threads_per_block=threads,
-                   dependent_launch=_int_env("HPCOLLS_DEPENDENT_LAUNCH", 1) != 0,
+                   dependent_launch=settings.get("HPCOLLS_DEPENDENT_LAUNCH") != 0,
                    timeout_s=timeout,
-                   validate=(os.environ.get("HPCOLLS_VALIDATE", "0") not in ("", "0")
-                             if validate is None else bool(validate)))
+                   validate=settings.get("HPCOLLS_VALIDATE") if validate is None else bool(validate),
+                   staging=settings.get("HPCOLLS_STAGING"))

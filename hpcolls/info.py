@@ -3,7 +3,7 @@ import os
 import platform
 import socket
 
-from . import __version__, config, device_count, native_available
+from . import __version__, config, device_count, native_available, settings
 from .mpi_support import cuda_aware, library_version
 
 
@@ -101,5 +101,7 @@ def report():
         f"timeout={cfg.timeout_s} s, validate={cfg.validate}, "
         f"dependent launch={'on' if cfg.dependent_launch else 'off'} (HPCOLLS_DEPENDENT_LAUNCH, default 1; used on GPUs of compute capability 9.0+, "
         f"where ranks share a GPU only for grids of at most half a rank's share of the SMs)",
+        "environment (hpcolls.settings; README has what each means):",
+        *[f"  {line}" for line in settings.current_lines()],
     ]
     return "\n".join(lines)

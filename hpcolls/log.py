@@ -7,6 +7,8 @@ import os
 import socket
 import sys
 
+from . import settings
+
 LEVELS = {"NONE": 0, "WARN": 1, "INFO": 2, "TRACE": 3}
 _once_keys = set()
 
@@ -26,7 +28,7 @@ def _parse_level(text):
     return LEVELS[text]
 
 
-level = _parse_level(os.environ.get("HPCOLLS_DEBUG"))
+level = _parse_level(settings.get("HPCOLLS_DEBUG"))
 _prefix = f"{socket.gethostname()}:{os.getpid()}:{_launcher_rank()}"
 
 

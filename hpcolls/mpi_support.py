@@ -11,6 +11,8 @@ import os
 
 from mpi4py import MPI
 
+from . import settings
+
 
 def _loaded_libmpi():
     try:
@@ -27,9 +29,9 @@ def _loaded_libmpi():
 @functools.lru_cache(maxsize=1)
 def cuda_aware():
     """(bool, how it was decided) for the MPI library in this process."""
-    override = os.environ.get("HPCOLLS_MPI_CUDA_AWARE")
-    if override in ("0", "1"):
-        return override == "1", f"HPCOLLS_MPI_CUDA_AWARE={override}"
+    override = settings.get("HPCOLLS_MPI_CUDA_AWARE")
+    if override is not None:
+        return override, f"HPCOLLS_MPI_CUDA_AWARE={int(override)}"
     lib = _loaded_libmpi()
     if lib:
         try:

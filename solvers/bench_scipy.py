@@ -5,8 +5,10 @@ Per n, one random pencil (A symmetric / Hermitian, B positive definite with cond
 ``--standard`` for b=None), the same on every rank. solvers.eigh is timed under the run's ranks
 (every rank calls it, as an SPMD code does) by each ``--method``; scipy.linalg.eigh on the same
 arrays in the same run, by rank 0 alone with every core of its node while the other ranks wait
-idle (a single-process scipy run, as a user would make it). Each timing is the median of
-``--repeat`` calls after ``--warmup`` untimed ones; eigenvalues are compared with scipy's. Rows
+idle (a single-process scipy run, as a user would make it). The calls alternate (scipy, then
+each method, ``--warmup`` untimed rounds then ``--repeat`` timed ones), so that a machine whose
+load changes meanwhile weighs on all alike; each timing is the median of its ``--repeat``
+samples. Eigenvalues are compared with scipy's. Rows
 print as a table and, with --json, are written out; docs/PERFORMANCE.md holds the measurements.
 """
 import argparse
@@ -24,7 +26,7 @@ def parse_args(argv):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, nargs="+", default=[64, 256, 1000, 2000])
     p.add_argument("--dtype", choices=("float64", "float32", "complex64", "complex128"), default="float64")
-    p.add_argument("--method", nargs="+", choices=("auto", "distributed", "single"), default=["auto"])
+    p.add_argument("--method", nargs="+", choices=("auto", "distributed", "single", "replicated"), default=["auto"])
     p.add_argument("--standard", action="store_true", help="b=None (default: the generalized problem)")
     p.add_argument("--jobz", choices=("N", "V"), default="V")
     p.add_argument("--nb", type=int, default=None, help="block size of the distributed method")
@@ -42,16 +44,24 @@ def _idle_barrier(comm):
         time.sleep(1e-4)
 
 
-def _median_time(call, repeat, warmup, comm):
-    samples = []
-    for rep in range(warmup + repeat):
-        comm.Barrier()
-        start = time.perf_counter()
-        result = call()
-        elapsed = comm.allreduce(time.perf_counter() - start, op=MPI.MAX)
-        if rep >= warmup:
-            samples.append(elapsed)
-    return statistics.median(samples), samples, result
+def _timed(call, comm):
+    """(seconds, result) of one collective call: the slowest rank's time, after a barrier."""
+    comm.Barrier()
+    start = time.perf_counter()
+    result = call()
+    return comm.allreduce(time.perf_counter() - start, op=MPI.MAX), result
+
+
+def _scipy_on_root(call, comm, policy):
+    """(seconds on rank 0, result there) of a single-process call, the other ranks idle."""
+    from .backend.threads import node_cores_lent
+    comm.Barrier()
+    seconds = result = None
+    if comm.rank == 0:
+        with node_cores_lent(policy):
+            seconds, result = _timed(call, MPI.COMM_SELF)
+    _idle_barrier(comm)
+    return comm.bcast(seconds), result
 
 
 def _pencil(n, dtype, seed, standard):
@@ -73,7 +83,7 @@ def _pencil(n, dtype, seed, standard):
 def main(argv=None):
     import scipy.linalg
     import solvers
-    from .backend.threads import node_cores_lent, policy_for
+    from .backend.threads import policy_for
     args = parse_args(sys.argv[1:] if argv is None else argv)
     comm = MPI.COMM_WORLD
     policy = policy_for(comm)
@@ -87,27 +97,27 @@ def main(argv=None):
     rows = []
     for n in args.n:
         a, b = _pencil(n, dtype, args.seed, args.standard)
-        vectors = args.jobz == "V"
-        scipy_s = scipy_samples = w_ref = None
-        if comm.rank == 0:
-            with node_cores_lent(policy):
-                scipy_s, scipy_samples, ref = _median_time(
-                    lambda: scipy.linalg.eigh(a, b, eigvals_only=not vectors), args.repeat, args.warmup, MPI.COMM_SELF)
-            w_ref = ref[0] if vectors else ref
-        else:
-            _idle_barrier(comm)
-        if comm.rank == 0:
-            _idle_barrier(comm)
-        scipy_s = comm.bcast(scipy_s)
+        only = args.jobz == "N"
+        samples = {name: [] for name in ["scipy", *args.method]}
+        for round_ in range(args.warmup + args.repeat):
+            seconds, ref = _scipy_on_root(lambda: scipy.linalg.eigh(a, b, eigvals_only=only), comm, policy)
+            results = {}
+            for method in args.method:
+                results[method] = _timed(lambda: solvers.eigh(a, b, eigvals_only=only, nb=args.nb,
+                                                              method=method), comm)
+            if round_ >= args.warmup:
+                samples["scipy"].append(seconds)
+                for method in args.method:
+                    samples[method].append(results[method][0])
+        w_ref = ref if only else (ref[0] if ref is not None else None)
+        scipy_s = statistics.median(samples["scipy"])
         for method in args.method:
-            eigh_s, samples, got = _median_time(
-                lambda: solvers.eigh(a, b, eigvals_only=not vectors, nb=args.nb, method=method),
-                args.repeat, args.warmup, comm)
-            w = got[0] if vectors else got
+            got = results[method][1]
+            w = got if only else got[0]
+            eigh_s = statistics.median(samples[method])
             row = dict(n=n, ranks=comm.size, dtype=dtype.name, method=method, standard=args.standard,
-                       jobz=args.jobz, eigh_median_s=eigh_s, eigh_samples_s=samples,
-                       scipy_median_s=scipy_s, scipy_samples_s=comm.bcast(scipy_samples),
-                       ratio=eigh_s / scipy_s)
+                       jobz=args.jobz, eigh_median_s=eigh_s, eigh_samples_s=samples[method],
+                       scipy_median_s=scipy_s, scipy_samples_s=samples["scipy"], ratio=eigh_s / scipy_s)
             if comm.rank == 0:
                 row["max_eig_diff"] = float(np.abs(np.asarray(w, dtype=np.float64) - w_ref).max())
             rows.append(row)

@@ -80,7 +80,7 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
         comm = MPI.COMM_WORLD
     policy_for(comm)
     shape = grid_shape(comm.Get_size(), grid)
-    chosen, why = choose_method(method, n, comm.Get_size(), not is_numpy(xp))
+    chosen, why = choose_method(method, n, comm.Get_size(), not is_numpy(xp), replicable=True)
     alone = comm.Get_size() == 1 and chosen == "single"
     if alone or chosen == "replicated" or (chosen == "single" and is_numpy(xp)):
         if check_finite:   # every rank holds the same arrays: the same verdict, no messages

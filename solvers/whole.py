@@ -4,7 +4,9 @@ Distribution pays off only when the problem is large for the ranks it is spread 
 that (one rank, or an order under the measured crossover, method.py), the fastest solve is one
 LAPACK ``s/d syevd``, ``c/z heevd``, ``s/d sygvd`` or ``c/z hegvd`` call (on the GPU, cuSOLVER's
 potrf, triangular solves and ``syevd``/``heevd`` through cupy) on one rank, the results handed to
-the others. Semantics are the distributed drivers': only the ``lower`` / upper triangle of A and
+the others. On CPU the call is made as scipy.linalg.eigh makes it with drivers 'gvd' / 'evd'
+(same wrapper, arguments and workspace), so the results are scipy's bit for bit. Semantics are
+the distributed drivers': only the ``lower`` / upper triangle of A and
 B is read, the imaginary parts of their diagonals are ignored (LAPACK's c/z routines do not read
 them), a B that is not positive definite raises NotPositiveDefiniteError with potrf's info.
 """
@@ -33,26 +35,19 @@ def referenced_finite(xp, x, lower):
     return bool(xp.all(xp.isfinite(x) | ~keep))
 
 
-def _fortran_copy(x):
-    """A Fortran-ordered copy that LAPACK may overwrite, of the matrix whose *other* triangle
-    is x's referenced one: the transpose of a C-ordered x is Fortran-ordered at no cost, and the
-    conjugate of that transpose (a Hermitian matrix's own value: xᴴ = x) is its complex copy."""
-    return x.T.conj() if np.iscomplexobj(x) else x.T.copy(order="F")
-
-
 def _lapack(a, b, itype, vectors, lower):
+    """The LAPACK driver called as scipy.linalg.eigh calls it (driver 'evd' / 'gvd': the same
+    wrapper, arguments and copies), so the results are scipy's, bit for bit."""
     n = a.shape[0]
     name = routine("syevd" if b is None else "sygvd", a.dtype)
-    # Passed as their (conjugate) transposes, so the referenced triangle flips: no reordering copy.
-    uplo = "U" if lower else "L"
     if b is None:
-        driver = scipy.linalg.lapack.get_lapack_funcs(lapack_name("syevd", a.dtype), (a,))
-        w, z, info = driver(_fortran_copy(a), compute_v=int(vectors), lower=int(uplo == "L"),
-                            overwrite_a=1)
+        stem = lapack_name("syevd", a.dtype)
+        driver, query = scipy.linalg.lapack.get_lapack_funcs((stem, stem + "_lwork"), (a,))
+        w, z, info = driver(a, compute_v=int(vectors), lower=int(lower),
+                            **_workspace(query, stem, n, compute_v=int(vectors), lower=int(lower)))
     else:
         driver = scipy.linalg.lapack.get_lapack_funcs(lapack_name("sygvd", a.dtype), (a, b))
-        w, z, info = driver(_fortran_copy(a), _fortran_copy(b), itype=itype,
-                            jobz="V" if vectors else "N", uplo=uplo, overwrite_a=1, overwrite_b=1)
+        w, z, info = driver(a, b, itype=itype, jobz="V" if vectors else "N", uplo="L" if lower else "U")
     if info > n:
         raise NotPositiveDefiniteError(info - n, n)
     if info < 0:
@@ -60,6 +55,21 @@ def _lapack(a, b, itype, vectors, lower):
     if info:
         raise RuntimeError(f"LAPACK {name} did not converge (info={info})")
     return w, (z if vectors else None), f"LAPACK {name}"
+
+
+# The workspace arguments of the lwork queries, in the order they return them.
+_WORKSPACE = {"syevd": ("lwork", "liwork"), "heevd": ("lwork", "liwork", "lrwork")}
+
+
+def _workspace(query, stem, n, **args):
+    """The optimal workspace LAPACK reports, as scipy.linalg.eigh asks for it (single
+    precision sizes rounded up past their float32 rounding, as scipy does)."""
+    *sizes, info = query(n, **args)
+    if info:
+        raise RuntimeError(f"LAPACK {stem} workspace query failed (info={info})")
+    single = query.dtype in (np.float32, np.complex64)
+    return {name: int(np.nextafter(np.float32(size.real), np.float32(np.inf)) if single else size.real)
+            for name, size in zip(_WORKSPACE[stem], sizes)}
 
 
 def _hermitian(xp, x, lower):

@@ -96,3 +96,38 @@ def copy_call(args, kwargs, convert):
     args = tuple(_replace(a, conv) for a in args)
     kwargs = {key: _replace(v, conv) for key, v in kwargs.items()}
     return args, kwargs, made
+
+
+def complete(how, requests):
+    """Completes every request of the list by `how`, one of COMPLETIONS."""
+    if how == "Wait":
+        for r in requests:
+            r.Wait()
+    elif how == "Test":
+        for r in requests:
+            while not r.Test():
+                pass
+    elif how == "Waitall":
+        MPI.Request.Waitall(requests)
+    elif how == "Testall":
+        while not MPI.Request.Testall(requests):
+            pass
+    elif how in ("Waitany", "Testany"):
+        left = list(requests)
+        while any(r != MPI.REQUEST_NULL for r in left):
+            if how == "Waitany":
+                MPI.Request.Waitany(left)
+            else:
+                MPI.Request.Testany(left)
+    elif how in ("Waitsome", "Testsome"):
+        while any(r != MPI.REQUEST_NULL for r in requests):
+            getattr(MPI.Request, how)(requests)
+    elif how == "Get_status-then-Wait":
+        for r in requests:
+            while not r.Get_status():
+                pass
+            r.Wait()
+
+
+COMPLETIONS = ["Wait", "Test", "Waitall", "Testall", "Waitany", "Testany", "Waitsome", "Testsome",
+               "Get_status-then-Wait"]

@@ -3,7 +3,8 @@
 # GPU (one rank per GPU when there are several), stop MPS, print a pass/fail table.
 #
 #   bash tests/gpu_harness.sh [--ranks "1 2 4"] [--no-build] [--no-tests] [--bench]
-#        [--bench-args "..."] [--solver-bench "N ..."] [--microbench] [-- extra pytest args]
+#        [--bench-args "..."] [--solver-bench "N ..."] [--microbench]
+#        [--mpi4py-suite] [--mpi4py-suite-args "..."] [-- extra pytest args]
 #
 # --bench: after the tests, python -m hpcolls.bench for every rank count (JSON and table next to
 # the logs) for docs/PERFORMANCE.md; --bench-args replaces its default arguments (--no-inplace).
@@ -12,6 +13,11 @@
 # --microbench: first, build and run native/bench's one-process diagnostics (the one-shot
 # anatomy ladder, with Nsight Compute's counters of its kernels when ncu is there, and the
 # speed-of-light flags between GPU 0 and every GPU it reaches).
+# --mpi4py-suite: for every rank count, mpi4py's own test modules with cupy arrays through
+# hpcolls.wrap, against the plain run with host arrays (plain mpi4py cannot take cupy arrays on
+# an MPI that is not CUDA-aware): tests/mpi4py_suite/run.sh --arrays cupy --reference-arrays host
+# --known none --timeout-factor 6, plus --mpi4py-suite-args (e.g. "--modules 'test_cco_buf'"). This machine has no PyPI: the mpi4py sdist must already be in
+# .venv/mpi4py-suite (bash tests/mpi4py_suite/run.sh --fetch-only where PyPI is reachable).
 #
 # Runs with the machine's own python3 and packages (no internet): cupy, mpi4py, pybind11,
 # scikit-build-core, cmake, ninja must be there; the build uses --no-build-isolation.
@@ -25,6 +31,8 @@ bench_args="--no-inplace"
 solver_orders=""
 tests=1
 microbench=0
+mpi4py_suite=0
+mpi4py_suite_args=""
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -35,8 +43,10 @@ while [ $# -gt 0 ]; do
     --solver-bench) solver_orders="$2"; shift 2 ;;
     --no-tests) tests=0; shift ;;
     --microbench) microbench=1; shift ;;
+    --mpi4py-suite) mpi4py_suite=1; shift ;;
+    --mpi4py-suite-args) mpi4py_suite_args="$2"; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
     *) echo "gpu_harness: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -96,7 +106,7 @@ stop_mps() {
 }
 trap stop_mps EXIT
 
-declare -A result
+declare -A result suite_result
 for n in $ranks_list; do
   if [ "$n" -gt "$ngpu" ] && [ "$mps_started" = 0 ]; then start_mps; fi
   placement=$([ "$n" -gt "$ngpu" ] && echo "$n ranks on $ngpu GPU(s), MPS" || echo "one rank per GPU")
@@ -118,6 +128,16 @@ for n in $ranks_list; do
     timeout 600 mpiexec --oversubscribe -n "$n" "$py" -m hpcolls.bench $bench_args \
       --json "$logs/bench-n$n.json" >"$logs/bench-n$n.txt" 2>&1 || echo "bench with $n ranks failed (see $logs/bench-n$n.txt)"
     tail -25 "$logs/bench-n$n.txt"
+  fi
+  if [ "$mpi4py_suite" = 1 ]; then
+    echo "== mpi4py's test suite with cupy arrays through hpcolls, $n rank(s): $placement"
+    suite_log="$logs/mpi4py-suite-n$n.log"
+    # shellcheck disable=SC2086  # mpi4py_suite_args is a list of words on purpose
+    bash tests/mpi4py_suite/run.sh --python "$py" --ranks "$n" --arrays cupy --reference-arrays host \
+      --known none --timeout-factor 6 --out "$logs/mpi4py-suite-n$n" $mpi4py_suite_args >"$suite_log" 2>&1
+    rc=$?
+    tail -70 "$suite_log"
+    suite_result[$n]="rc=$rc $(grep "^mpi4py-suite:" "$suite_log" | tail -1)"
   fi
   if [ -n "$solver_orders" ]; then
     if [ "$n" = 1 ]; then
@@ -144,4 +164,13 @@ for n in $ranks_list; do
   echo "| $n | ${result[$n]} |"
   case "${result[$n]}" in rc=0*) ;; *) status=1 ;; esac
 done
+if [ "$mpi4py_suite" = 1 ]; then
+  echo
+  echo "| ranks | mpi4py's suite, cupy arrays through hpcolls against plain mpi4py with host arrays |"
+  echo "| --- | --- |"
+  for n in $ranks_list; do
+    echo "| $n | ${suite_result[$n]} (details: $logs/mpi4py-suite-n$n.log) |"
+    case "${suite_result[$n]}" in rc=0*) ;; *) status=1 ;; esac
+  done
+fi
 exit $status

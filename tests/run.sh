@@ -5,6 +5,9 @@
 #   tests/cpu  plain pytest
 #   tests/mpi  under mpiexec with 1, 2 and 4 ranks (oversubscribed), each run bounded by a
 #              time-out so a hung rank fails the run instead of stalling it
+#   tests/mpi4py_suite  mpi4py's own test modules at 3 ranks, plain and through hpcolls.wrap:
+#              every test's outcome must be the same (its own closing line, "mpi4py-suite: ...";
+#              HPCOLLS_TEST_MPI4PY_SUITE=0 leaves it out; run alone: tests/mpi4py_suite/run.sh)
 # and ends with one summary line. Extra arguments go to every pytest run (e.g. -k name).
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -38,6 +41,13 @@ for n in 1 2 4; do
   run "mpi-n$n" timeout --kill-after=15 "$mpi_timeout" "${HPCOLLS_MPIEXEC[@]}" -n "$n" \
     "$HPCOLLS_PY" -m pytest tests/mpi -q
 done
+
+if [ "${HPCOLLS_TEST_MPI4PY_SUITE:-1}" != 0 ]; then
+  echo "== mpi4py-suite"
+  bash tests/mpi4py_suite/run.sh --out "$reports/mpi4py-suite"
+  rc=$?
+  [ "$rc" = 0 ] || failed_runs+=("mpi4py-suite (exit $rc)")
+fi
 
 "$HPCOLLS_PY" - "$reports" <<'PY'
 import glob, sys, xml.etree.ElementTree as ET

@@ -90,15 +90,16 @@ __global__ void two_rank_floor(DevComm c, const char* send, char* recv) {
   hpcolls::wait_for_previous_kernel();
   hpcolls::allow_next_kernel_to_launch();
   if (threadIdx.x != 0) return;
-  using LL = hpcolls::LLLine<0>;
+  using Packet = hpcolls::LLPacket<0>;
   const uint2 mine = *reinterpret_cast<const uint2*>(send);
   const uint32_t epoch = static_cast<const volatile hpcolls::DeviceCounters*>(c.counters)->epoch + 1;
   const size_t half = (epoch & 1) ? c.half_bytes : 0;
-  LL::store(reinterpret_cast<uint4*>(static_cast<char*>(c.scratch[1]) + half), mine.x, mine.y, epoch);
-  const uint4* from = reinterpret_cast<const uint4*>(static_cast<char*>(c.scratch[0]) + half) + hpcolls::kLinesPerChunk;
-  ulonglong2 w;
-  do w = LL::load(from);
-  while (!LL::complete(w, epoch));
+  Packet::write(reinterpret_cast<hpcolls::LLLine*>(static_cast<char*>(c.scratch[1]) + half), mine.x, mine.y, epoch);
+  const auto* from = reinterpret_cast<const hpcolls::LLLine*>(static_cast<char*>(c.scratch[0]) + half) + hpcolls::kLinesPerChunk;
+  Packet pk;
+  do pk = Packet::read(from);
+  while (!pk.holds(epoch));
+  const ulonglong2 w = pk.words;
   const double a = __longlong_as_double((long long)(uint64_t(mine.y) << 32 | mine.x));
   const double b = __longlong_as_double((long long)(uint64_t(uint32_t(w.y)) << 32 | uint32_t(w.x)));
   *reinterpret_cast<double*>(recv) = hpcolls::Reduce<double, hpcolls::Op::Max>::apply(a, b);
@@ -183,14 +184,14 @@ int main(int argc, char** argv) {
   // launched as a programmatic dependent of the kernel before it or in plain stream order.
   const auto real = [&](const DevComm& comm, size_t bytes, bool dependent = false) {
     const int threads = int(((bytes + 15) / 16 << comm.lane_shift) + 31) / 32 * 32;
-    hpcolls::AllreduceArgs a{buf, buf, bytes, true, 1, threads, s, dependent};
+    hpcolls::CollectiveArgs a{buf, buf, bytes, true, 1, threads, s, dependent};
     return [=] { cuda_check(hpcolls::launch_allreduce_oneshot(comm, hpcolls::DType::F64, hpcolls::Op::Max, a), "launch"); };
   };
   // The same on the small-message kernel (a thread per chunk, the rank count compiled in), which
   // the dispatcher picks for such calls (oneshot_small_fits): the "real" rows are the general one.
   const auto small = [&](const DevComm& comm, size_t bytes, bool dependent = false) {
     const int threads = int((bytes + 15) / 16 + 31) / 32 * 32;
-    hpcolls::AllreduceArgs a{buf, buf, bytes, true, 1, threads, s, dependent};
+    hpcolls::CollectiveArgs a{buf, buf, bytes, true, 1, threads, s, dependent};
     return [=] { cuda_check(hpcolls::launch_allreduce_oneshot_small(comm, hpcolls::DType::F64, hpcolls::Op::Max, a), "launch"); };
   };
   // N ranks looped back onto this process: "rank q"'s scratch is mapped q slots above ours, so

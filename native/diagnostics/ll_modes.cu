@@ -22,15 +22,15 @@ cudaError_t for_ll_mode(int mode, F&& launch) {
   }
 }
 
-cudaError_t oneshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a) {
+cudaError_t oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a) {
   return for_ll_mode(c.ll_mode, [&](auto mode) { return kernels::launch_oneshot<decltype(mode)::value>(c, t, op, a); });
 }
 
-cudaError_t twoshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a) {
+cudaError_t twoshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a) {
   return for_ll_mode(c.ll_mode, [&](auto mode) { return kernels::launch_twoshot<decltype(mode)::value>(c, t, op, a); });
 }
 
-const DiagnosticLaunchers kLaunchers{kDiagnosticsVersion, sizeof(DevComm), sizeof(AllreduceArgs), &oneshot, &twoshot};
+const DiagnosticLaunchers kLaunchers{kDiagnosticsVersion, sizeof(DevComm), sizeof(CollectiveArgs), &oneshot, &twoshot};
 
 }  // namespace
 

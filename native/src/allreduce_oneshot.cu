@@ -4,7 +4,7 @@
 
 namespace hpcolls {
 
-cudaError_t launch_allreduce_oneshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a) {
+cudaError_t launch_allreduce_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a) {
   return kernels::launch_oneshot<0>(c, t, op, a);
 }
 

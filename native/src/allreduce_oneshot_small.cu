@@ -5,7 +5,7 @@
 
 namespace hpcolls {
 
-cudaError_t launch_allreduce_oneshot_small(const DevComm& c, DType t, Op op, const AllreduceArgs& a) {
+cudaError_t launch_allreduce_oneshot_small(const DevComm& c, DType t, Op op, const CollectiveArgs& a) {
   return launch_allreduce_kernel<kernels::kSmallMode>(c, t, op, a, [&c](auto type_tag, auto op_tag) {
     using T = decltype(type_tag);
     constexpr Op kOp = decltype(op_tag)::value;

@@ -11,6 +11,7 @@
 #include "hpcolls/errors.h"
 #include "hpcolls/fast_allreduce.h"
 #include "hpcolls/native_comm.h"
+#include "hpcolls/plan.h"
 #include "hpcolls/runtime_info.h"
 
 namespace py = pybind11;
@@ -113,6 +114,41 @@ PYBIND11_MODULE(_native, m) {
       py::arg("stream"));
 
 
+  // plan() on its own (plan.h), a pure function: the selection's tests run without a GPU.
+  static_assert(int(Collective::kCount) == 2, "COLLECTIVES below lists every Collective");
+  m.def(
+      "plan",
+      [](size_t bytes, int dtype, int op, int nranks, size_t half_bytes, int max_blocks, bool gpu_shared,
+         bool dependent_launch, int threads_override, int ll_mode, int algo, size_t oneshot_max_bytes,
+         size_t twoshot_max_bytes, int collective) {
+        PlanInputs in;
+        in.nranks = nranks;
+        in.half_bytes = half_bytes;
+        in.max_blocks = max_blocks;
+        in.gpu_shared = gpu_shared;
+        in.dependent_launch = dependent_launch;
+        in.threads_override = threads_override;
+        in.ll_mode = ll_mode;
+        in.mode = static_cast<AlgoMode>(algo);
+        in.oneshot_max_bytes = oneshot_max_bytes;
+        in.twoshot_max_bytes = twoshot_max_bytes;
+        if (nranks < 1 || nranks > kMaxRanks || max_blocks < 1 || dtype < 0 || dtype >= int(DType::kCount) || op < 0 ||
+            op >= int(Op::kCount) || algo < -1 || algo > 1 || collective < 0 || collective >= int(Collective::kCount))
+          throw std::invalid_argument("hpcolls: plan: an input out of range");
+        const auto what = static_cast<Collective>(collective);
+        const Plan p = plan(in, what, bytes, static_cast<DType>(dtype), static_cast<Op>(op));
+        return py::make_tuple(kernel_name(p.kernel), p.blocks, p.threads, p.dependent_launch, p.piece_bytes, p.pieces,
+                              largest_message(in, what), small_oneshot_max_bytes(in));
+      },
+      py::arg("bytes"), py::arg("dtype"), py::arg("op"), py::arg("nranks"), py::arg("half_bytes"),
+      py::arg("max_blocks"), py::arg("gpu_shared") = false, py::arg("dependent_launch") = false,
+      py::arg("threads_override") = 0, py::arg("ll_mode") = 0, py::arg("algo") = -1,
+      py::arg("oneshot_max_bytes") = size_t(64) << 10, py::arg("twoshot_max_bytes") = SIZE_MAX,
+      py::arg("collective") = 0,
+      "(kernel, blocks, threads, dependent_launch, piece_bytes, pieces, largest_message, "
+      "small_oneshot_max_bytes) of a call under these inputs (plan.h; collective: COLLECTIVES' index)");
+  m.attr("COLLECTIVES") = py::make_tuple("allreduce", "allgather");  // Collective's values, in order
+
   py::class_<NativeComm>(m, "NativeComm")
       .def(py::init<int, int, int, size_t, double, int>(), py::arg("rank"), py::arg("nranks"),
            py::arg("device"), py::arg("scratch_bytes"), py::arg("timeout_s"), py::arg("ranks_on_device"))
@@ -137,12 +173,34 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("dependent_launch", &NativeComm::dependent_launch)
       .def("max_bytes", [](const NativeComm& c, int algo) { return c.max_bytes(static_cast<Algo>(algo)); })
       .def("select", &NativeComm::select)
+      .def(
+          "plan",
+          [](const NativeComm& c, size_t bytes, int dtype, int op) {
+            const Plan p = c.plan_of(bytes, static_cast<DType>(dtype), static_cast<Op>(op));
+            py::dict r;
+            r["kernel"] = kernel_name(p.kernel);
+            r["blocks"] = p.blocks;
+            r["threads"] = p.threads;
+            r["dependent_launch"] = p.dependent_launch;
+            r["piece_bytes"] = p.piece_bytes;
+            r["pieces"] = p.pieces;
+            return r;
+          },
+          py::arg("bytes"), py::arg("dtype"), py::arg("op"),
+          "How a call of `bytes` bytes of (dtype, op) would run (native/include/hpcolls/plan.h): kernel "
+          "name ('' when none), grid, dependent launch, and the pieces (0: not native, 1: whole)")
       .def("largest_message", &NativeComm::largest_message)
       .def("kernel", &NativeComm::kernel)
       .def("allreduce",
            [](NativeComm& c, uintptr_t send, uintptr_t recv, size_t count, int dtype, int op, uintptr_t stream) {
              return c.allreduce(send, recv, count, static_cast<DType>(dtype), static_cast<Op>(op), stream);
            })
+      .def("allgather", &NativeComm::allgather, py::arg("send"), py::arg("recv"), py::arg("bytes"),
+           py::arg("stride") = 0, py::arg("stream") = 0,
+           "Allgather of `bytes` bytes per rank (any datatype): rank q's block lands at recv + q * stride "
+           "(0: bytes); in place when send == recv + rank * stride. 0, or -1 when it does not fit (nothing "
+           "launched): largest_allgather() is the largest block")
+      .def("largest_allgather", [](const NativeComm& c) { return c.largest_allgather(); })
       .def("probe", &NativeComm::probe, py::call_guard<py::gil_scoped_release>())
       // Where rank r's scratch is mapped in this process (hpcolls._native_diag.peek/poke read it).
       .def("scratch_address", [](const NativeComm& c, int r) { return reinterpret_cast<uintptr_t>(c.scratch_base(r)); })

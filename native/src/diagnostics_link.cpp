@@ -27,7 +27,7 @@ const DiagnosticLaunchers* diagnostic_launchers(int mode) {
   const auto* table = static_cast<const DiagnosticLaunchers*>(PyCapsule_GetPointer(capsule.ptr(), kDiagnosticsCapsule));
   if (table == nullptr) throw py::error_already_set();
   if (table->version != kDiagnosticsVersion || table->dev_comm_bytes != sizeof(DevComm) ||
-      table->allreduce_args_bytes != sizeof(AllreduceArgs))
+      table->allreduce_args_bytes != sizeof(CollectiveArgs))
     throw std::invalid_argument(what + ", and hpcolls._native_diag was built from other sources than "
                                 "hpcolls._native: rebuild both (HPCOLLS_DIAGNOSTICS=1)");
   return table;

@@ -48,8 +48,8 @@ NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, d
   cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
   // Blocks of a call wait on each other's peers, so all must be resident at once, also when
   // several ranks share the GPU (MPS): give each rank its share of the SMs.
-  max_blocks_ = std::max(1, std::min(64, sms / std::max(1, ranks_on_device)));
-  gpu_shared_ = ranks_on_device > 1;
+  in_.max_blocks = std::max(1, std::min(64, sms / std::max(1, ranks_on_device)));
+  in_.gpu_shared = ranks_on_device > 1;
   int major = 0;
   cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
   dependent_launch_supported_ = major >= 9;
@@ -60,6 +60,8 @@ NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, d
   dev_.rank = rank;
   dev_.nranks = nranks;
   dev_.lane_shift = oneshot_lane_shift(nranks);
+  in_.nranks = nranks;
+  in_.half_bytes = dev_.half_bytes;
   set_timeout(timeout_s);
 }
 
@@ -71,7 +73,7 @@ void NativeComm::set_ll_mode(int mode, const DiagnosticLaunchers* launchers) {
                                 std::to_string(kLLModes - 1) + " (native/include/hpcolls/ll_line.cuh)");
   if (mode != 0 && launchers == nullptr)
     throw std::invalid_argument("hpcolls: LL mode " + std::to_string(mode) + " needs the diagnostic module's kernels");
-  dev_.ll_mode = mode;
+  dev_.ll_mode = in_.ll_mode = mode;
   diagnostic_ = mode == 0 ? nullptr : launchers;
 }
 
@@ -80,7 +82,7 @@ void NativeComm::set_threads_per_block(int threads) {
   if (threads != 0 && (threads < 32 || threads > 1024 || threads % 32 != 0))
     throw std::invalid_argument("hpcolls: " + std::to_string(threads) +
                                 " threads per block is not 0 (chosen per call) or a multiple of 32 up to 1024");
-  threads_override_ = threads;
+  in_.threads_override = threads;
 }
 
 void NativeComm::set_timeout(double seconds) {
@@ -95,45 +97,14 @@ void NativeComm::open_peers(const std::vector<std::string>& handles) {
   peers_open_ = true;
 }
 
-size_t NativeComm::max_bytes(Algo algo) const {
-  // Inverse of {oneshot,twoshot}_half_bytes, rounded down to whole chunks.
-  const size_t half = dev_.half_bytes;
-  const size_t line_bytes = kLinesPerChunk * 16;
-  if (algo == Algo::OneShot) return half / (size_t(nranks_) * line_bytes) * kChunkBytes;
-  return half / (2 * size_t(nranks_) * line_bytes) * size_t(nranks_) * kChunkBytes;
-}
-
 int NativeComm::select(size_t bytes) const {
-  const bool fits1 = oneshot_half_bytes(bytes, nranks_) <= dev_.half_bytes;
-  const bool fits2 = twoshot_half_bytes(bytes, nranks_) <= dev_.half_bytes;
-  switch (mode_) {
-    case AlgoMode::OneShot: return fits1 ? int(Algo::OneShot) : -1;
-    case AlgoMode::TwoShot: return fits2 ? int(Algo::TwoShot) : -1;
-    default:
-      if (fits1 && (bytes <= oneshot_max_bytes_ || nranks_ == 1)) return int(Algo::OneShot);
-      if (fits2 && bytes <= twoshot_max_bytes_) return int(Algo::TwoShot);
-      return -1;
-  }
-}
-
-size_t NativeComm::largest_message() const {
-  const size_t one = max_bytes(Algo::OneShot), two = max_bytes(Algo::TwoShot);
-  switch (mode_) {  // as select() decides
-    case AlgoMode::OneShot: return one;
-    case AlgoMode::TwoShot: return two;
-    default:
-      if (nranks_ == 1) return one;
-      // Whole chunks: the thresholds need not be (one and two are).
-      return std::max(std::min(one, oneshot_max_bytes_), std::min(two, twoshot_max_bytes_)) / kChunkBytes *
-             kChunkBytes;
-  }
+  const Plan p = plan_of(bytes, DType::U8, Op::Sum);  // the choice does not depend on the type
+  return p.pieces == 1 ? int(algo_of(p.kernel)) : -1;
 }
 
 std::string NativeComm::kernel(size_t bytes) const {
-  const int algo = select(bytes);
-  if (algo < 0) return "";
-  if (algo == int(Algo::TwoShot)) return "two-shot";
-  return small_kernel((bytes + kChunkBytes - 1) / kChunkBytes) ? "one-shot (small-message kernel)" : "one-shot";
+  const Plan p = plan_of(bytes, DType::U8, Op::Sum);
+  return p.pieces == 1 ? kernel_name(p.kernel) : "";
 }
 
 namespace {
@@ -208,10 +179,42 @@ void NativeComm::wait_last_call() {
     cuda_check(cudaEventSynchronize(order_event_), "cudaEventSynchronize");
 }
 
-int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op op, uintptr_t stream) {
+void NativeComm::check_usable() {
   if (broken_) throw CommunicatorBroken("hpcolls: communicator is broken (" + broken_why_ + "); create a new one");
   if (host_error_->code != 0) raise_timeout();
   if (!peers_open_) throw std::logic_error("hpcolls: open_peers() was not called");
+}
+
+template <typename Launch>
+void NativeComm::launch_call(const CollectiveArgs& a, Launch launch, const char* what) {
+  if (calls_ == UINT32_MAX - 1)
+    throw CommunicatorBroken("hpcolls: this communicator used all 2^32-2 epochs of its LL flags; Dup() a new one");
+  int cur = -1;
+  if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");
+  StreamFacts facts(a.stream);
+  order_before_launch(a.stream, facts);
+  cuda_check(launch(), what);
+  note_launch(a.stream, facts);
+  ++calls_;
+}
+
+namespace {
+CollectiveArgs args_of(const Plan& p, uintptr_t send, uintptr_t recv, size_t bytes, bool vec_ok, uintptr_t stream) {
+  CollectiveArgs a;
+  a.send = reinterpret_cast<const void*>(send);
+  a.recv = reinterpret_cast<void*>(recv);
+  a.bytes = bytes;
+  a.vec_ok = vec_ok;
+  a.threads = p.threads;
+  a.blocks = p.blocks;
+  a.stream = reinterpret_cast<cudaStream_t>(stream);
+  a.dependent_launch = p.dependent_launch;
+  return a;
+}
+}  // namespace
+
+int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op op, uintptr_t stream) {
+  check_usable();
   const size_t esize = dtype_size(t);
   if (esize == 0) throw std::invalid_argument("hpcolls: unknown dtype code");
   if (int(op) < 0 || op >= Op::kCount) throw std::invalid_argument("hpcolls: unknown op code");
@@ -220,49 +223,45 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
                                 dtype_name(t) + " (MPI: floating point takes SUM, PROD, MIN, MAX; complex SUM, "
                                 "PROD; bool LAND, LOR, LXOR; integers every op)");
   const size_t bytes = count * esize;
-  if (bytes == 0) return int(mode_ == AlgoMode::TwoShot ? Algo::TwoShot : Algo::OneShot);
-  const int algo = select(bytes);
-  if (algo < 0) return -1;
+  if (bytes == 0) return int(in_.mode == AlgoMode::TwoShot ? Algo::TwoShot : Algo::OneShot);
+  const Plan p = plan_of(bytes, t, op);
+  if (p.pieces != 1) return -1;
   const size_t align = dtype_alignment(t);
   if (send % align || recv % align)
     throw std::invalid_argument("hpcolls: buffer address not aligned to its element type");
-  if (calls_ == UINT32_MAX - 1)
-    throw CommunicatorBroken("hpcolls: this communicator used all 2^32-2 epochs of its LL flags; Dup() a new one");
+  const CollectiveArgs a = args_of(p, send, recv, bytes, send % 16 == 0 && recv % 16 == 0, stream);
+  launch_call(a, [&] { return launch(p.kernel, t, op, a); },
+              p.kernel == Kernel::AllreduceTwoShot ? "launch(allreduce two-shot)" : "launch(allreduce one-shot)");
+  return int(algo_of(p.kernel));
+}
 
-  AllreduceArgs a;
-  a.send = reinterpret_cast<const void*>(send);
-  a.recv = reinterpret_cast<void*>(recv);
-  a.bytes = bytes;
-  a.vec_ok = (send % 16 == 0) && (recv % 16 == 0);
-  const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
-  const bool small = algo == int(Algo::OneShot) && small_kernel(chunks);
-  const size_t items = algo == int(Algo::OneShot) && !small ? chunks << dev_.lane_shift : chunks;  // threads with work
-  a.threads = items >= size_t(kThreadsPerBlock) ? kThreadsPerBlock : int((items + 31) / 32 * 32);
-  if (threads_override_ > 0) a.threads = threads_override_;
-  a.blocks = int(std::min<size_t>(max_blocks_, (items + a.threads - 1) / a.threads));
-  a.stream = reinterpret_cast<cudaStream_t>(stream);
-  // A dependent grid starts, and holds its blocks' SM slots, while the call before it still
-  // runs: two grids of this rank resident at once. Ranks sharing the GPU (MPS) each have a share
-  // of the SMs (max_blocks_) sized for one grid; with two grids of a full share waiting on every
-  // rank but a late one, their blocks filled the SMs that rank's own kernels needed before it
-  // joined (time-outs behind the solver's kernels at 4 ranks on one H200, docs/PERFORMANCE.md).
-  // So where the GPU is shared, only a grid of at most half the share is launched as a dependent:
-  // two of them hold no more than one grid did before dependent launch.
-  a.dependent_launch = dependent_launch_ && (!gpu_shared_ || 2 * a.blocks <= max_blocks_);
+int NativeComm::allgather(uintptr_t send, uintptr_t recv, size_t bytes, size_t stride, uintptr_t stream) {
+  check_usable();
+  if (stride == 0) stride = bytes;
+  if (stride < bytes) throw std::invalid_argument("hpcolls: Allgather: the block stride is smaller than a block");
+  if (bytes == 0) return 0;
+  const Plan p = plan(in_, Collective::Allgather, bytes, DType::U8, Op::Sum);
+  if (p.pieces != 1) return -1;
+  const uintptr_t own = recv + uintptr_t(rank_) * stride;
+  const uintptr_t recv_end = recv + uintptr_t(nranks_ - 1) * stride + bytes;
+  if (send != own && send < recv_end && recv < send + bytes)
+    throw std::invalid_argument("hpcolls: Allgather: the send buffer overlaps the receive buffer other than as its "
+                                "own block (in place: send = recv + rank * stride)");
+  CollectiveArgs a = args_of(p, send, recv, bytes, send % 16 == 0 && recv % 16 == 0 && stride % 16 == 0, stream);
+  a.stride = stride;
+  launch_call(a, [&] { return launch_allgather_oneshot(dev_, a); }, "launch(allgather one-shot)");
+  return 0;
+}
 
-  int cur = -1;
-  if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");
-  StreamFacts facts(a.stream);
-  order_before_launch(a.stream, facts);
-  const cudaError_t err = diagnostic_ != nullptr   ? (algo == int(Algo::OneShot) ? diagnostic_->oneshot
-                                                                                  : diagnostic_->twoshot)(dev_, t, op, a)
-                          : small                       ? launch_allreduce_oneshot_small(dev_, t, op, a)
-                          : algo == int(Algo::OneShot) ? launch_allreduce_oneshot(dev_, t, op, a)
-                                                       : launch_allreduce_twoshot(dev_, t, op, a);
-  cuda_check(err, algo == int(Algo::OneShot) ? "launch(allreduce one-shot)" : "launch(allreduce two-shot)");
-  note_launch(a.stream, facts);
-  ++calls_;
-  return algo;
+cudaError_t NativeComm::launch(Kernel k, DType t, Op op, const CollectiveArgs& a) const {
+  if (diagnostic_ != nullptr)  // a diagnostic LL mode: never the small-message kernel (plan.cpp)
+    return (k == Kernel::AllreduceTwoShot ? diagnostic_->twoshot : diagnostic_->oneshot)(dev_, t, op, a);
+  switch (k) {
+    case Kernel::AllreduceOneShotSmall: return launch_allreduce_oneshot_small(dev_, t, op, a);
+    case Kernel::AllreduceOneShot: return launch_allreduce_oneshot(dev_, t, op, a);
+    case Kernel::AllreduceTwoShot: return launch_allreduce_twoshot(dev_, t, op, a);
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 int64_t NativeComm::probe(int64_t nonce) {
@@ -274,10 +273,10 @@ int64_t NativeComm::probe(int64_t nonce) {
   try {
     cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate(probe)");
     cuda_check(cudaMemcpy(buf, &nonce, sizeof(nonce), cudaMemcpyHostToDevice), "cudaMemcpy(probe)");
-    const AlgoMode saved = mode_;
-    mode_ = AlgoMode::OneShot;
+    const AlgoMode saved = in_.mode;
+    in_.mode = AlgoMode::OneShot;
     allreduce(uintptr_t(buf), uintptr_t(buf), 1, DType::I64, Op::Sum, uintptr_t(s));
-    mode_ = saved;
+    in_.mode = saved;
     synchronize();
     cuda_check(cudaMemcpy(&result, buf, sizeof(result), cudaMemcpyDeviceToHost), "cudaMemcpy(probe)");
     last_ = LastCall::None;  // the private stream dies here and the probe is complete
@@ -304,7 +303,8 @@ void NativeComm::raise_timeout() {
   const volatile ErrorRecord* r = host_error_;
   const std::string why = "rank " + std::to_string(r->rank) + " timed out after " +
                           std::to_string(double(dev_.timeout_ns) / 1e9) + " s waiting for peer " +
-                          std::to_string(r->peer) + " in allreduce (" + algo_name(r->algo) +
+                          std::to_string(r->peer) + " in " + collective_name(Collective(r->collective)) + " (" +
+                          algo_name(r->algo) +
                           "), epoch " + std::to_string(r->epoch) +
                           ": a rank skipped or reordered a collective, or died";
   broken_ = true;

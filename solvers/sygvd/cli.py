@@ -130,7 +130,7 @@ def build_parser():
                       help="transport of the solver's collectives on GPU: hpcolls kernels, NCCL "
                            "(through hpcolls), or MPI; auto: hpcolls on GPU. A CPU run's host "
                            "buffers always go to MPI (the header says so)")
-    dist.add_argument("--method", choices=METHODS, default="auto",
+    dist.add_argument("--method", choices=[m for m in METHODS if m != "replicated"], default="auto",
                       help="distributed: the stages over the grid; single: the whole problem by "
                            "one LAPACK/cuSOLVER call on rank 0, results handed to all; auto: "
                            "single at one rank and, on CPUs, below the measured crossover order "

@@ -63,20 +63,48 @@ def test_every_numpy_type_has_a_code_and_size():
 
 
 def test_host_buffers_are_left_to_mpi4py():
-    assert buffers.resolve(np.zeros(3)) is None
-    assert buffers.resolve([np.zeros(3), MPI.DOUBLE]) is None
-    assert buffers.resolve(bytearray(8)) is None
-    for spec in (np.zeros(3), [np.zeros(3), 2, MPI.DOUBLE], [np.zeros(3), 1, 2, MPI.DOUBLE], bytearray(8), "x"):
+    for spec in (np.zeros(3), [np.zeros(3), 2, MPI.DOUBLE], [np.zeros(3), 1, 2, MPI.DOUBLE], bytearray(8), "x",
+                 None, MPI.IN_PLACE):
         assert buffers.device_array(spec) is None  # whatever the spec: mpi4py judges host ones
 
 
-@pytest.mark.parametrize("spec,match", [([np.zeros(3)], "buffer spec"),
-                                         ([np.zeros(3), 1, 2, MPI.DOUBLE], "buffer spec"),
-                                         ([np.zeros(3), "x"], "MPI datatype"),
-                                         ([np.zeros(3), 1.5, MPI.DOUBLE], "integer count")])
-def test_malformed_specs_are_rejected(spec, match):
+DEV = buffers.DeviceArray(ptr=4096, nbytes=48, dtype=np.dtype(np.float64), device=0)
+
+
+@pytest.mark.parametrize("spec,want", [
+    ("bare", (6, dtypes.F64, 48)),
+    (["a", MPI.FLOAT], (12, dtypes.F32, 48)),
+    (["a", 5, MPI.DOUBLE], (5, dtypes.F64, 40)),
+    (["a", np.int64(2), MPI.C_DOUBLE_COMPLEX], (2, dtypes.C128, 32)),
+])
+def test_native_buffer_reads_specs_as_mpi4py_does(spec, want):
+    got = buffers.native_buffer(spec, DEV)
+    assert (got.count, got.code, got.nbytes) == want and got.ptr == DEV.ptr
+
+
+@pytest.mark.parametrize("spec", [["a"], ["a", 1, 2, MPI.DOUBLE], ["a", "x"], ["a", 1.5, MPI.DOUBLE],
+                                  ["a", (2, 0), MPI.DOUBLE], ["a", MPI.SHORT]])
+def test_native_buffer_leaves_other_specs_to_mpi(spec):
+    # Displacements, vector counts, types the kernels lack: MPI interprets (or rejects) them.
+    assert buffers.native_buffer(spec, DEV) is None
+
+
+@pytest.mark.parametrize("spec,match", [(["a", 6, MPI.DOUBLE], "exceeds"),
+                                         (["a", MPI.C_DOUBLE_COMPLEX], "whole number")])
+def test_native_buffer_rejects_specs_larger_than_the_array(spec, match):
     with pytest.raises(InvalidBufferError, match=match):
-        buffers.resolve(spec)
+        buffers.native_buffer(spec, DEV._replace(nbytes=40))
+
+
+@pytest.mark.parametrize("spec,want", [(np.zeros(4), (4, "MPI_DOUBLE")),
+                                       ([np.zeros(4), MPI.FLOAT], (8, "MPI_FLOAT")),
+                                       ([np.zeros(4, np.int32), 3, MPI.INT], (3, "MPI_INT")),
+                                       (np.zeros(5, np.int8), (5, "MPI_SIGNED_CHAR")),
+                                       (bytearray(6), (6, "MPI_UNSIGNED_CHAR")),
+                                       ([np.zeros(4), (2, 2), [0, 2], MPI.DOUBLE], (None, "MPI_DOUBLE")),
+                                       (MPI.IN_PLACE, None)])
+def test_signature_is_count_and_datatype(spec, want):
+    assert buffers.signature(spec) == want
 
 
 def test_settings_from_environment(monkeypatch):
@@ -182,3 +210,74 @@ def test_stream_arguments_read_as_handles():
         _stream_ptr(Attrs(ptr=-5))
     with pytest.raises(TypeError, match="cannot use str as a CUDA stream"):
         _stream_ptr("s")
+
+
+def test_the_method_table_holds_every_buffer_method_of_mpi4py():
+    import inspect
+
+    from hpcolls import methods
+    from hpcolls.communicator import Communicator, Message, _Topocomm
+    # Host-only by nature: the lower-case pickle calls' optional receive buffer, Bsend's attached buffer.
+    host_only = {"recv", "irecv", "sendrecv", "Attach_buffer"}
+    for owner, wrapped, table in ((MPI.Comm, Communicator, methods.METHODS), (MPI.Intracomm, Communicator, methods.METHODS),
+                                  (MPI.Topocomm, _Topocomm, methods.METHODS), (MPI.Message, Message, methods.MESSAGE_METHODS)):
+        for name, member in vars(owner).items():
+            if name.startswith("_") or name in host_only or not callable(member):
+                continue
+            try:
+                params = inspect.signature(member).parameters
+            except (TypeError, ValueError):
+                continue
+            if {"buf", "sendbuf", "recvbuf"} & set(params):
+                assert name in table, f"{owner.__name__}.{name} is not in hpcolls.methods"
+                assert getattr(wrapped, name) is not member, f"{name} is mpi4py's, not hpcolls'"
+
+
+def test_roles_follow_the_root():
+    from hpcolls import methods
+    bcast, gather = methods.METHODS["Bcast"], methods.METHODS["Gather"]
+    assert bcast.roles(("b", 1), {}, 1) == ({"buf": "r"}, set())
+    assert bcast.roles(("b",), {"root": 1}, 0) == ({"buf": "w"}, set())
+    assert gather.roles(("s", "r"), {}, 0) == ({"sendbuf": "r", "recvbuf": "w"}, set())
+    assert gather.roles(("s", "r", 0), {}, 2) == ({"sendbuf": "r"}, {"recvbuf"})
+    assert gather.roles((MPI.IN_PLACE, "r", 0), {}, 0) == ({"recvbuf": "w"}, set())
+    kinds = {m.name: m.completion for m in methods.METHODS.values()}
+    assert (kinds["Irecv"], kinds["Iallreduce"], kinds["Ineighbor_alltoallw"], kinds["Scan_init"], kinds["Scan"]) == (
+        "nonblocking", "nonblocking", "nonblocking", "persistent", "blocking")
+
+
+def test_staging_pool_reuses_its_blocks(monkeypatch):
+    from hpcolls import staging
+    made = []
+
+    def alloc(n):
+        made.append(n)
+        return bytearray(n)
+    monkeypatch.setattr(staging, "_pinned_allocator", lambda: alloc)
+    pool = staging.StagingPool("pinned")
+    a, block = pool.take(1000, np.dtype(np.float64))
+    assert a.dtype == np.float64 and a.nbytes == 1000 // 8 * 8 and made == [1024]
+    pool.give_back(block)
+    b, again = pool.take(600, np.dtype(np.int8))
+    assert again is block and b.nbytes == 600 and made == [1024]
+    c, other = pool.take(100, np.dtype(np.uint8))
+    assert other is not block and made == [1024, 256]
+    pageable = staging.StagingPool("pageable")
+    d, _ = pageable.take(64, np.dtype(np.float32))
+    assert pageable.kind == "pageable" and d.size == 16 and made == [1024, 256]
+
+
+def test_readme_settings_table_is_the_registry():
+    from pathlib import Path
+
+    from hpcolls import settings
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert settings.markdown_table() in readme, "README's table differs: paste settings.markdown_table()"
+
+
+def test_drop_in_route_table_is_the_code_s():
+    from pathlib import Path
+
+    from hpcolls import routes
+    page = (Path(__file__).resolve().parents[2] / "docs/DROP_IN.md").read_text()
+    assert routes.route_table() in page, "docs/DROP_IN.md's route table differs: paste routes.route_table()"

@@ -20,9 +20,10 @@ REPO = Path(__file__).resolve().parents[2]
 JOBS = REPO / "jobs"
 TEMPLATES = sorted(JOBS.glob("*.sbatch"))
 # Every shell script of the repository: templates, their helpers, the local runners, the test
-# runner, the GPU harness and CI's entry point.
+# runner, mpi4py's suite's runner, the GPU harness and CI's entry point.
 SHELL_FILES = (TEMPLATES + sorted((JOBS / "lib").glob("*.sh")) + sorted((JOBS / "local").glob("*.sh"))
-               + sorted((REPO / "tests").glob("*.sh")) + [REPO / ".ci" / "run"])
+               + sorted((REPO / "tests").glob("*.sh")) + sorted((REPO / "tests" / "mpi4py_suite").glob("*.sh"))
+               + [REPO / ".ci" / "run"])
 VENV_BIN = Path(sys.executable).parent
 SYGVD_TEMPLATES = [t for t in TEMPLATES if t.name.startswith("sygvd_")]
 TIMEOUT = 300

@@ -147,3 +147,21 @@ def test_non_finite_in_referenced_triangle_is_valueerror(seed, lower, method):
     # The other triangle may hold anything.
     np.testing.assert_allclose(solvers.eigh(poison_unreferenced(a, lower), lower=lower, eigvals_only=True, method=method),
                                scipy.linalg.eigvalsh(a), atol=1e-12, err_msg=f"seed={seed}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("lower", [True, False])
+def test_one_rank_is_scipys_lapack_call_bit_for_bit(seed, dtype, lower):
+    """At one rank eigh is one LAPACK call made as scipy makes it (drivers gvd / evd): the same
+    bits, junk where LAPACK reads nothing included."""
+    a, b = _pencil(seed, 37, dtype)
+    rng = np.random.default_rng(seed + 2)
+    a, b = with_junk(rng, a, lower), with_junk(rng, b, lower)
+    for itype in (1, 2, 3):
+        got = solvers.eigh(a, b, lower=lower, type=itype)
+        ref = scipy.linalg.eigh(a, b, lower=lower, type=itype, driver="gvd", check_finite=False)
+        assert all(np.array_equal(x, y) for x, y in zip(got, ref)), f"seed={seed} itype={itype}"
+    for only in (False, True):
+        got = solvers.eigh(a, lower=lower, eigvals_only=only)
+        ref = scipy.linalg.eigh(a, lower=lower, eigvals_only=only, driver="evd", check_finite=False)
+        assert np.array_equal(got[0] if not only else got, ref[0] if not only else ref), f"seed={seed}"

@@ -4,6 +4,8 @@ Every rank's input is a pure function of (seed, rank, case), so each rank comput
 reference for all ranks locally, in rank order, with hpcolls.reduction (numpy) — no
 communication in the check itself.
 """
+import hashlib
+
 import numpy as np
 
 from hpcolls import dtypes, reduction
@@ -59,6 +61,11 @@ def reduce_in_rank_order(code, op, contributions):
 
 def reference(code, op, count, seed, nranks):
     return reduce_in_rank_order(code, op, [host_input(code, op, count, seed, r) for r in range(nranks)])
+
+
+def digest(a):
+    """A hash of an array's bytes: ranks compare their results through it."""
+    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
 def bits(a):

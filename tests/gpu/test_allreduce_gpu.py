@@ -1,8 +1,6 @@
 """AllReduce on device buffers, on the GPU machine: every dtype x op, sizes from 1 element to
 16 MiB, in place and out of place, each algorithm, bitwise against a rank-order reference and
 bitwise equal across ranks."""
-import hashlib
-
 import numpy as np
 import pytest
 from mpi4py import MPI
@@ -10,8 +8,8 @@ from mpi4py import MPI
 import hpcolls
 from hpcolls import _native, config, dtypes
 
-from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, diagnostics_missing, host_input,
-                             poison, reduce_in_rank_order, reference, supported)
+from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, diagnostics_missing, digest,
+                             host_input, poison, reduce_in_rank_order, reference, supported)
 
 cupy = pytest.importorskip("cupy")
 MPI_OPS = dtypes.mpi_ops_by_code()
@@ -43,10 +41,6 @@ def run_case(comm, code, op, count, seed, inplace):
     if not inplace:
         assert_bitwise(cupy.asnumpy(send), host, "send buffer modified")
     return got
-
-
-def digest(a):
-    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
 @pytest.mark.parametrize("algo", ["oneshot", "twoshot", "auto"])

@@ -1,4 +1,6 @@
-"""sygvd / eigh with cupy arrays on the GPU: same checks as the CPU suites.
+"""sygvd / hegvd / eigh with cupy arrays on the GPU: same checks as the CPU suites, for float32,
+float64, complex64 and complex128, by the distributed stages and by the single method (one
+cuSOLVER call path on rank 0).
 
 Runs as plain pytest (one rank) or under mpiexec (several ranks sharing GPUs need CUDA MPS,
 see DESIGN.md). Skips with a clear reason where cupy or a GPU is missing.
@@ -20,11 +22,17 @@ from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.sytrd import sytrd  # noqa: E402
 from solvers.sygvd.check import THRESHOLD, eigen_ratios, eigenvalue_ratio  # noqa: E402
-from solvers.testing import (not_positive_definite, poison_unreferenced, random_symmetric,  # noqa: E402
-                             spd_with_condition)
+from solvers.testing import (not_positive_definite, random_symmetric, spd_with_condition,  # noqa: E402
+                             with_junk)
 
 COMM = MPI.COMM_WORLD
 select_device(COMM)
+DTYPES = [np.float64, np.float32, np.complex128, np.complex64]
+DTYPE_IDS = ["f64", "f32", "c128", "c64"]
+
+
+def _wide(dtype):
+    return np.complex128 if np.dtype(dtype).kind == "c" else np.float64
 
 
 def _kinds():
@@ -37,32 +45,50 @@ def _kinds():
     return kinds
 
 
-@pytest.mark.parametrize("kind", _kinds())
-@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
-@pytest.mark.parametrize("jobz", ["V", "N"])
-@pytest.mark.parametrize("uplo", ["L", "U"])
-@pytest.mark.parametrize("itype", [1, 2, 3])
-def test_sygvd_on_gpu_matches_scipy(grid, seed, itype, uplo, jobz, dtype, kind):
+def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method):
     rng = np.random.default_rng(seed)
     n, nb = 45, 8
     lower = uplo == "L"
-    a, b = random_symmetric(rng, n), spd_with_condition(rng, n, 100.0)
+    hermitian = np.dtype(dtype).kind == "c"
+    a, b = random_symmetric(rng, n, hermitian), spd_with_condition(rng, n, 100.0, hermitian)
     coll = Collectives(grid, kind, cupy)
-    da = DistMatrix.from_global(cupy.asarray(poison_unreferenced(a, lower).astype(dtype)), grid, nb)
-    db = DistMatrix.from_global(cupy.asarray(poison_unreferenced(b, lower).astype(dtype)), grid, nb)
-    w, z = sygvd(da, db, coll, itype=itype, jobz=jobz, uplo=uplo)
-    assert isinstance(w, cupy.ndarray) and w.dtype == dtype
+    da = DistMatrix.from_global(cupy.asarray(with_junk(rng, a.astype(dtype), lower)), grid, nb)
+    db = DistMatrix.from_global(cupy.asarray(with_junk(rng, b.astype(dtype), lower)), grid, nb)
+    w, z = sygvd(da, db, coll, itype=itype, jobz=jobz, uplo=uplo, method=method)
+    assert isinstance(w, cupy.ndarray) and w.dtype == np.zeros(1, dtype).real.dtype
     eps = float(np.finfo(dtype).eps)
-    a64, b64 = a.astype(dtype).astype(np.float64), b.astype(dtype).astype(np.float64)
+    a64, b64 = a.astype(dtype).astype(_wide(dtype)), b.astype(dtype).astype(_wide(dtype))
     w_host = cupy.asnumpy(w).astype(np.float64)
     ratios = eigenvalue_ratio(a64, b64, w_host, itype, eps)
     if jobz == "V":
         zg = z.to_global(coll)
-        assert isinstance(zg, cupy.ndarray)
-        ratios.update(eigen_ratios(a64, b64, w_host, cupy.asnumpy(zg).astype(np.float64), itype, eps))
+        assert isinstance(zg, cupy.ndarray) and zg.dtype == dtype
+        ratios.update(eigen_ratios(a64, b64, w_host, cupy.asnumpy(zg).astype(_wide(dtype)), itype, eps))
     for name, value in ratios.items():
         assert value < THRESHOLD, f"seed={seed}: {name} = {value}"
-    assert "host_us_per_column" in coll.stats["sytrd"].notes
+    return coll
+
+
+@pytest.mark.parametrize("kind", _kinds())
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("jobz", ["V", "N"])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("itype", [1, 2, 3])
+def test_sygvd_on_gpu_matches_scipy(grid, seed, itype, uplo, jobz, dtype, kind):
+    """The distributed stages (hetrd, unmtr for complex: named so in the stage report)."""
+    coll = _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, "distributed")
+    trd = "hetrd" if np.dtype(dtype).kind == "c" else "sytrd"
+    assert "host_us_per_column" in coll.stats[trd].notes
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("itype", [1, 2, 3])
+def test_single_method_on_gpu_matches_scipy(grid, seed, itype, uplo, dtype):
+    """One cuSOLVER path on rank 0 (potrf, triangular solves, syevd / heevd), handed to all."""
+    coll = _solve_and_check(grid, seed, itype, uplo, "V", dtype, "mpi", "single")
+    name = "hegvd" if np.dtype(dtype).kind == "c" else "sygvd"
+    assert coll.stats[name].notes["call"].startswith("cuSOLVER"), coll.stats[name].notes
 
 
 @pytest.mark.parametrize("kind", _kinds())
@@ -94,7 +120,7 @@ def test_sytrd_native_loop_on_tiny_and_huge_entries(grid, seed, scale):
 def _check_sytrd(a, grid, coll, nb, loop_kind, what):
     from solvers.ormtr import ormtr
     n, dtype = a.shape[0], a.dtype
-    a64 = a.astype(np.float64)
+    a64 = a.astype(_wide(dtype))
     eps = float(np.finfo(dtype).eps)
     bound = 20 * n * eps * np.abs(a64).sum(axis=0).max()
     native = loop_kind != "python"
@@ -112,11 +138,11 @@ def _check_sytrd(a, grid, coll, nb, loop_kind, what):
     expected = columns + gathers
     assert stats.by_op.get("allreduce", [0])[0] == expected, (what, stats.by_op)
     q = ormtr(c, tau, DistMatrix.from_global(cupy.eye(n, dtype=dtype), grid, nb), coll)
-    q = cupy.asnumpy(q.to_global(coll)).astype(np.float64)
+    q = cupy.asnumpy(q.to_global(coll)).astype(_wide(dtype))
     d, e = cupy.asnumpy(d).astype(np.float64), cupy.asnumpy(e).astype(np.float64)
     t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
-    assert np.abs(q.T @ a64 @ q - t).sum(axis=0).max() <= bound, what + ": Q^T A Q != T"
-    assert np.abs(q.T @ q - np.eye(n)).sum(axis=0).max() <= 20 * n * eps, what + ": Q not orthogonal"
+    assert np.abs(q.conj().T @ a64 @ q - t).sum(axis=0).max() <= bound, what + ": Q^H A Q != T"
+    assert np.abs(q.conj().T @ q - np.eye(n)).sum(axis=0).max() <= 20 * n * eps, what + ": Q not unitary"
     if native:
         digests = COMM.allgather(d.tobytes() + e.tobytes() + cupy.asnumpy(tau).tobytes())
         assert len(set(digests)) == 1, "ranks computed different d, e, tau"
@@ -146,27 +172,35 @@ def test_sygvd_on_gpu_through_divide_and_conquer(grid, seed, kind, monkeypatch):
     a, b = random_symmetric(rng, n), spd_with_condition(rng, n, 100.0)
     coll = Collectives(grid, kind, cupy)
     w, z = sygvd(DistMatrix.from_global(cupy.asarray(a), grid, nb),
-                 DistMatrix.from_global(cupy.asarray(b), grid, nb), coll, itype=1, jobz="V")
+                 DistMatrix.from_global(cupy.asarray(b), grid, nb), coll, itype=1, jobz="V",
+                 method="distributed")
     ratios = eigen_ratios(a, b, cupy.asnumpy(w), cupy.asnumpy(z.to_global(coll)), 1, np.finfo(np.float64).eps)
     ratios.update(eigenvalue_ratio(a, b, cupy.asnumpy(w), 1, np.finfo(np.float64).eps))
     for name, value in ratios.items():
         assert value < THRESHOLD, f"seed={seed}: {name} = {value}"
 
 
-def test_eigh_cupy_in_cupy_out(seed):
+@pytest.mark.parametrize("method", ["auto", "distributed", "single"])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
+def test_eigh_cupy_in_cupy_out(seed, dtype, method):
     rng = np.random.default_rng(seed)
-    a, b = random_symmetric(rng, 30), spd_with_condition(rng, 30, 10.0)
-    w, z = solvers.eigh(cupy.asarray(a), cupy.asarray(b), type=3, comm=COMM, nb=7)
+    hermitian = np.dtype(dtype).kind == "c"
+    a, b = random_symmetric(rng, 30, hermitian), spd_with_condition(rng, 30, 10.0, hermitian)
+    w, z = solvers.eigh(cupy.asarray(a), cupy.asarray(b), type=3, comm=COMM, nb=7, method=method)
     assert isinstance(w, cupy.ndarray) and isinstance(z, cupy.ndarray)
+    assert w.dtype == np.float64 and z.dtype == dtype
     np.testing.assert_allclose(cupy.asnumpy(w), scipy.linalg.eigh(a, b, type=3, eigvals_only=True),
                                rtol=1e-10, atol=1e-12, err_msg=f"seed={seed}")
 
 
-def test_not_positive_definite_on_gpu(seed):
+@pytest.mark.parametrize("method", ["distributed", "single"])
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_not_positive_definite_on_gpu(seed, hermitian, method):
     rng = np.random.default_rng(seed)
-    b = not_positive_definite(rng, 20, 11)
+    b = not_positive_definite(rng, 20, 11, hermitian)
     with pytest.raises(np.linalg.LinAlgError) as err:
-        solvers.eigh(cupy.asarray(random_symmetric(rng, 20)), cupy.asarray(b), comm=COMM, nb=4)
+        solvers.eigh(cupy.asarray(random_symmetric(rng, 20, hermitian)), cupy.asarray(b), comm=COMM, nb=4,
+                     method=method)
     assert err.value.info == 11, f"seed={seed}"
 
 

@@ -1,18 +1,22 @@
-"""The buffer calls hpcolls.Communicator wraps besides Allreduce (Allgather, Alltoall, Reduce,
-Reduce_scatter(_block), Gather, Scatter, Bcast, Send, Recv, Sendrecv), with host buffers: every
-call must give exactly what plain mpi4py gives. And the checks made on device buffers before any
-data moves (mixed host/device pairs, point-to-point without a CUDA-aware MPI), which need no GPU.
+"""Buffer calls of hpcolls.Communicator with host buffers of every kind (numpy, array.array,
+__cuda_array_interface__ over host memory, DLPack on the CPU, bytes with datatype specs): every
+call must give exactly what plain mpi4py gives, and make no CUDA call.
 
 The staging of device buffers through host memory needs a GPU (its copies are CUDA copies): it
-is tested in tests/gpu/test_protocol_gpu.py with the same calls (tests/buffer_calls.py).
+is tested in tests/gpu/test_protocol_gpu.py and tests/gpu/test_routes_gpu.py with the same calls
+(tests/buffer_calls.py).
 """
+import array
+import sys
+import types
+
 import numpy as np
 import pytest
 from mpi4py import MPI
 
 import hpcolls
 from buffer_calls import buffer_calls, copy_call
-from hpcolls.errors import InvalidBufferError
+from hpcolls import buffers
 from hpcolls.mpi_support import cuda_aware
 
 WORLD = MPI.COMM_WORLD
@@ -66,64 +70,78 @@ def test_send_recv_match_mpi4py(comm, wrapped, seed):
     assert same_bytes(results[0], results[1]) and results[1][5] == -1.0
 
 
-class HostMemoryCAI:
-    """Host memory behind __cuda_array_interface__: hpcolls.buffers takes it for a device buffer
-    (it looks only at the pointer), so the checks hpcolls makes before any data moves can be
-    tested without a GPU. These tests only use it where hpcolls must raise, or must leave it to
-    mpi4py as an argument MPI ignores."""
+class HostCAI:
+    """Host memory behind __cuda_array_interface__ (as mpi4py's own fake-GPU test arrays are)."""
 
-    def __init__(self, n):
-        self.host = np.zeros(n)
-        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "<f8", "data": (self.host.ctypes.data, False),
+    def __init__(self, a):
+        self.host = a
+        self.__cuda_array_interface__ = {"shape": a.shape, "typestr": a.dtype.str, "data": (a.ctypes.data, False),
                                          "version": 3}
 
 
-needs_native = pytest.mark.skipif(not hpcolls.native_available(),
-                                  reason="hpcolls._native not built: it is what resolves a device pointer")
+class HostDLPack:
+    """Host memory behind DLPack only (no buffer protocol)."""
+
+    def __init__(self, a):
+        self.host = a
+        self.__dlpack__, self.__dlpack_device__ = a.__dlpack__, a.__dlpack_device__
+
+
+def as_array_array(a):
+    """array.array of the same bytes (None for complex types, which array.array lacks)."""
+    return None if a.dtype.kind == "c" else array.array(a.dtype.char, a.tobytes())
+
+
+HOST_KINDS = {  # kind -> (numpy array -> object, object -> numpy view of its memory)
+    "array.array": (as_array_array, lambda o: np.frombuffer(o, dtype=o.typecode)),
+    "cuda-array-interface-on-host": (lambda a: HostCAI(a.copy()), lambda o: o.host),
+    "dlpack-cpu": (lambda a: HostDLPack(a.copy()), lambda o: o.host),
+    "bytearray-spec": (None, None),  # below: [bytearray, MPI type] specs
+}
+
+
+class CudaUnreachable(types.ModuleType):
+    """Stands in for hpcolls._native: any use of it (a CUDA call) fails the test."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"hpcolls made a CUDA call (_native.{name}) for host buffers")
 
 
 @pytest.fixture
-def not_cuda_aware(monkeypatch):
-    monkeypatch.setenv("HPCOLLS_MPI_CUDA_AWARE", "0")
+def no_cuda(monkeypatch):
+    """hpcolls' CUDA entry points unreachable for the test."""
+    blocked = CudaUnreachable("hpcolls._native")
+    monkeypatch.setitem(sys.modules, "hpcolls._native", blocked)
+    monkeypatch.setattr(hpcolls, "_native", blocked, raising=False)
     cuda_aware.cache_clear()
     yield
     cuda_aware.cache_clear()
 
 
-@needs_native
-def test_mixed_host_and_device_buffers_raise(comm, wrapped):
-    dev, host, me = HostMemoryCAI(4 * comm.size), np.zeros(4 * comm.size), comm.rank
-    calls = {  # root = this rank, so every rank is the root and raises without communicating
-        "Allgather": (dev, host), "Alltoall": (host, dev), "Reduce_scatter_block": (dev, host),
-        "Reduce_scatter": (host, dev), "Reduce": (dev, host, MPI.SUM, me), "Gather": (host, dev, me),
-        "Scatter": (dev, host, me), "Sendrecv": (dev, me, 0, host, me),
-    }
-    for name, args in calls.items():
-        which = "send buffer is on the GPU but receive" if args[0] is dev else "receive buffer is on the GPU but send"
-        with pytest.raises(InvalidBufferError, match=f"{name}: {which} buffer in host memory"):
-            getattr(wrapped, name)(*args)
+@pytest.mark.parametrize("kind", [k for k in HOST_KINDS if k != "bytearray-spec"])
+def test_host_buffers_of_every_kind_reach_mpi4py_with_no_cuda_call(comm, wrapped, seed, kind, no_cuda):
+    convert, view = HOST_KINDS[kind]
+    if kind == "cuda-array-interface-on-host" and buffers.cuda_driver_installed():
+        pytest.skip("a CUDA driver is installed: telling host from device memory behind __cuda_array_interface__ "
+                    "asks CUDA there (tests/gpu/test_routes_gpu.py covers it)")
+    done = 0
+    for case, (name, args, kwargs) in buffer_calls(comm.rank, comm.size, seed).items():
+        _, _, originals = copy_call(args, kwargs, np.copy)
+        if any(convert(a) is None for a in originals):
+            continue  # a type this kind cannot hold (the same on every rank)
+        plain_args, plain_kwargs, want = copy_call(args, kwargs, np.copy)
+        kind_args, kind_kwargs, got = copy_call(args, kwargs, convert)
+        getattr(comm, name)(*plain_args, **plain_kwargs)
+        getattr(wrapped, name)(*kind_args, **kind_kwargs)
+        for g, w in zip(got, want, strict=True):
+            assert view(g).tobytes() == w.tobytes(), f"{kind} {case}"
+        done += 1
+    assert done >= len(CALLS) // 2
 
 
-@needs_native
-def test_buffers_mpi_ignores_do_not_count(comm, wrapped):
-    # Off the root, Gather's receive and Scatter's send buffer are not used: a device one there
-    # next to a host buffer is no mixed pair, and mpi4py gets the call unchanged.
-    root, k = comm.size - 1, 2
-    at_root = comm.rank == root
-    gathered = np.zeros(k * comm.size) if at_root else HostMemoryCAI(k * comm.size)
-    wrapped.Gather(np.full(k, float(comm.rank)), gathered, root=root)
-    if at_root:
-        assert np.array_equal(gathered, np.repeat(np.arange(comm.size, dtype=float), k))
-    part = np.zeros(k)
-    wrapped.Scatter(np.repeat(np.arange(comm.size, dtype=float), k) if at_root else HostMemoryCAI(3), part, root)
-    assert np.all(part == comm.rank)
-
-
-@needs_native
-def test_point_to_point_device_buffers_need_cuda_aware_mpi(comm, wrapped, not_cuda_aware):
-    dev, me = HostMemoryCAI(3), comm.rank
-    for name, call in (("Send", lambda: wrapped.Send(dev, dest=me)),
-                       ("Recv", lambda: wrapped.Recv(dev, source=me, tag=1)),
-                       ("Sendrecv", lambda: wrapped.Sendrecv(dev, me, recvbuf=HostMemoryCAI(3), source=me))):
-        with pytest.raises(InvalidBufferError, match=f"{name} with a device buffer needs a CUDA-aware MPI.*host memory"):
-            call()
+def test_host_bytes_with_datatype_specs_match_mpi4py(comm, wrapped, seed, no_cuda):
+    x = np.random.default_rng([seed, comm.rank]).standard_normal(4)
+    want, got = bytearray(32 * comm.size), bytearray(32 * comm.size)
+    comm.Allgather([bytearray(x.tobytes()), MPI.DOUBLE], [want, MPI.DOUBLE])
+    wrapped.Allgather([bytearray(x.tobytes()), MPI.DOUBLE], [got, MPI.DOUBLE])
+    assert got == want and np.frombuffer(got)[4 * comm.rank:4 * comm.rank + 4].tobytes() == x.tobytes()

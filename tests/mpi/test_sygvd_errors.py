@@ -70,6 +70,7 @@ def test_mismatched_and_invalid_arguments(grid, comm, seed):
         (lambda: sygvd(a, None, coll, jobz="X"), "jobz"),
         (lambda: sygvd(a, None, coll, uplo="Q"), "uplo"),
         (lambda: sygvd(a, None, coll, method="fast"), "method"),
+        (lambda: sygvd(a, None, coll, method="replicated"), "needs the whole problem on every rank"),
         (lambda: sygvd(DistMatrix.from_global(np.eye(12, dtype=np.int64), grid, 4), None, coll),
          "the solver takes float32, float64, complex64, complex128"),
     ]

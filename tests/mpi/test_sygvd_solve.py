@@ -232,7 +232,7 @@ def test_unreferenced_triangle_never_matters(grid, seed):
         assert np.array_equal(w, results[0][0]) and np.array_equal(z, results[0][1]), f"seed={seed}"
 
 
-@pytest.mark.parametrize("method", ["auto", "distributed"])
+@pytest.mark.parametrize("method", ["auto", "distributed", "single", "replicated"])
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
 def test_eigh_under_mpi_matches_scipy(comm, seed, dtype, method):
     rng = np.random.default_rng(seed)

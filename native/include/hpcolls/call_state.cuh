@@ -22,9 +22,10 @@ namespace hpcolls {
 template <int kMode>
 class CallState {
  public:
-  using LL = LLLine<kMode>;
+  using Packet = LLPacket<kMode>;
 
-  __device__ explicit CallState(const DevComm& c, Algo algo) : c_(c), algo_(algo) {
+  __device__ explicit CallState(const DevComm& c, Algo algo, Collective collective = Collective::Allreduce)
+      : c_(c), algo_(algo), collective_(collective) {
     const volatile DeviceCounters* k = c.counters;
     epoch_ = k->epoch + 1;  // stable for the whole call: only the call's last block advances it
     broken_ = k->error != 0;
@@ -34,7 +35,7 @@ class CallState {
   __device__ bool broken() const { return broken_; }
 
   // This call's half of `rank`'s scratch, as LL lines.
-  __device__ uint4* half(int rank) const { return in_half(static_cast<uint4*>(c_.scratch[rank])); }
+  __device__ LLLine* half(int rank) const { return in_half(static_cast<LLLine*>(c_.scratch[rank])); }
 
   // `lines`, an address in the first half of some rank's scratch, moved to this call's half. A
   // kernel that computes its scratch addresses before the epoch read (they are indexed kernel
@@ -47,10 +48,10 @@ class CallState {
 
   // Stores one 16-byte chunk as two LL lines of this call, at `lo` and `hi` (by default the next
   // line: a chunk's lines side by side).
-  __device__ void send_chunk(uint4* lo, uint4 chunk) const { send_chunk(lo, lo + 1, chunk); }
-  __device__ void send_chunk(uint4* lo, uint4* hi, uint4 chunk) const {
-    LL::store(lo, chunk.x, chunk.y, epoch_);
-    LL::store(hi, chunk.z, chunk.w, epoch_);
+  __device__ void send_chunk(LLLine* lo, uint4 chunk) const { send_chunk(lo, lo + 1, chunk); }
+  __device__ void send_chunk(LLLine* lo, LLLine* hi, uint4 chunk) const {
+    Packet::write(lo, chunk.x, chunk.y, epoch_);
+    Packet::write(hi, chunk.z, chunk.w, epoch_);
   }
 
   // Pushes one chunk to `line` of this call's half of every peer's scratch, starting from the
@@ -71,16 +72,16 @@ class CallState {
   // time-out (the error names peer_of(j) of the first line still missing), or when another thread
   // of this call already timed out.
   template <int kN, typename PeerOf>
-  __device__ bool receive_lines(const uint4* base, uint32_t pair_stride, uint32_t pending,
-                                ulonglong2 (&words)[kN], PeerOf peer_of) {
+  __device__ bool receive_lines(const LLLine* base, uint32_t pair_stride, uint32_t pending,
+                                Packet (&words)[kN], PeerOf peer_of) {
     static_assert(kN <= 32, "pending is a 32-bit mask");
     const auto round = [&] {
 #pragma unroll
       for (int j = 0; j < kN; ++j)
-        if (pending >> j & 1) words[j] = LL::load(base + (j / 2) * pair_stride + (j & 1));
+        if (pending >> j & 1) words[j] = Packet::read(base + (j / 2) * pair_stride + (j & 1));
 #pragma unroll
       for (int j = 0; j < kN; ++j)
-        if ((pending >> j & 1) && LL::complete(words[j], epoch_)) pending &= ~(1u << j);
+        if ((pending >> j & 1) && words[j].holds(epoch_)) pending &= ~(1u << j);
       return pending == 0;
     };
     return poll_until(round, [&] { return peer_of(__ffs(pending) - 1); });
@@ -94,24 +95,24 @@ class CallState {
   // line that has arrived stays (a peer cannot reuse this half before we send it the next call).
   // False on time-out (the error names the lowest rank still missing).
   template <int kRanks>
-  __device__ bool receive_every_rank(const uint4* slots, uint32_t slot_lines, uint32_t line, uint32_t gap,
-                                     ulonglong2 (&words)[2 * kRanks]) {
+  __device__ bool receive_every_rank(const LLLine* slots, uint32_t slot_lines, uint32_t line, uint32_t gap,
+                                     Packet (&words)[2 * kRanks]) {
     const auto round = [&] {
 #pragma unroll
       for (int q = 0; q < kRanks; ++q) {
-        words[2 * q] = LL::load(slots + q * slot_lines + line);
-        words[2 * q + 1] = LL::load(slots + q * slot_lines + line + gap);
+        words[2 * q] = Packet::read(slots + q * slot_lines + line);
+        words[2 * q + 1] = Packet::read(slots + q * slot_lines + line + gap);
       }
       bool all = true;  // bitwise &, not &&: no branch between the tests
 #pragma unroll
-      for (int j = 0; j < 2 * kRanks; ++j) all &= LL::complete(words[j], epoch_);
+      for (int j = 0; j < 2 * kRanks; ++j) all &= words[j].holds(epoch_);
       return all;
     };
     const auto missing = [&] {  // unrolled, so that words stays in registers
       int first = kRanks - 1;
 #pragma unroll
       for (int q = kRanks - 1; q >= 0; --q)
-        if (!LL::complete(words[2 * q], epoch_) || !LL::complete(words[2 * q + 1], epoch_)) first = q;
+        if (!words[2 * q].holds(epoch_) || !words[2 * q + 1].holds(epoch_)) first = q;
       return first;
     };
     return poll_until(round, missing);
@@ -120,21 +121,16 @@ class CallState {
   // Waits for one 16-byte chunk (two LL lines) sent by `peer` into our own scratch at `lines`:
   // both lines are loaded every round and the chunk taken when both are this call's, which is
   // fewer instructions than keeping the line that arrived first (receive_lines).
-  __device__ bool receive_chunk(const uint4* lines, int peer, uint4& out) {
-    ulonglong2 lo, hi;
+  __device__ bool receive_chunk(const LLLine* lines, int peer, uint4& out) {
+    Packet lo, hi;
     const auto round = [&] {
-      lo = LL::load(lines);
-      hi = LL::load(lines + 1);
-      return LL::complete(lo, epoch_) && LL::complete(hi, epoch_);
+      lo = Packet::read(lines);
+      hi = Packet::read(lines + 1);
+      return lo.holds(epoch_) && hi.holds(epoch_);
     };
     if (!poll_until(round, [peer] { return peer; })) return false;
-    out = chunk_of(lo, hi);
+    out = Packet::chunk_of(lo, hi);
     return true;
-  }
-
-  // The payload of a chunk's two received lines.
-  __device__ static uint4 chunk_of(ulonglong2 lo, ulonglong2 hi) {
-    return make_uint4(uint32_t(lo.x), uint32_t(lo.y), uint32_t(hi.x), uint32_t(hi.y));
   }
 
   // Called by every thread once past CallState's constructor, at the end of the call or earlier
@@ -179,7 +175,7 @@ class CallState {
 #pragma unroll 1
       for (uint32_t spin = 0; spin < kRoundsBetweenChecks; ++spin) {
         if (round()) {
-          LL::after_complete();
+          Packet::after_complete();
           return true;
         }
       }
@@ -208,6 +204,7 @@ class CallState {
     r->peer = peer;
     r->algo = static_cast<int>(algo_);
     r->epoch = epoch_;
+    if (collective_ != Collective::Allreduce) r->collective = static_cast<int>(collective_);
     __threadfence_system();
     r->code = 1;
     __threadfence_system();
@@ -215,6 +212,7 @@ class CallState {
 
   const DevComm& c_;
   Algo algo_;
+  Collective collective_;
   uint32_t epoch_;
   uint64_t half_offset_;  // 0 or half_bytes: the epoch's parity picks the half
   bool broken_;

@@ -1,4 +1,4 @@
-// Arguments of one AllReduce launch, as the dispatcher hands them to a kernel launcher.
+// Arguments of one collective launch, as the dispatcher hands them to a kernel launcher.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -12,7 +12,7 @@ namespace hpcolls {
 // whatever its register count (255 registers x 256 threads fit the 64 Ki-register file).
 constexpr int kThreadsPerBlock = 256;
 
-struct AllreduceArgs {
+struct CollectiveArgs {
   const void* send;
   void* recv;
   size_t bytes;   // count * element size; below 4 GiB, as it fits a scratch half (kernels take 32 bits)
@@ -21,6 +21,7 @@ struct AllreduceArgs {
   int threads;    // whole warps; a forced size above what the kernel can run is capped at its limit
   cudaStream_t stream;
   bool dependent_launch;  // launch as a programmatic dependent of the previous kernel (dependent_launch.cuh)
+  size_t stride = 0;      // Allgather: bytes from one rank's block of recv to the next (vec_ok covers it)
 };
 
 // One-shot gives each 16-byte chunk one thread per rank (lane q pushes to and receives from rank
@@ -58,8 +59,9 @@ inline size_t twoshot_half_bytes(size_t bytes, int nranks) {
 }
 
 // One launcher per algorithm, each dispatching on (dtype, op); defined in its kernel's file.
-cudaError_t launch_allreduce_oneshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a);
-cudaError_t launch_allreduce_oneshot_small(const DevComm& c, DType t, Op op, const AllreduceArgs& a);
-cudaError_t launch_allreduce_twoshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a);
+cudaError_t launch_allreduce_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
+cudaError_t launch_allreduce_oneshot_small(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
+cudaError_t launch_allreduce_twoshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
+cudaError_t launch_allgather_oneshot(const DevComm& c, const CollectiveArgs& a);
 
 }  // namespace hpcolls

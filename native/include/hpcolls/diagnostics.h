@@ -17,12 +17,12 @@ namespace hpcolls {
 inline constexpr const char kDiagnosticsCapsule[] = "hpcolls._native_diag.launchers";
 constexpr int kDiagnosticsVersion = 1;  // bumped with any change of this table's meaning
 
-using AllreduceLauncher = cudaError_t (*)(const DevComm&, DType, Op, const AllreduceArgs&);
+using AllreduceLauncher = cudaError_t (*)(const DevComm&, DType, Op, const CollectiveArgs&);
 
 struct DiagnosticLaunchers {
   int version;
   size_t dev_comm_bytes;       // sizeof(DevComm) where the table was built
-  size_t allreduce_args_bytes; // sizeof(AllreduceArgs) there
+  size_t allreduce_args_bytes; // sizeof(CollectiveArgs) there
   AllreduceLauncher oneshot;   // the general one-shot kernel, for DevComm::ll_mode 1..3
   AllreduceLauncher twoshot;   // two-shot, likewise
 };

@@ -68,26 +68,31 @@ cudaError_t dispatch(DType t, Op op, F&& launch) {
 // for LL mode kMode (ll_line.cuh; the default build has mode 0 only, the diagnostic module the
 // others): every algorithm's kernels share one signature, so only the choice of kernel differs
 // per file.
+// Launches `kernel` with a's grid and dependent-launch setting and the given arguments.
+template <typename Kernel, typename... Args>
+cudaError_t launch_kernel(const CollectiveArgs& a, Kernel kernel, Args... args) {
+  int threads = a.threads;
+  if (threads > kThreadsPerBlock) {  // only a forced block size (diagnosis) can be too large
+    cudaFuncAttributes attr;
+    if (const cudaError_t e = cudaFuncGetAttributes(&attr, kernel)) return e;
+    threads = std::min(threads, attr.maxThreadsPerBlock / 32 * 32);  // the grid-stride loops cover the rest
+  }
+  cudaLaunchAttribute dependent = dependent_launch_attribute();
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(a.blocks));
+  cfg.blockDim = dim3(unsigned(threads));
+  cfg.stream = a.stream;
+  cfg.attrs = a.dependent_launch ? &dependent : nullptr;
+  cfg.numAttrs = a.dependent_launch ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, args...);
+}
+
 template <int kMode, typename Pick>
-cudaError_t launch_allreduce_kernel(const DevComm& c, DType t, Op op, const AllreduceArgs& a, Pick pick) {
+cudaError_t launch_allreduce_kernel(const DevComm& c, DType t, Op op, const CollectiveArgs& a, Pick pick) {
   if (c.ll_mode != kMode) return cudaErrorInvalidValue;
   return dispatch(t, op, [&](auto type_tag, auto op_tag) {
-    const auto kernel = pick(type_tag, op_tag);
-    int threads = a.threads;
-    if (threads > kThreadsPerBlock) {  // only a forced block size (diagnosis) can be too large
-      cudaFuncAttributes attr;
-      if (const cudaError_t e = cudaFuncGetAttributes(&attr, kernel)) return e;
-      threads = std::min(threads, attr.maxThreadsPerBlock / 32 * 32);  // the grid-stride loops cover the rest
-    }
-    cudaLaunchAttribute dependent = dependent_launch_attribute();
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(unsigned(a.blocks));
-    cfg.blockDim = dim3(unsigned(threads));
-    cfg.stream = a.stream;
-    cfg.attrs = a.dependent_launch ? &dependent : nullptr;
-    cfg.numAttrs = a.dependent_launch ? 1 : 0;
-    return cudaLaunchKernelEx(&cfg, kernel, c, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
-                              uint32_t(a.bytes), a.vec_ok);
+    return launch_kernel(a, pick(type_tag, op_tag), c, static_cast<const char*>(a.send), static_cast<char*>(a.recv),
+                         uint32_t(a.bytes), a.vec_ok);
   });
 }
 

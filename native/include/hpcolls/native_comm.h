@@ -12,12 +12,10 @@
 #include "hpcolls/collective_args.h"
 #include "hpcolls/diagnostics.h"
 #include "hpcolls/peer_scratch.h"
+#include "hpcolls/plan.h"
 #include "hpcolls/types.h"
 
 namespace hpcolls {
-
-// Algorithm request: Auto lets the size table decide.
-enum class AlgoMode : int { Auto = -1, OneShot = 0, TwoShot = 1 };
 
 class StreamFacts;  // native_comm.cpp: a call's stream, each query at most once per call
 
@@ -29,9 +27,9 @@ class NativeComm {
   std::string export_handle() const { return scratch_->export_handle(); }
   void open_peers(const std::vector<std::string>& handles);
 
-  void set_algo(AlgoMode mode) { mode_ = mode; }
-  void set_oneshot_max_bytes(size_t b) { oneshot_max_bytes_ = b; }
-  void set_twoshot_max_bytes(size_t b) { twoshot_max_bytes_ = b; }
+  void set_algo(AlgoMode mode) { in_.mode = mode; }
+  void set_oneshot_max_bytes(size_t b) { in_.oneshot_max_bytes = b; }
+  void set_twoshot_max_bytes(size_t b) { in_.twoshot_max_bytes = b; }
   void set_timeout(double seconds);
   // LL store/poll variant (ll_line.cuh); 0 unless diagnosing. The default module has mode 0
   // only: another mode takes the diagnostic module's launchers (diagnostics.h).
@@ -40,23 +38,31 @@ class NativeComm {
   // Programmatic dependent launch (dependent_launch.cuh): on unless turned off
   // (HPCOLLS_DEPENDENT_LAUNCH=0), and only where the GPU has it; with ranks sharing the GPU,
   // for one-block calls only (allreduce()).
-  void set_dependent_launch(bool on) { dependent_launch_ = on && dependent_launch_supported_; }
-  bool dependent_launch() const { return dependent_launch_; }
+  void set_dependent_launch(bool on) { in_.dependent_launch = on && dependent_launch_supported_; }
+  bool dependent_launch() const { return in_.dependent_launch; }
 
+  // How a call would run (plan.h). The queries below all read it.
+  Plan plan_of(size_t bytes, DType t, Op op) const { return plan(in_, Collective::Allreduce, bytes, t, op); }
   // Largest message (bytes) each algorithm can carry with this scratch and rank count.
-  size_t max_bytes(Algo algo) const;
-  // Which algorithm a call of `bytes` would use; -1 when the native path cannot carry it.
+  size_t max_bytes(Algo algo) const { return capacity(in_, algo); }
+  // Which algorithm a call of `bytes` would use; -1 when the native path cannot carry it whole.
   int select(size_t bytes) const;
   // The largest message select() takes, in whole 16-byte chunks (0: none): the piece size of a
   // larger message sent through the native path in pieces (hpcolls/communicator.py).
-  size_t largest_message() const;
+  size_t largest_message() const { return hpcolls::largest_message(in_, Collective::Allreduce); }
+  size_t largest_allgather() const { return hpcolls::largest_message(in_, Collective::Allgather); }
   // The kernel a call of `bytes` would run, for logs and tests: "one-shot (small-message
-  // kernel)", "one-shot", "two-shot", or "" when the native path cannot carry it.
+  // kernel)", "one-shot", "two-shot", or "" when the native path cannot carry it whole.
   std::string kernel(size_t bytes) const;
 
   // Launches on `stream`; returns the algorithm used, or -1 (nothing launched) when the message
   // does not fit the native path and the caller must fall back. Throws on a broken communicator.
   int allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op op, uintptr_t stream);
+  // Allgather of `bytes` per rank: rank q's block lands at recv + q * stride (stride 0: bytes). In
+  // place when send == recv + rank * stride. Returns 0, or -1 (nothing launched) when the block
+  // does not fit the native path, or the communicator is in a diagnostic LL mode; throws as
+  // allreduce() does.
+  int allgather(uintptr_t send, uintptr_t recv, size_t bytes, size_t stride, uintptr_t stream);
 
   // Reachability check for real: an int64 SUM of every rank's `nonce` through the one-shot
   // kernel on a private stream, waited for. Throws CollectiveTimeout if a peer's stores never land.
@@ -73,17 +79,16 @@ class NativeComm {
   int device() const { return device_; }
   size_t scratch_bytes() const { return scratch_->bytes(); }
   void* scratch_base(int r) const { return scratch_->base(r); }
-  int max_blocks() const { return max_blocks_; }
+  int max_blocks() const { return in_.max_blocks; }
   // The largest one-shot call the small-message kernel takes at this rank count (0: none).
-  size_t small_oneshot_max_bytes() const {
-    return small_kernel(1) ? oneshot_small_max_bytes(max_blocks_) : 0;
-  }
+  size_t small_oneshot_max_bytes() const { return hpcolls::small_oneshot_max_bytes(in_); }
 
  private:
-  // Whether one-shot's call of `chunks` 16-byte chunks runs the small-message kernel.
-  bool small_kernel(size_t chunks) const {
-    return threads_override_ == 0 && oneshot_small_fits(dev_.nranks, dev_.ll_mode, chunks, max_blocks_);
-  }
+  cudaError_t launch(Kernel k, DType t, Op op, const CollectiveArgs& a) const;
+  void check_usable();  // throws for a broken or unopened communicator, or a time-out seen
+  // The bookkeeping around every launch: epochs left, device, stream order, launch(), note it.
+  template <typename Launch>
+  void launch_call(const CollectiveArgs& a, Launch launch, const char* what);
   void order_before_launch(cudaStream_t s, StreamFacts& facts);
   void note_launch(cudaStream_t s, StreamFacts& facts);
   void wait_last_call();
@@ -95,15 +100,9 @@ class NativeComm {
   ErrorRecord* host_error_ = nullptr;        // host address
   ErrorRecord* host_error_dev_ = nullptr;    // its device address
   DevComm dev_{};
-  AlgoMode mode_ = AlgoMode::Auto;
-  size_t oneshot_max_bytes_ = 64 << 10;
-  size_t twoshot_max_bytes_ = SIZE_MAX;
-  int max_blocks_ = 1;
-  bool gpu_shared_ = false;  // other ranks' processes share this GPU (MPS): see allreduce()
+  PlanInputs in_;  // what plan() decides from (plan.h)
   const DiagnosticLaunchers* diagnostic_ = nullptr;  // LL modes 1..3 (set_ll_mode)
-  int threads_override_ = 0;  // HPCOLLS_THREADS_PER_BLOCK (diagnosis); 0: chosen per call
   bool dependent_launch_supported_ = false;  // compute capability 9.0 or later
-  bool dependent_launch_ = false;
   uint32_t calls_ = 0;          // calls launched from the host (graph replays are not counted)
   bool broken_ = false;
   std::string broken_why_;

@@ -19,7 +19,7 @@ constexpr int kPeersPolledTogether = 4;
 // slots: our scratch region holding slot q at slots + q * slot_lines; line: the chunk's first
 // line inside a slot. False on time-out (nothing is stored then).
 template <typename T, Op OP, int kMode>
-__device__ inline bool reduce_in_rank_order(CallState<kMode>& call, const DevComm& c, const uint4* slots,
+__device__ inline bool reduce_in_rank_order(CallState<kMode>& call, const DevComm& c, const LLLine* slots,
                                             uint32_t slot_lines, uint32_t line, uint4 mine, uint4& acc) {
   constexpr int kG = kPeersPolledTogether;
   acc = mine;
@@ -30,7 +30,7 @@ __device__ inline bool reduce_in_rank_order(CallState<kMode>& call, const DevCom
 #pragma unroll
     for (int g = 0; g < kG; ++g)
       if (q0 + g < c.nranks && q0 + g != c.rank) pending |= 0b11u << (2 * g);
-    ulonglong2 w[2 * kG];  // only the lines polled are read below
+    LLPacket<kMode> w[2 * kG];  // only the lines polled are read below
     if (pending != 0 &&
         !call.receive_lines(slots + q0 * slot_lines + line, slot_lines, pending, w, [q0](int j) { return q0 + j / 2; }))
       return false;
@@ -38,7 +38,7 @@ __device__ inline bool reduce_in_rank_order(CallState<kMode>& call, const DevCom
     for (int g = 0; g < kG; ++g) {
       const int q = q0 + g;
       if (q >= c.nranks) break;
-      const uint4 v = q == c.rank ? mine : CallState<kMode>::chunk_of(w[2 * g], w[2 * g + 1]);
+      const uint4 v = q == c.rank ? mine : LLPacket<kMode>::chunk_of(w[2 * g], w[2 * g + 1]);
       acc = q == 0 ? v : reduce_chunk<T, Reduce<T, OP>>(acc, v);
     }
   }

@@ -10,6 +10,7 @@ namespace hpcolls {
 enum class DType : int { F16, BF16, F32, F64, C64, C128, I32, I64, U32, U64, I8, U8, I16, U16, Bool, kCount };
 enum class Op : int { Sum, Prod, Min, Max, BAnd, BOr, BXor, LAnd, LOr, LXor, kCount };
 enum class Algo : int { OneShot, TwoShot, kCount };
+enum class Collective : int { Allreduce, Allgather, kCount };
 
 // Ranks a single-node communicator may have on the native path (peer pointers travel by value).
 constexpr int kMaxRanks = 32;
@@ -28,7 +29,7 @@ struct ErrorRecord {
   int peer;        // the peer it was waiting for
   int algo;        // Algo of the call
   uint32_t epoch;  // the call's epoch (1 = first call on the communicator)
-  uint32_t pad;
+  int collective;  // Collective (plan.h); written only when not Allreduce (0), the record starting zeroed
 };
 
 // Device-resident counters of one communicator on one rank. The epoch is advanced by the

@@ -72,13 +72,13 @@ __global__ void allreduce_oneshot(DevComm c, const char* send, char* recv, uint3
   // Our slot in rank q's scratch and rank q's slot in ours, in the first half's terms: computed
   // before the epoch read, so only the half's offset waits for it (CallState::in_half). q < 32 =
   // kMaxRanks, so scratch[q] exists even for the lanes beyond the rank count, which do not use it.
-  uint4* const to_q = static_cast<uint4*>(c.scratch[q]) + c.rank * slot_lines;
-  const uint4* const from_q = static_cast<const uint4*>(c.scratch[c.rank]) + q * slot_lines;
+  LLLine* const to_q = static_cast<LLLine*>(c.scratch[q]) + c.rank * slot_lines;
+  const LLLine* const from_q = static_cast<const LLLine*>(c.scratch[c.rank]) + q * slot_lines;
   // A thread's first chunk is loaded before the epoch, so the two loads overlap.
   const uint4 first_mine = mine(first >> c.lane_shift);
   CallState<kMode> call(c, Algo::OneShot);
-  uint4* const send_to = call.in_half(to_q);
-  const uint4* const receive_from = call.in_half(from_q);
+  LLLine* const send_to = call.in_half(to_q);
+  const LLLine* const receive_from = call.in_half(from_q);
 
   // Item g: lane q of chunk i = g / lanes, holding our chunk i in v. False on a time-out in the warp.
   const auto exchange_and_reduce = [&](uint32_t g, uint4 v) {
@@ -108,7 +108,7 @@ __global__ void allreduce_oneshot(DevComm c, const char* send, char* recv, uint3
 // The launcher for LL mode kMode: mode 0 in the default build (native/src), 1..3 in the
 // diagnostic module (native/diagnostics).
 template <int kMode>
-cudaError_t launch_oneshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a) {
+cudaError_t launch_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a) {
   return launch_allreduce_kernel<kMode>(c, t, op, a, [](auto type_tag, auto op_tag) {
     return &allreduce_oneshot<decltype(type_tag), decltype(op_tag)::value, kMode>;
   });

@@ -44,21 +44,21 @@ __global__ void allreduce_oneshot_small(DevComm c, const char* send, char* recv,
   // Our slot in peer (rank + k) mod N's scratch, k = 1 .. N - 1 (so that ranks do not all store
   // to rank 0 first), in the first half's terms: the scratch pointers are indexed kernel
   // parameters, a constant-cache load each.
-  uint4* to[kRanks - 1];
+  LLLine* to[kRanks - 1];
 #pragma unroll
   for (int k = 1; k < kRanks; ++k) {
     const int peer = c.rank + k < kRanks ? c.rank + k : c.rank + k - kRanks;
-    to[k - 1] = static_cast<uint4*>(c.scratch[peer]) + c.rank * slot_lines + i;
+    to[k - 1] = static_cast<LLLine*>(c.scratch[peer]) + c.rank * slot_lines + i;
   }
-  const uint4* const slots = static_cast<const uint4*>(c.scratch[c.rank]);
+  const LLLine* const slots = static_cast<const LLLine*>(c.scratch[c.rank]);
   const uint4 mine = predicated::load_chunk<kUnit>(send, i, bytes, vec_ok);  // 0 beyond the last chunk
   // Moved to this call's half here, outside the branch below, so that the half's size (a kernel
   // parameter too) is loaded while the epoch is on its way rather than after it. (This order of
   // the address arithmetic measured 0.01-0.02 µs faster than one loop over all N slots, docs/PERFORMANCE.md.)
 #pragma unroll
   for (int k = 0; k < kRanks - 1; ++k) to[k] = call.in_half(to[k]);
-  const uint4* const received = call.in_half(slots);
-  uint4* const own = call.in_half(static_cast<uint4*>(c.scratch[c.rank]) + c.rank * slot_lines + i);
+  const LLLine* const received = call.in_half(slots);
+  LLLine* const own = call.in_half(static_cast<LLLine*>(c.scratch[c.rank]) + c.rank * slot_lines + i);
   const bool taking_part = i < chunks && !call.broken();
   if (taking_part) {
 #pragma unroll
@@ -69,12 +69,13 @@ __global__ void allreduce_oneshot_small(DevComm c, const char* send, char* recv,
   // after the result store at the end of the call.
   call.finish();
   if (taking_part) {
-    ulonglong2 w[2 * kRanks];
+    LLPacket<kSmallMode> w[2 * kRanks];
     if (call.template receive_every_rank<kRanks>(received, slot_lines, i, gap, w)) {
       using R = Reduce<T, OP>;
-      uint4 acc = CallState<kSmallMode>::chunk_of(w[0], w[1]);  // strictly in rank order
+      using Packet = LLPacket<kSmallMode>;
+      uint4 acc = Packet::chunk_of(w[0], w[1]);  // strictly in rank order
 #pragma unroll
-      for (int q = 1; q < kRanks; ++q) acc = reduce_chunk<T, R>(acc, CallState<kSmallMode>::chunk_of(w[2 * q], w[2 * q + 1]));
+      for (int q = 1; q < kRanks; ++q) acc = reduce_chunk<T, R>(acc, Packet::chunk_of(w[2 * q], w[2 * q + 1]));
       predicated::store_chunk<kUnit>(recv, i, bytes, vec_ok, acc);
     }
   }

@@ -36,7 +36,7 @@ __global__ void allreduce_twoshot(DevComm c, const char* send, char* recv, uint3
   const uint32_t stride = gridDim.x * blockDim.x;
   const uint32_t own_begin = rank * part;
   const uint32_t own_end = min(chunks, own_begin + part);
-  const uint4* own = call.half(c.rank);
+  const LLLine* own = call.half(c.rank);
   bool ok = !call.broken();
 
   // Phase 1: reduce-scatter sends.
@@ -69,7 +69,7 @@ __global__ void allreduce_twoshot(DevComm c, const char* send, char* recv, uint3
 // The launcher for LL mode kMode: mode 0 in the default build (native/src), 1..3 in the
 // diagnostic module (native/diagnostics).
 template <int kMode>
-cudaError_t launch_twoshot(const DevComm& c, DType t, Op op, const AllreduceArgs& a) {
+cudaError_t launch_twoshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a) {
   return launch_allreduce_kernel<kMode>(c, t, op, a, [](auto type_tag, auto op_tag) {
     return &allreduce_twoshot<decltype(type_tag), decltype(op_tag)::value, kMode>;
   });

@@ -4,7 +4,7 @@ NCCL is the large-message path. It refuses two ranks on one GPU, so availability
 collectively from every rank's GPU UUID before anything is created; it has no complex types
 (complex SUM travels as twice as many reals) and no complex PROD (left to MPI).
 """
-from . import dtypes, log
+from .. import dtypes, log
 
 _NCCL_TYPES = None
 

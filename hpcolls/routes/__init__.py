@@ -1,0 +1,80 @@
+"""Where a buffer call goes, one module per route:
+
+- host: host buffers, to mpi4py unchanged (no CUDA call);
+- native: Allreduce of device buffers on the native kernels (peers reachable through CUDA IPC);
+- nccl: Allreduce too large for the native kernels, where every rank has its own GPU;
+- mpi_direct: device buffers to a CUDA-aware MPI, after the caller's stream;
+- mpi_staged: device buffers through host memory, the copies ordered on the stream.
+
+`call` picks between the host and MPI routes for any method of hpcolls.methods' table.
+"""
+from mpi4py import MPI
+
+from .. import buffers, log, validation
+from ..mpi_support import cuda_aware
+from ..streams import stream_ptr
+from ..methods import MESSAGE_METHODS, METHODS
+from . import host, mpi_direct, mpi_staged
+
+
+def device_arguments(method, args, kwargs, rank):
+    """({parameter: (DeviceArray, role)} of the device buffers MPI uses on this rank, [parameters
+    holding device buffers that MPI ignores here])."""
+    used, ignored = method.roles(args, kwargs, rank)
+    device = {}
+    for name, role in used.items():
+        arr = buffers.device_array(method.argument(args, kwargs, name))
+        if arr is not None:
+            device[name] = (arr, role)
+    unused = [name for name in ignored if buffers.device_array(method.argument(args, kwargs, name)) is not None]
+    return device, unused
+
+
+def call(comm, method, target, args, kwargs, stream, validate=True):
+    """mpi4py's `method` of `target` (the communicator, or a Message of it) on these arguments,
+    through the route their buffers need. `comm` is the hpcolls communicator (its settings and
+    staging pool); `stream` is the call's `stream=` argument, read only for device buffers."""
+    if validate and method.collective and comm._cfg.validate:
+        validation.check(comm, method, args, kwargs)
+    base = getattr(method.owner, method.name)
+    device, unused = device_arguments(method, args, kwargs, MPI.Comm.Get_rank(comm))
+    if not device and not unused:
+        return host.call(method, base, target, args, kwargs)
+    aware, how = cuda_aware()
+    if aware:
+        log.info_once((method.name, "direct"), f"{method.name} on device buffers: MPI directly, after the stream ({how})")
+        return mpi_direct.call(method, base, target, args, kwargs, stream_ptr(stream))
+    log.info_once((method.name, "staged"), f"{method.name} on device buffers: MPI, staged through "
+                  f"{comm._staging.kind} host memory ({how})")
+    return mpi_staged.call(comm._staging, method, base, target, args, kwargs, device, unused, stream_ptr(stream))
+
+
+def _staged(method):
+    if method.completion == "persistent":
+        return "raises InvalidBufferError naming the method"
+    if method.completion == "blocking":
+        return "mpi_staged; buffers it writes copied back as it returns"
+    if method.collective:
+        return "mpi_staged, completed inside the call (its request is done)"
+    return ("mpi_staged; buffers it writes copied back when the request completes, by whatever completes it "
+            "(Wait, Test, MPI.Request.Waitall, Testany, ...)")
+
+
+def route_table():
+    """docs/DROP_IN.md's table: per method, the route of each kind of buffer (tests keep the
+    page equal to this)."""
+    rows = ["| method | host buffers (numpy, array, DLPack CPU, CAI on host) | device, CUDA-aware MPI | "
+            "device, MPI not CUDA-aware |", "| --- | --- | --- | --- |"]
+    owners = {"Comm": "", "Intracomm": "", "Topocomm": " (Cartcomm, Graphcomm, Distgraphcomm)", "Message": " (Mprobe's)"}
+    every = [*((m, owner) for owner in ("Comm", "Intracomm", "Topocomm") for m in METHODS.values()
+               if m.owner.__name__ == owner), *((m, "Message") for m in MESSAGE_METHODS.values())]
+    for method, owner in every:
+        name = f"Message.{method.name}" if owner == "Message" else method.name
+        if method.name == "Allreduce" and owner != "Message":
+            rows.append(f"| `Allreduce` | mpi4py, unchanged | native kernels where the type and op are theirs "
+                        "(then NCCL, the kernels in pieces, or mpi_direct); else mpi_direct | native kernels "
+                        "where the type and op are theirs (then NCCL, the kernels in pieces, or mpi_staged); "
+                        "else mpi_staged; buffers it writes copied back as it returns |")
+            continue
+        rows.append(f"| `{name}`{owners[owner]} | mpi4py, unchanged | mpi_direct: after the stream | {_staged(method)} |")
+    return "\n".join(rows)

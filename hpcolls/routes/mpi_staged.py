@@ -1,0 +1,127 @@
+"""Device buffers through host memory, for an MPI that is not CUDA-aware: no device pointer ever
+reaches it.
+
+Each device buffer that MPI uses on this rank is copied, whole, on the caller's stream (after
+its earlier work) into a host array of the same element type from the communicator's staging
+pool, which takes its place in the spec, so that mpi4py reads counts, displacements and
+datatypes exactly as it would have. Written buffers are copied in too (MPI may write only part
+of one, or read it first with MPI.IN_PLACE), and copied back on the stream once MPI is done:
+
+- a blocking call: when it returns;
+- a nonblocking point-to-point call (Isend, Irecv, Isendrecv, a Message's Irecv, ...): when its
+  request completes, by whatever completes it (Wait, Test, MPI.Request.Waitall/Testany/... on
+  lists): mpi4py holds such a request's buffers and lets go of them at completion, and the copy
+  back runs then, as the host array is freed;
+- a nonblocking collective: mpi4py 4.1 keeps no reference to its buffers, so nothing would mark
+  its completion; it is completed inside the call (the request returned is already complete),
+  which gives the same results, but no overlap, and a program that needs the collective to
+  progress while it waits on other communication would wait for ever here (docs/DROP_IN.md);
+- a persistent call (`*_init`, partitioned) cannot be staged: MPI starts and completes its
+  request (Prequest.Start, MPI.Prequest.Startall, MPI.Request.Waitall) without any point where
+  hpcolls could copy, so it raises naming the method.
+
+A buffer MPI ignores on this rank (a non-root's Gather receive buffer, ...) is passed as None.
+For Allreduce, float16 and bfloat16 have no MPI datatype: `allreduce_rank_order` allgathers them
+and reduces on the host in rank order, which gives the native kernels' exact result.
+"""
+import weakref
+
+import numpy as np
+from mpi4py import MPI
+
+from .. import dtypes, log
+from ..capture import refuse_capture
+from ..errors import InvalidBufferError
+from ..methods import BLOCKING, PERSISTENT
+from ..reduction import reduce_in_rank_order
+
+
+def _native():
+    from .. import _native
+    return _native
+
+
+def _respec(spec, host):
+    """`spec` with its array replaced by `host`."""
+    if isinstance(spec, (list, tuple)):
+        return type(spec)((host, *spec[1:]))
+    return host
+
+
+def _host_dtype(method, name, spec, arr):
+    if arr.dtype is not None:
+        return arr.dtype
+    if isinstance(spec, (list, tuple)) and isinstance(spec[-1], MPI.Datatype):
+        return np.dtype(np.uint8)  # the spec's datatype decides; only the bytes move
+    raise InvalidBufferError(f"hpcolls: {method.name}: a bfloat16 device buffer cannot be staged through host "
+                             "memory as it is (numpy has no bfloat16); pass [buf, MPI.TYPE] or use a CUDA-aware MPI")
+
+
+def _finish(pool, arr, written, host, block, stream):
+    if written and arr.nbytes:
+        _native().memcpy(arr.ptr, host.ctypes.data, arr.nbytes, stream)
+    pool.give_back(block)
+
+
+def _finish_later(pool, arr, written, ptr, block, stream):
+    """A request's completion hook: the copy back, from the host array's address."""
+    if written and arr.nbytes:
+        _native().memcpy(arr.ptr, ptr, arr.nbytes, stream)
+    pool.give_back(block)
+
+
+def call(pool, method, base, target, args, kwargs, device, unused, stream):
+    if method.completion == PERSISTENT:
+        raise InvalidBufferError(
+            f"hpcolls: {method.name} with a device buffer needs a CUDA-aware MPI: a persistent request is started "
+            "and completed inside MPI (Start/Startall, Wait/Waitall) with no point where hpcolls could copy the "
+            f"buffer through host memory; use the nonblocking {method.name[:-5] if method.name.endswith('_init') else 'call'}"
+            " or host buffers")
+    refuse_capture(stream, f"{method.name} through MPI, staged through host memory", "make it outside the capture")
+    args, kwargs = list(args), dict(kwargs)
+    for name in unused:
+        method.replace(args, kwargs, name, None)
+    staged = []  # (DeviceArray, written, host array, block)
+    try:
+        for name, (arr, role) in device.items():
+            spec = method.argument(args, kwargs, name)
+            host, block = pool.take(arr.nbytes, _host_dtype(method, name, spec, arr))
+            staged.append((arr, role == "w", host, block))
+            if arr.nbytes:
+                _native().memcpy(host.ctypes.data, arr.ptr, arr.nbytes, stream)
+            method.replace(args, kwargs, name, _respec(spec, host))
+        result = base(target, *args, **kwargs)
+    except BaseException:
+        for _, _, _, block in staged:
+            pool.give_back(block)
+        raise
+    if method.completion == BLOCKING or method.collective:
+        if method.completion != BLOCKING:
+            log.info_once((method.name, "completed"), f"{method.name} staged: completed inside the call")
+            result.Wait()
+        for arr, written, host, block in staged:
+            _finish(pool, arr, written, host, block, stream)
+        return result
+    for arr, written, host, block in staged:
+        hook = weakref.finalize(host, _finish_later, pool, arr, written, host.ctypes.data, block, stream)
+        hook.atexit = False  # a request never completed: nothing to copy at exit
+    return result
+
+
+def allreduce_rank_order(comm, send, recv, op, stream):
+    """Allreduce of float16/bfloat16 DeviceBuffers (send None: in place) through MPI, which has no
+    datatype for them: allgathered as bytes, reduced on the host in rank order. Blocks the host
+    until the result is in `recv`."""
+    refuse_capture(stream, f"an Allreduce of {recv.nbytes} B through MPI (neither the native path nor NCCL takes it)",
+                   "make it outside the capture (HPCOLLS_DEBUG=INFO says why it goes to MPI)")
+    native = _native()
+    src = recv if send is None else send
+    host = np.empty(recv.count, dtypes.numpy_dtype(recv.code))
+    if recv.nbytes:
+        native.memcpy(host.ctypes.data, src.ptr, recv.nbytes, stream)
+    gathered = np.empty((comm.Get_size(), host.size), dtype=host.dtype)
+    MPI.Intracomm.Allgather(comm, [host, MPI.BYTE], [gathered, MPI.BYTE])
+    result = np.ascontiguousarray(reduce_in_rank_order(recv.code, op, list(gathered)))
+    if recv.nbytes:
+        native.memcpy(recv.ptr, result.ctypes.data, recv.nbytes, stream)
+    log.trace(f"allreduce via MPI, {recv.nbytes} B {dtypes.NAMES[recv.code]}, reduced on the host in rank order")

@@ -1,0 +1,123 @@
+#include "hpcolls/plan.h"
+
+#include <algorithm>
+
+#include "hpcolls/collective_args.h"
+
+namespace hpcolls {
+
+namespace {
+
+size_t chunks_of(size_t bytes) { return (bytes + kChunkBytes - 1) / kChunkBytes; }
+
+// Which kernel a whole Allreduce of `bytes` runs, from the algorithm request, the scratch and the
+// size table; None when no kernel takes it whole.
+Kernel allreduce_kernel(const PlanInputs& in, size_t bytes) {
+  const bool fits1 = oneshot_half_bytes(bytes, in.nranks) <= in.half_bytes;
+  const bool fits2 = twoshot_half_bytes(bytes, in.nranks) <= in.half_bytes;
+  bool oneshot = false, twoshot = false;
+  switch (in.mode) {
+    case AlgoMode::OneShot: oneshot = fits1; break;
+    case AlgoMode::TwoShot: twoshot = fits2; break;
+    default:
+      oneshot = fits1 && (bytes <= in.oneshot_max_bytes || in.nranks == 1);
+      twoshot = !oneshot && fits2 && bytes <= in.twoshot_max_bytes;
+  }
+  if (twoshot) return Kernel::AllreduceTwoShot;
+  if (!oneshot) return Kernel::None;
+  // A forced block size (diagnosis) keeps the general kernel, as does a diagnostic LL mode.
+  const bool small = in.threads_override == 0 && oneshot_small_fits(in.nranks, in.ll_mode, chunks_of(bytes), in.max_blocks);
+  return small ? Kernel::AllreduceOneShotSmall : Kernel::AllreduceOneShot;
+}
+
+// Allgather has no diagnostic LL variants: a communicator in another mode leaves it to MPI.
+Kernel allgather_kernel(const PlanInputs& in, size_t bytes) {
+  const bool fits = oneshot_half_bytes(bytes, in.nranks) <= in.half_bytes;
+  return fits && in.ll_mode == 0 ? Kernel::AllgatherOneShot : Kernel::None;
+}
+
+Kernel kernel_for(const PlanInputs& in, Collective collective, size_t bytes) {
+  return collective == Collective::Allgather ? allgather_kernel(in, bytes) : allreduce_kernel(in, bytes);
+}
+
+void set_grid(const PlanInputs& in, size_t bytes, Plan& p) {
+  const size_t chunks = chunks_of(bytes);
+  // Threads with work: one-shot's general kernel gives each chunk a lane per rank; Allgather a
+  // thread per chunk of every rank's block.
+  const size_t items = p.kernel == Kernel::AllreduceOneShot   ? chunks << oneshot_lane_shift(in.nranks)
+                       : p.kernel == Kernel::AllgatherOneShot ? chunks * size_t(in.nranks)
+                                                              : chunks;
+  p.threads = items >= size_t(kThreadsPerBlock) ? kThreadsPerBlock : int((items + 31) / 32 * 32);
+  if (in.threads_override > 0) p.threads = in.threads_override;
+  p.blocks = int(std::max<size_t>(1, std::min<size_t>(in.max_blocks, (items + p.threads - 1) / p.threads)));
+  // A dependent grid starts, and holds its blocks' SM slots, while the call before it still
+  // runs: two grids of this rank resident at once. Ranks sharing the GPU (MPS) each have a share
+  // of the SMs (max_blocks) sized for one grid; with two grids of a full share waiting on every
+  // rank but a late one, their blocks filled the SMs that rank's own kernels needed before it
+  // joined (time-outs behind the solver's kernels at 4 ranks on one H200, docs/PERFORMANCE.md).
+  // So where the GPU is shared, only a grid of at most half the share is launched as a dependent:
+  // two of them hold no more than one grid did before dependent launch.
+  p.dependent_launch = in.dependent_launch && (!in.gpu_shared || 2 * p.blocks <= in.max_blocks);
+}
+
+}  // namespace
+
+size_t capacity(const PlanInputs& in, Algo algo) {
+  // Inverse of {oneshot,twoshot}_half_bytes, rounded down to whole chunks.
+  const size_t line_bytes = kLinesPerChunk * 16;
+  if (algo == Algo::OneShot) return in.half_bytes / (size_t(in.nranks) * line_bytes) * kChunkBytes;
+  return in.half_bytes / (2 * size_t(in.nranks) * line_bytes) * size_t(in.nranks) * kChunkBytes;
+}
+
+size_t largest_message(const PlanInputs& in, Collective collective) {
+  const size_t one = capacity(in, Algo::OneShot), two = capacity(in, Algo::TwoShot);
+  if (collective == Collective::Allgather) return one;
+  switch (in.mode) {  // as allreduce_kernel decides
+    case AlgoMode::OneShot: return one;
+    case AlgoMode::TwoShot: return two;
+    default:
+      if (in.nranks == 1) return one;
+      // Whole chunks: the thresholds need not be (one and two are).
+      return std::max(std::min(one, in.oneshot_max_bytes), std::min(two, in.twoshot_max_bytes)) / kChunkBytes *
+             kChunkBytes;
+  }
+}
+
+size_t small_oneshot_max_bytes(const PlanInputs& in) {
+  const bool small = in.threads_override == 0 && oneshot_small_fits(in.nranks, in.ll_mode, 1, in.max_blocks);
+  return small ? oneshot_small_max_bytes(in.max_blocks) : 0;
+}
+
+Plan plan(const PlanInputs& in, Collective collective, size_t bytes, DType dtype, Op op) {
+  Plan p;
+  const bool moves_bytes = collective == Collective::Allgather;
+  if (!moves_bytes && !op_supported(dtype, op)) return p;
+  p.kernel = kernel_for(in, collective, bytes);
+  p.piece_bytes = bytes;
+  p.pieces = 1;
+  if (p.kernel == Kernel::None) {
+    p.piece_bytes = largest_message(in, collective);
+    if (p.piece_bytes < (moves_bytes ? 1 : dtype_size(dtype))) return Plan{};  // not even one element per piece
+    p.pieces = (bytes + p.piece_bytes - 1) / p.piece_bytes;
+    p.kernel = kernel_for(in, collective, p.piece_bytes);
+    if (p.kernel == Kernel::None) return Plan{};
+  }
+  set_grid(in, p.piece_bytes, p);
+  return p;
+}
+
+const char* kernel_name(Kernel k) {
+  switch (k) {
+    case Kernel::AllreduceOneShotSmall: return "one-shot (small-message kernel)";
+    case Kernel::AllreduceOneShot: return "one-shot";
+    case Kernel::AllreduceTwoShot: return "two-shot";
+    case Kernel::AllgatherOneShot: return "one-shot";
+    default: return "";
+  }
+}
+
+const char* collective_name(Collective c) { return c == Collective::Allgather ? "allgather" : "allreduce"; }
+
+Algo algo_of(Kernel k) { return k == Kernel::AllreduceTwoShot ? Algo::TwoShot : Algo::OneShot; }
+
+}  // namespace hpcolls

@@ -1,0 +1,102 @@
+"""The native layer's one plan function (native/include/hpcolls/plan.h), through
+hpcolls._native.plan, a pure function: which kernel, grid, dependent launch and pieces a
+call gets, and the limits that derive from it. No GPU needed."""
+import pytest
+
+from hpcolls import dtypes
+
+_native = pytest.importorskip("hpcolls._native", reason="the native module is not built")
+
+MiB = 1 << 20
+HALF = 4 * MiB  # the default 8 MiB scratch, one half
+
+
+def plan(nbytes, nranks, code=dtypes.F64, op=dtypes.SUM, **kw):
+    kw.setdefault("max_blocks", 32)
+    kernel, blocks, threads, dependent, piece, pieces, largest, small_max = _native.plan(
+        nbytes, code, op, nranks, kw.pop("half_bytes", HALF), **kw)
+    return dict(kernel=kernel, blocks=blocks, threads=threads, dependent=dependent, piece=piece, pieces=pieces,
+                largest=largest, small_max=small_max)
+
+
+def test_small_kernel_at_its_rank_counts_only():
+    for n in (2, 4, 8):
+        p = plan(8, n)
+        assert p["kernel"] == "one-shot (small-message kernel)" and (p["blocks"], p["threads"]) == (1, 32)
+        assert p["small_max"] == 32 * _native.SMALL_ONESHOT_BLOCK_BYTES
+    for n in (1, 3, 5, 16):
+        assert plan(8, n)["kernel"] == "one-shot" and plan(8, n)["small_max"] == 0
+
+
+def test_small_kernel_up_to_a_block_per_4k_within_the_share():
+    limit = 5 * _native.SMALL_ONESHOT_BLOCK_BYTES
+    assert plan(limit, 2, max_blocks=5, oneshot_max_bytes=MiB)["kernel"] == "one-shot (small-message kernel)"
+    assert plan(limit, 2, max_blocks=5, oneshot_max_bytes=MiB)["blocks"] == 5
+    assert plan(limit + 8, 2, max_blocks=5, oneshot_max_bytes=MiB)["kernel"] == "one-shot"
+
+
+def test_diagnosis_keeps_the_general_kernel():
+    assert plan(8, 2, threads_override=64)["kernel"] == "one-shot"
+    assert plan(8, 2, threads_override=64)["threads"] == 64
+    assert plan(8, 2, ll_mode=1)["kernel"] == "one-shot"
+
+
+def test_thresholds_and_forced_algorithms():
+    assert plan(64 << 10, 4)["kernel"].startswith("one-shot")
+    assert plan((64 << 10) + 8, 4)["kernel"] == "two-shot"
+    assert plan(16 << 10, 4, algo=1)["kernel"] == "two-shot"
+    assert plan(2 * MiB, 4, algo=0, oneshot_max_bytes=1)["kernel"] == "one-shot"  # forced: up to the scratch
+    assert plan(2 * MiB, 1)["kernel"] == "one-shot"  # one rank: a copy, whatever the size
+
+
+def test_pieces_past_the_largest_message():
+    p = plan(3 * MiB + 5, 4, twoshot_max_bytes=MiB)
+    assert p["largest"] == MiB and p["piece"] == MiB and p["pieces"] == 4 and p["kernel"] == "two-shot"
+    whole = plan(MiB, 4, twoshot_max_bytes=MiB)
+    assert whole["pieces"] == 1 and whole["piece"] == MiB
+    assert all(plan(b, n)["largest"] % 16 == 0 for b in (1, 100) for n in (1, 2, 3, 8, 32))
+
+
+def test_what_the_scratch_cannot_hold_is_not_native():
+    p = plan(8, 32, half_bytes=512, algo=0)  # one-shot needs 32 slots x 32 bytes per chunk
+    assert p["kernel"] == "" and p["pieces"] == 0 and p["largest"] == 0
+
+
+def test_pairs_mpi_does_not_define_are_not_planned():
+    for code, op in ((dtypes.F64, dtypes.BAND), (dtypes.BOOL, dtypes.SUM), (dtypes.C64, dtypes.MAX)):
+        assert plan(8, 2, code, op)["pieces"] == 0
+    for code in range(len(dtypes.NAMES)):
+        for op in dtypes.OPS_OF[code]:
+            assert plan(8, 2, code, op)["pieces"] == 1, (dtypes.NAMES[code], dtypes.OP_NAMES[op])
+
+
+def test_dependent_launch_on_a_shared_gpu_only_for_half_the_share():
+    assert plan(8, 2, dependent_launch=True, gpu_shared=True, max_blocks=8)["dependent"]
+    big = 8 * _native.SMALL_ONESHOT_BLOCK_BYTES
+    assert plan(big, 2, dependent_launch=True, gpu_shared=True, max_blocks=8)["blocks"] == 8
+    assert not plan(big, 2, dependent_launch=True, gpu_shared=True, max_blocks=8)["dependent"]
+    assert plan(big, 2, dependent_launch=True, gpu_shared=False, max_blocks=8)["dependent"]
+    assert not plan(8, 2, dependent_launch=False)["dependent"]
+
+
+def test_general_one_shot_gives_a_lane_per_rank():
+    p = plan(64 * 16, 3)  # 64 chunks x 4 lanes (3 ranks rounded up to a power of two)
+    assert p["kernel"] == "one-shot" and p["threads"] == 256 and p["blocks"] == 1
+    assert plan(16, 3)["threads"] == 32
+
+
+ALLGATHER = 1
+
+
+def test_allgather_plan():
+    assert _native.COLLECTIVES[ALLGATHER] == "allgather"
+    p = plan(4096, 4, collective=ALLGATHER)  # 256 chunks x 4 ranks' blocks: a thread each
+    assert p["kernel"] == "one-shot" and p["pieces"] == 1 and (p["blocks"], p["threads"]) == (4, 256)
+    assert p["largest"] == HALF // (4 * 32) * 16  # one-shot's scratch: a slot per rank, 2 lines per chunk
+    # Bytes, not elements: any type and op goes (none is looked at), one byte included.
+    assert plan(1, 3, dtypes.BOOL, dtypes.SUM, collective=ALLGATHER)["pieces"] == 1
+    big = plan(3 * p["largest"] + 1, 4, collective=ALLGATHER)
+    assert big["pieces"] == 4 and big["piece"] == p["largest"] and big["kernel"] == "one-shot"
+    assert plan(8, 4, ll_mode=2, collective=ALLGATHER)["pieces"] == 0  # no diagnostic variants
+    with pytest.raises(ValueError, match="out of range"):
+        plan(8, 4, collective=len(_native.COLLECTIVES))

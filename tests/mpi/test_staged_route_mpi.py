@@ -1,0 +1,163 @@
+"""The staged MPI route's plumbing, on this machine without a GPU: "device" buffers are host
+arrays that hpcolls is told are device memory, and CUDA's copies are memmove. What runs for
+real is everything else: the method table, the staging of each buffer into pool memory in the
+spec's place, real MPI on the staged copies, the copy back of blocking calls, of nonblocking
+requests by every way of completing them (a request's buffers are let go by mpi4py at
+completion), of matched receives, and the refusals. On a GPU the same calls run on cupy arrays
+with CUDA's copies (tests/gpu/test_routes_gpu.py)."""
+import ctypes
+import types
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import hpcolls
+from buffer_calls import COMPLETIONS, buffer_calls, complete, copy_call
+from hpcolls import buffers, routes
+from hpcolls.errors import InvalidBufferError
+from hpcolls.mpi_support import cuda_aware
+
+
+class PretendDevice:
+    """Host memory that hpcolls takes for device memory (see the fixture)."""
+
+    def __init__(self, a):
+        self.memory = a
+        self.__cuda_array_interface__ = {"shape": a.shape, "typestr": a.dtype.str, "data": (a.ctypes.data, False),
+                                         "version": 3}
+
+
+@pytest.fixture
+def pretend(monkeypatch):
+    """(wrapped communicator, copies made): PretendDevice pointers count as device memory, the
+    MPI is not CUDA-aware, the native module's copies are memmove, and every call that reaches
+    mpi4py is checked to hold no PretendDevice."""
+    copies = []
+
+    def memcpy(dst, src, nbytes, stream):
+        copies.append((dst, src, nbytes, stream))
+        ctypes.memmove(dst, src, nbytes)
+
+    native = types.SimpleNamespace(memcpy=memcpy, stream_synchronize=lambda s: None, stream_is_capturing=lambda s: False)
+    monkeypatch.setitem(__import__("sys").modules, "hpcolls._native", native)
+    monkeypatch.setattr(hpcolls, "_native", native, raising=False)
+    monkeypatch.setattr(buffers, "_pointer_is_device", lambda ptr: (True, 0))
+    monkeypatch.setenv("HPCOLLS_MPI_CUDA_AWARE", "0")
+    cuda_aware.cache_clear()
+    staged = routes.mpi_staged.call
+
+    def checked(pool, method, base, target, args, kwargs, device, unused, stream):
+        def mpi4py_call(t, *a, **k):
+            for value in (*a, *k.values()):
+                held = buffers.array_of(value)
+                assert not isinstance(held, PretendDevice), f"{method.name} got a device buffer"
+            return base(t, *a, **k)
+        return staged(pool, method, mpi4py_call, target, args, kwargs, device, unused, stream)
+
+    monkeypatch.setattr(routes.mpi_staged, "call", checked)
+    comm = hpcolls.wrap(MPI.COMM_WORLD)
+    yield comm, copies
+    cuda_aware.cache_clear()
+
+
+@pytest.fixture
+def seed(comm):
+    return comm.bcast(int(np.random.SeedSequence().entropy % 2**63))
+
+
+def test_every_blocking_call_is_staged_and_matches_mpi4py(comm, pretend, seed):
+    wrapped, copies = pretend
+    for case, (name, args, kwargs) in buffer_calls(comm.rank, comm.size, seed).items():
+        plain_args, plain_kwargs, want = copy_call(args, kwargs, np.copy)
+        dev_args, dev_kwargs, got = copy_call(args, kwargs, lambda a: PretendDevice(a.copy()))
+        copies.clear()
+        getattr(comm, name)(*plain_args, **plain_kwargs)
+        getattr(wrapped, name)(*dev_args, **dev_kwargs, stream=5)
+        for g, w in zip(got, want, strict=True):
+            assert g.memory.tobytes() == w.tobytes(), case
+        assert copies and all(stream == 5 for *_, stream in copies), f"{case}: the copies are not on the stream"
+
+
+def _pair(comm, seed, n=5):
+    rng = np.random.default_rng([seed, comm.rank])
+    return rng.standard_normal(n), (comm.rank + 1) % comm.size, (comm.rank - 1) % comm.size
+
+
+@pytest.mark.parametrize("how", COMPLETIONS)
+def test_nonblocking_requests_copy_back_however_they_complete(comm, pretend, seed, how):
+    wrapped, _ = pretend
+    x, right, left = _pair(comm, seed)
+    got = PretendDevice(np.full(6, 7.0))
+    scanned = PretendDevice(np.full(5, 7.0))
+    gathered = PretendDevice(np.full(5 * comm.size, 7.0))
+    requests = [wrapped.Irecv([got, 5, MPI.DOUBLE], source=left, tag=3),
+                wrapped.Isend(PretendDevice(x.copy()), right, tag=3),
+                wrapped.Iscan(PretendDevice(x.copy()), scanned, op=MPI.SUM),
+                wrapped.Iallgather(PretendDevice(x.copy()), gathered)]
+    complete(how, requests)
+    want_recv, want_scan, want_gather = np.full(6, 7.0), np.zeros(5), np.zeros(5 * comm.size)
+    MPI.Request.Waitall([comm.Irecv([want_recv, 5, MPI.DOUBLE], source=left, tag=3), comm.Isend(x, right, tag=3)])
+    comm.Scan(x, want_scan)
+    comm.Allgather(x, want_gather)
+    assert got.memory.tobytes() == want_recv.tobytes() and got.memory[5] == 7.0
+    assert scanned.memory.tobytes() == want_scan.tobytes()
+    assert gathered.memory.tobytes() == want_gather.tobytes()
+    assert wrapped._staging._free or wrapped._staging.kind == "pageable"
+
+
+def test_sendrecv_replace_matched_receive_and_vector_calls(comm, pretend, seed):
+    wrapped, _ = pretend
+    x, right, left = _pair(comm, seed)
+    buf = PretendDevice(x.copy())
+    wrapped.Sendrecv_replace(buf, right, 1, left, 1)
+    want = x.copy()
+    comm.Sendrecv_replace(want, right, 1, left, 1)
+    assert buf.memory.tobytes() == want.tobytes()
+
+    request = wrapped.Isend(PretendDevice(x.copy()), right, tag=9)
+    message = wrapped.Mprobe(source=left, tag=9)
+    got = PretendDevice(np.zeros(5))
+    message.Recv(got)
+    request.Wait()
+    comm.Sendrecv_replace(want := x.copy(), right, 9, left, 9)
+    assert got.memory.tobytes() == want.tobytes()
+
+    counts = [1 + r for r in range(comm.size)]
+    mine = PretendDevice(np.full(counts[comm.rank], float(comm.rank)))
+    out = PretendDevice(np.zeros(sum(counts)))
+    wrapped.Iallgatherv(mine, [out, counts]).Wait()
+    assert np.array_equal(out.memory, np.repeat(np.arange(comm.size, dtype=float), counts))
+
+
+def test_int8_and_bool_allreduce_on_device_buffers_go_to_mpi(comm, pretend, seed):
+    wrapped, _ = pretend
+    rng = np.random.default_rng([seed, comm.rank])
+    for dtype, op in ((np.int8, MPI.SUM), (np.uint16, MPI.BAND), (np.bool_, MPI.LOR), (np.int16, MPI.MAX)):
+        x = rng.integers(0, 2 if dtype is np.bool_ else 100, 7).astype(dtype)
+        want, got = np.zeros_like(x), PretendDevice(np.zeros_like(x))
+        comm.Allreduce(x, want, op=op)
+        wrapped.Allreduce(PretendDevice(x.copy()), got, op=op)
+        assert got.memory.tobytes() == want.tobytes(), np.dtype(dtype).name
+
+
+def test_persistent_calls_cannot_be_staged_and_say_so(comm, pretend):
+    wrapped, _ = pretend
+    for name, call in (("Send_init", lambda d: wrapped.Send_init(d, comm.rank)),
+                       ("Recv_init", lambda d: wrapped.Recv_init(d, comm.rank)),
+                       ("Allreduce_init", lambda d: wrapped.Allreduce_init(d, PretendDevice(np.zeros(3)))),
+                       ("Bcast_init", lambda d: wrapped.Bcast_init(d))):
+        with pytest.raises(InvalidBufferError, match=f"{name} with a device buffer needs a CUDA-aware MPI"):
+            call(PretendDevice(np.zeros(3)))
+    host = wrapped.Bcast_init(np.zeros(3))  # host buffers: mpi4py's own persistent request
+    host.Free()
+
+
+def test_a_buffer_mpi_ignores_is_not_handed_over(comm, pretend):
+    wrapped, _ = pretend
+    root = comm.size - 1
+    x = np.full(2, float(comm.rank))
+    gathered = PretendDevice(np.zeros(2 * comm.size))  # read only at the root
+    wrapped.Gather(x, gathered, root=root)
+    want = np.repeat(np.arange(comm.size, dtype=float), 2) if comm.rank == root else np.zeros(2 * comm.size)
+    assert np.array_equal(gathered.memory, want)
