@@ -262,13 +262,25 @@ def _time_ours(args, coll, a, b, method, exact, xp, subset=None):
         return w, stages, stage_table(coll.stats, sum(stages.values()))
 
     med, samples, (w, stages, table) = timed(ours, args.repeat, args.warmup, lambda: synchronize(xp))
-    row = dict(n=a.shape[0], nb=a.nb, ranks=comm.size, dtype=a.dtype.name, jobz=args.jobz,
+    memory = _memory_high_water(comm, xp)
+    row = dict(**memory, n=a.shape[0], nb=a.nb, ranks=comm.size, dtype=a.dtype.name, jobz=args.jobz,
                range=str(subset or "A"), eigenpairs=int(w.shape[0]),
                collectives=coll.kind, method=method, ours_median_s=med, ours_samples_s=samples,
                ours_stages_s=stages, ours_stage_table=table)
     if comm.rank == 0:
         row["ours_max_eig_err"] = _error(w, exact)
     return row
+
+
+def _memory_high_water(comm, xp):
+    """The largest, over ranks, of this process's peak resident host memory and (GPU runs) of
+    cupy's memory pool, which keeps every block it ever handed out: high-water marks of the
+    whole process so far, so one configuration per process measures that configuration."""
+    import resource
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024   # KiB on Linux
+    pool = 0 if xp is np else xp.get_default_memory_pool().total_bytes()
+    return dict(max_rank_host_peak_bytes=comm.allreduce(rss, op=MPI.MAX),
+                max_rank_device_pool_bytes=comm.allreduce(pool, op=MPI.MAX))
 
 
 def _time_factored(args, coll, a, b, method, xp, subset, ours_s):
@@ -323,6 +335,8 @@ def _report(say, row):
         f"(samples {', '.join(f'{s:.3f}' for s in samples)})"
         f", max |λ-λ_exact| {row.get('ours_max_eig_err', float('nan')):.2e}")
     say("  stages (median solve): " + ", ".join(f"{k} {v:.3f}" for k, v in stages.items()))
+    say(f"  memory, largest rank: host peak {row['max_rank_host_peak_bytes'] / 2**30:.2f} GiB, "
+        f"device pool {row['max_rank_device_pool_bytes'] / 2**30:.2f} GiB (process high-water marks)")
     say("  " + row["ours_stage_table"].replace("\n", "\n  "))
     if "factored_median_s" in row:
         say(f"  factored B: potrf alone {row['potrf_s']:.3f} s; each later solve against the factor "
