@@ -18,8 +18,6 @@ from .distributed.redistribute import lower_triangle
 from .errors import InputError
 from .potrf import potrf
 
-DEFAULT_NB = {"cpu": 32, "gpu": 256}
-
 
 class CholeskyFactor:
     """B = L Lᴴ on a process grid: ``factor`` is the DistMatrix of L (lower, block size ``nb``),
@@ -79,7 +77,7 @@ def cholesky(b, *, lower=True, check_finite=True, comm=None, grid=None, nb=None,
 
     Raises ValueError (shape, NaN/Inf in the referenced triangle) or NotPositiveDefiniteError
     (potrf's info) on every rank alike."""
-    from .eigh import working_arrays
+    from .eigh import DEFAULT_NB, working_arrays   # eigh imports this module: import here
     xp = array_module(b)
     b, _, _ = working_arrays(xp, b, None, 1)
     if comm is None:

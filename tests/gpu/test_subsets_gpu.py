@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from gpu_required import cupy_with_a_gpu
+from gpu_required import collective_kinds, cupy_with_a_gpu
 
 cupy = cupy_with_a_gpu()
 
@@ -30,16 +30,6 @@ select_device(COMM)
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 
 
-def _kinds():
-    kinds = ["mpi"]
-    try:
-        import hpcolls  # noqa: F401
-        kinds.append("hpcolls")
-    except ImportError:
-        pass
-    return kinds
-
-
 def _pencil(rng, n, dtype):
     hermitian = np.dtype(dtype).kind == "c"
     return (random_symmetric(rng, n, hermitian).astype(dtype),
@@ -57,7 +47,7 @@ def _ranges(w):
             (EigenRange.by_value(*empty), {"subset_by_value": list(empty)})]
 
 
-@pytest.mark.parametrize("kind", _kinds())
+@pytest.mark.parametrize("kind", collective_kinds())
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64", "c64", "c128"])
 @pytest.mark.parametrize("uplo", ["L", "U"])
 @pytest.mark.parametrize("itype", [1, 3])
