@@ -163,16 +163,17 @@ class Communicator(NativeAllreduce, MPI.Intracomm):
         recv = buffers.native_buffer(recvbuf, recv_arr)
         send = None if in_place else buffers.native_buffer(sendbuf, send_arr)
         opc = dtypes.op_code(op)
-        if recv is not None and recv.code in (dtypes.F16, dtypes.BF16) and opc is None:
-            raise ValueError(f"hpcolls: {op} is not supported for {dtypes.NAMES[recv.code]} (SUM, PROD, MIN, MAX are)")
+        if recv is not None and recv.code in (dtypes.F16, dtypes.BF16) and not carries(recv.code, opc):
+            raise ValueError(f"hpcolls: {op} is not supported for {dtypes.NAMES[recv.code]} (SUM, PROD, MIN, MAX are; "
+                             "MPI has no datatype for it)")
+        if recv is not None and recv.code in dtypes.COMPLEX and opc in (dtypes.MIN, dtypes.MAX):
+            raise ValueError("hpcolls: MPI.MIN/MPI.MAX are not defined for complex numbers")
         if recv is None or (send is None and not in_place) or not carries(recv.code, opc):
             return routes.call(self, method, self, args, {}, stream, validate=False)
         if send is not None:
             _check_pair(send, recv)
             if send.ptr == recv.ptr:
                 send = None
-        if recv.code in dtypes.COMPLEX and opc in (dtypes.MIN, dtypes.MAX):
-            raise ValueError("hpcolls: MPI.MIN/MPI.MAX are not defined for complex numbers")
         stream_ptr = _stream_ptr(stream)
 
         def through_mpi():

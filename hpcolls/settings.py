@@ -118,6 +118,9 @@ SETTINGS = (
             "diagnosis only: LL store/poll variant 0..3 (native/include/hpcolls/ll_line.cuh; modes 1..3 need "
             "the diagnostic module, built with `HPCOLLS_DIAGNOSTICS=1` in the install's environment); not 0 "
             "keeps one-shot calls on the general one-shot kernel as HPCOLLS_THREADS_PER_BLOCK does", "`0`"),
+    Setting("HPCOLLS_DIAGNOSTICS", _flag, False,
+            "at build time: `1` also builds the diagnostic module hpcolls._native_diag (LL modes 1..3, launch "
+            "probes, peek/poke; read by CMakeLists.txt, not at run time)", "`0`"),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 

@@ -12,6 +12,12 @@ does not, why. Every solve is repeated; warm-up solves are excluded; medians are
 the per-stage times of the median solve and its ratio to each peer. Eigenvalues are checked
 against the exact ones.
 
+``--range I:IL:IU`` / ``V:VL:VU`` (1-based, as the CLI's) or ``--lowest F`` (the lowest
+⌈F·n⌉ eigenpairs, e.g. 0.1) solve a subset, and the cuSOLVER peer is then ``<t>sygvdx`` /
+``<t>hegvdx`` with the same range (cuSOLVERMp has no subsets and is skipped). ``--factored``
+adds, per n, the time of solves against B's factor computed once (potrf timed apart, then
+``sygvd(..., b_factored=True)``): what an SCF loop reusing B pays per A.
+
 ``python -m solvers.bench --cpu-vs-scipy ...`` times solvers.eigh beside scipy.linalg.eigh
 instead (bench_scipy.py; its own --help).
 
@@ -21,6 +27,7 @@ cusolverDn bindings call too), so no extra package is needed on the GPU machine.
 import argparse
 import ctypes
 import json
+import math
 import statistics
 import sys
 import time
@@ -45,9 +52,33 @@ def parse_args(argv):
     p.add_argument("--warmup", type=int, default=1, help="untimed solves first (default 1)")
     p.add_argument("--no-cusolver", action="store_true", help="skip the cuSOLVER peer")
     p.add_argument("--no-cusolvermp", action="store_true", help="skip the cuSOLVERMp peer")
+    p.add_argument("--range", type=_eigen_range, default=None, metavar="A|I:IL:IU|V:VL:VU",
+                   help="the eigenpairs to compute (1-based indices, as python -m solvers.sygvd)")
+    p.add_argument("--lowest", type=float, default=None, metavar="F",
+                   help="the lowest ceil(F*n) eigenpairs (0 < F <= 1), instead of --range")
+    p.add_argument("--factored", action="store_true",
+                   help="also time solves against B's factor computed once (b_factored=True)")
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     return p.parse_args(argv)
+
+
+def _eigen_range(text):
+    from .subset import EigenRange
+    try:
+        return EigenRange.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def subset_for(args, n):
+    """The EigenRange of --range / --lowest for order n (None: all)."""
+    from .subset import EigenRange
+    if args.lowest is not None:
+        if not 0 < args.lowest <= 1:
+            raise SystemExit(f"--lowest must be in (0, 1], got {args.lowest}")
+        return EigenRange.by_index(1, max(1, math.ceil(args.lowest * n - 1e-9)))
+    return None if args.range is None or args.range.is_all else args.range
 
 
 class CusolverSygvd:
@@ -57,6 +88,7 @@ class CusolverSygvd:
 
     ROUTINE = {np.dtype(np.float64): "Dsygvd", np.dtype(np.float32): "Ssygvd",
                np.dtype(np.complex64): "Chegvd", np.dtype(np.complex128): "Zhegvd"}
+    RANGE = {"A": 1001, "I": 1002, "V": 1003}   # cusolverEigRange_t
 
     def __init__(self, cupy):
         self.cp = cupy
@@ -68,27 +100,45 @@ class CusolverSygvd:
         if status != 0:
             raise RuntimeError(f"{what} failed with cusolverStatus {status}")
 
-    def solve(self, a, b, jobz):
-        """Overwrites copies of a, b; returns (w, z or None) as cupy arrays."""
+    @classmethod
+    def routine(cls, dtype, subset=None):
+        """cuSOLVER's name of the call: <t>sygvd, or <t>sygvdx for a subset."""
+        return cls.ROUTINE[np.dtype(dtype)] + ("x" if subset is not None else "")
+
+    def solve(self, a, b, jobz, subset=None):
+        """Overwrites copies of a, b; returns (w, z or None) as cupy arrays (the subset's k
+        eigenpairs with ``subset``, by <t>sygvdx)."""
         cp = self.cp
         n = a.shape[0]
         a, b = a.copy(order="F"), b.copy(order="F")
         w = cp.empty(n, dtype=a.real.dtype)
-        t = self.ROUTINE[a.dtype]
+        t = self.routine(a.dtype, subset)
         stream = cp.cuda.get_current_stream().ptr
         self._ok(self.lib.cusolverDnSetStream(self.handle, ctypes.c_void_p(stream)), "cusolverDnSetStream")
-        args = (self.handle, 1, 1 if jobz == "V" else 0, 0, n)   # itype 1, jobz, lower, n
+        args = (self.handle, 1, 1 if jobz == "V" else 0)   # itype 1, jobz
         ptr = lambda x: ctypes.c_void_p(x.data.ptr)  # noqa: E731
+        shape = (0, n)                                       # lower, n
+        selection, meig = (), ctypes.c_int(n)
+        if subset is not None:
+            real = ctypes.c_double if a.real.dtype == np.float64 else ctypes.c_float
+            shape = (self.RANGE[subset.kind], 0, n)
+            selection = (real(subset.vl if subset.kind == "V" else 0.0),
+                         real(subset.vu if subset.kind == "V" else 0.0),
+                         subset.il if subset.kind == "I" else 0, subset.iu if subset.kind == "I" else 0,
+                         ctypes.byref(meig))
         lwork = ctypes.c_int()
         self._ok(getattr(self.lib, f"cusolverDn{t}_bufferSize")(
-            *args, ptr(a), n, ptr(b), n, ptr(w), ctypes.byref(lwork)), "sygvd_bufferSize")
+            *args, *shape, ptr(a), n, ptr(b), n, *selection, ptr(w), ctypes.byref(lwork)),
+            f"{t}_bufferSize")
         work = cp.empty(max(lwork.value, 1), dtype=a.dtype)
         info = cp.zeros(1, dtype=np.int32)
         self._ok(getattr(self.lib, f"cusolverDn{t}")(
-            *args, ptr(a), n, ptr(b), n, ptr(w), ptr(work), lwork.value, ptr(info)), t)
+            *args, *shape, ptr(a), n, ptr(b), n, *selection, ptr(w), ptr(work), lwork.value,
+            ptr(info)), t)
         if int(info[0]) != 0:
             raise RuntimeError(f"cuSOLVER {t} info = {int(info[0])}")
-        return w, (a if jobz == "V" else None)
+        k = meig.value
+        return w[:k], (a[:, :k] if jobz == "V" else None)
 
     def close(self):
         self.lib.cusolverDnDestroy(self.handle)
@@ -151,8 +201,10 @@ def main(argv=None):
     if device == "gpu" and comm.size == 1 and not args.no_cusolver:
         peer = CusolverSygvd(xp)
     from .bench_cusolvermp import CusolverMpSygvd
-    if args.no_cusolvermp or dtype.kind == "c":
+    subset_asked = args.lowest is not None or (args.range is not None and not args.range.is_all)
+    if args.no_cusolvermp or dtype.kind == "c" or subset_asked:
         mp_peer, mp_why = None, "--no-cusolvermp" if args.no_cusolvermp else \
+            "its sygvd has no subsets" if subset_asked else \
             f"{dtype.name}: bench_cusolvermp.py binds the real types only"
     else:
         mp_peer, mp_why = CusolverMpSygvd.create(grid, xp, device, args.jobz)
@@ -160,7 +212,7 @@ def main(argv=None):
         f"collectives {coll.kind} via {coll.transport}, {dtype.name}, jobz {args.jobz}, "
         f"method {' '.join(args.method)}, "
         f"repeat {args.repeat} (warm-up {args.warmup}); BLAS threads {blas_line}; peers: "
-        f"{f'cuSOLVER {CusolverSygvd.ROUTINE[dtype]}, same GPU' if peer else 'no cuSOLVER (it runs on one-rank GPU runs)'}; "
+        f"{f'cuSOLVER {CusolverSygvd.routine(dtype, subset_asked or None)}, same GPU' if peer else 'no cuSOLVER (it runs on one-rank GPU runs)'}; "
         f"{'cuSOLVERMp sygvd, same grid' if mp_peer else f'no cuSOLVERMp ({mp_why})'}")
     rows = []
     for n in args.n:
@@ -171,10 +223,16 @@ def main(argv=None):
             a_root, b_root = a_root.astype(dtype), b_root.astype(dtype)
         a = DistMatrix.scatter(a_root, (n, n), dtype, grid, nb, coll, xp=xp)
         b = DistMatrix.scatter(b_root, (n, n), dtype, grid, nb, coll, xp=xp)
+        subset = subset_for(args, n)
+        if exact is not None:
+            from .subset import positions
+            exact = exact[positions(exact, subset)]
         for method in args.method:
-            row = _time_ours(args, coll, a, b, method, exact, xp)
+            row = _time_ours(args, coll, a, b, method, exact, xp, subset)
+            if args.factored:
+                row.update(_time_factored(args, coll, a, b, method, xp, subset, row["ours_median_s"]))
             if peer is not None:
-                row.update(_time_peer(args, peer, a_root, b_root, exact, xp, row["ours_median_s"]))
+                row.update(_time_peer(args, peer, a_root, b_root, exact, xp, row["ours_median_s"], subset))
             if mp_peer is not None:
                 row.update(_time_cusolvermp(args, mp_peer, a, b, exact, xp, row["ours_median_s"]))
             rows.append(row)
@@ -190,7 +248,7 @@ def main(argv=None):
     return 0
 
 
-def _time_ours(args, coll, a, b, method, exact, xp):
+def _time_ours(args, coll, a, b, method, exact, xp, subset=None):
     """One row: solvers.sygvd by ``method``, timed as ``timed`` does, with its stage table."""
     from .backend.arrays import synchronize
     from .sygvd.driver import sygvd
@@ -199,26 +257,66 @@ def _time_ours(args, coll, a, b, method, exact, xp):
 
     def ours():
         coll.reset()
-        w, _ = sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", method=method)
+        w, _ = sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", method=method, subset=subset)
         stages = {k: v.wall_s for k, v in coll.stats.items()}
         return w, stages, stage_table(coll.stats, sum(stages.values()))
 
     med, samples, (w, stages, table) = timed(ours, args.repeat, args.warmup, lambda: synchronize(xp))
-    row = dict(n=a.shape[0], nb=a.nb, ranks=comm.size, dtype=a.dtype.name, jobz=args.jobz,
+    memory = _memory_high_water(comm, xp)
+    row = dict(**memory, n=a.shape[0], nb=a.nb, ranks=comm.size, dtype=a.dtype.name, jobz=args.jobz,
+               range=str(subset or "A"), eigenpairs=int(w.shape[0]),
                collectives=coll.kind, method=method, ours_median_s=med, ours_samples_s=samples,
                ours_stages_s=stages, ours_stage_table=table)
     if comm.rank == 0:
-        row["ours_max_eig_err"] = float(np.abs(_host(w) - exact).max())
+        row["ours_max_eig_err"] = _error(w, exact)
     return row
 
 
-def _time_peer(args, peer, a_root, b_root, exact, xp, ours_s):
+def _memory_high_water(comm, xp):
+    """The largest, over ranks, of this process's peak resident host memory and (GPU runs) of
+    cupy's memory pool, which keeps every block it ever handed out: high-water marks of the
+    whole process so far, so one configuration per process measures that configuration."""
+    import resource
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024   # KiB on Linux
+    pool = 0 if xp is np else xp.get_default_memory_pool().total_bytes()
+    return dict(max_rank_host_peak_bytes=comm.allreduce(rss, op=MPI.MAX),
+                max_rank_device_pool_bytes=comm.allreduce(pool, op=MPI.MAX))
+
+
+def _time_factored(args, coll, a, b, method, xp, subset, ours_s):
+    """B's factor once (potrf, timed alone), then solves against it (b_factored=True)."""
     from .backend.arrays import synchronize
-    med, samples, (w, _) = timed(lambda: peer.solve(a_root, b_root, args.jobz),
+    from .distributed.redistribute import lower_triangle
+    from .potrf import potrf
+    from .sygvd.driver import sygvd
+    chosen = "distributed" if method in ("auto", "single") else method
+
+    def factor():
+        return potrf(lower_triangle(b, True, coll), coll)
+
+    potrf_s, _, lfac = timed(factor, args.repeat, args.warmup, lambda: synchronize(xp))
+    med, samples, _ = timed(lambda: sygvd(a, lfac, coll, itype=1, jobz=args.jobz, uplo="L",
+                                          method=chosen, subset=subset, b_factored=True),
+                            args.repeat, args.warmup, lambda: synchronize(xp))
+    return dict(potrf_s=potrf_s, factored_median_s=med, factored_samples_s=samples,
+                factored_saving=1 - med / ours_s)
+
+
+def _time_peer(args, peer, a_root, b_root, exact, xp, ours_s, subset=None):
+    from .backend.arrays import synchronize
+    med, samples, (w, _) = timed(lambda: peer.solve(a_root, b_root, args.jobz, subset),
                                  args.repeat, args.warmup, lambda: synchronize(xp))
-    return dict(cusolver_routine=CusolverSygvd.ROUTINE[a_root.dtype], cusolver_median_s=med,
-                cusolver_samples_s=samples, cusolver_max_eig_err=float(np.abs(_host(w) - exact).max()),
+    return dict(cusolver_routine=CusolverSygvd.routine(a_root.dtype, subset), cusolver_median_s=med,
+                cusolver_samples_s=samples, cusolver_max_eig_err=_error(w, exact),
                 ratio=ours_s / med)
+
+
+def _error(w, exact):
+    """max |w - exact| (NaN if the counts differ: an exact value within rounding of VL or VU)."""
+    w = _host(w)
+    if w.shape != exact.shape:
+        return float("nan")
+    return float(np.abs(w - exact).max()) if w.size else 0.0
 
 
 def _time_cusolvermp(args, mp_peer, a, b, exact, xp, ours_s):
@@ -232,11 +330,17 @@ def _time_cusolvermp(args, mp_peer, a, b, exact, xp, ours_s):
 
 def _report(say, row):
     med, samples, stages = row["ours_median_s"], row["ours_samples_s"], row["ours_stages_s"]
-    say(f"\nn={row['n']} nb={row['nb']} method {row['method']}: solvers.sygvd median {med:.3f} s "
+    say(f"\nn={row['n']} nb={row['nb']} method {row['method']} range {row['range']} "
+        f"({row['eigenpairs']} eigenpairs): solvers.sygvd median {med:.3f} s "
         f"(samples {', '.join(f'{s:.3f}' for s in samples)})"
         f", max |λ-λ_exact| {row.get('ours_max_eig_err', float('nan')):.2e}")
     say("  stages (median solve): " + ", ".join(f"{k} {v:.3f}" for k, v in stages.items()))
+    say(f"  memory, largest rank: host peak {row['max_rank_host_peak_bytes'] / 2**30:.2f} GiB, "
+        f"device pool {row['max_rank_device_pool_bytes'] / 2**30:.2f} GiB (process high-water marks)")
     say("  " + row["ours_stage_table"].replace("\n", "\n  "))
+    if "factored_median_s" in row:
+        say(f"  factored B: potrf alone {row['potrf_s']:.3f} s; each later solve against the factor "
+            f"median {row['factored_median_s']:.3f} s ({100 * row['factored_saving']:.1f}% less)")
     if "cusolver_median_s" in row:
         say(f"  cuSOLVER {row['cusolver_routine']} median {row['cusolver_median_s']:.3f} s, "
             f"max |λ-λ_exact| {row['cusolver_max_eig_err']:.2e}; ratio ours/cuSOLVER = {row['ratio']:.2f}")

@@ -8,44 +8,73 @@ cupy → cupy), dtypes as scipy returns them (real eigenvalues, float32 for floa
 input). Only the ``lower`` (or upper) triangle of a and b is referenced, and the imaginary parts
 of their diagonals are ignored, as LAPACK does.
 """
-import numpy as np
+import math
 
-from .backend.arrays import array_module, is_cupy_array, is_numpy, real_dtype
+import numpy as np
+import scipy.linalg
+
+from .backend.arrays import array_module, is_cupy_array, is_numpy, real_dtype, to_host
 from .backend.collectives import create_collectives
 from .backend.threads import policy_for
 from .distributed.distmatrix import DistMatrix
 from .distributed.grid import ProcessGrid, grid_shape
+from .cholesky import CholeskyFactor
 from .errors import InputError
 from .method import choose_method
 from .single import single_global
+from .subset import EigenRange, positions
 from .sygvd.driver import sygvd
 from .whole import referenced_finite, whole_eig
 
 DEFAULT_NB = {"cpu": 32, "gpu": 256}
 
+# scipy.linalg.eigh's drivers, and what runs for each in the distributed stages.
+SCIPY_DRIVERS = ("ev", "evd", "evr", "evx", "gv", "gvd", "gvx")
+_SUBSET_DRIVERS = ("evr", "evx", "gvx")   # bisection (stebz) + MRRR (stemr): subsets or all
+
 
 def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
-         type=1, check_finite=True, comm=None, grid=None, nb=None, collectives="auto",
-         method="auto"):
+         type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None,
+         comm=None, grid=None, nb=None, collectives="auto", method="auto"):
     """Eigenvalues (ascending) and, unless ``eigvals_only``, eigenvectors of a (a, b) pencil.
 
     Same arguments and returns as scipy.linalg.eigh for real symmetric and complex Hermitian
-    input (``overwrite_*`` are accepted and ignored: inputs are never modified). Extra keywords:
-    ``comm`` (default MPI.COMM_WORLD), ``grid`` ((pr, pc), default as square as possible),
-    ``nb`` (block size), ``collectives`` ('auto' | 'mpi' | 'hpcolls' | 'nccl'), ``method``
-    ('auto' | 'distributed' | 'single' | 'replicated', see solvers.method).
+    input (``overwrite_*`` are accepted and ignored: inputs are never modified), subsets
+    included: ``subset_by_index=[lo, hi]`` (0-based, inclusive) or ``subset_by_value=[vl, vu]``
+    (eigenvalues in (vl, vu]) give w of k entries and z of n × k (k = 0: shapes (0,) and (n, 0)).
+    ``driver`` takes scipy's names, with scipy's rules on which fit the problem; in the
+    distributed stages 'ev', 'evd', 'gv', 'gvd' run divide and conquer (stedc) for all
+    eigenpairs and 'evr', 'evx', 'gvx' bisection + MRRR (stebz + stemr), the default for
+    subsets; the one-call methods on CPU pass it to scipy itself. ``b`` may also be a
+    ``solvers.cholesky(b)`` factor: potrf is then skipped (the distributed method, on the
+    factor's grid and block size). Extra keywords: ``comm`` (default MPI.COMM_WORLD), ``grid``
+    ((pr, pc), default as square as possible), ``nb`` (block size), ``collectives`` ('auto' |
+    'mpi' | 'hpcolls' | 'nccl'), ``method`` ('auto' | 'distributed' | 'single' | 'replicated',
+    see solvers.method).
 
-    Raises ValueError for bad shapes, ``type`` or non-finite entries in the referenced
-    triangle, numpy.linalg.LinAlgError (NotPositiveDefiniteError, with ``.info``) if b is not
-    positive definite — identically on every rank.
+    Raises ValueError for bad shapes, ``type``, subsets, drivers or non-finite entries in the
+    referenced triangle, numpy.linalg.LinAlgError (NotPositiveDefiniteError, with ``.info``) if
+    b is not positive definite — identically on every rank.
     """
     del overwrite_a, overwrite_b
+    factor = b if isinstance(b, CholeskyFactor) else None
     xp = array_module(a)
-    a, b, dtype = _validated(xp, a, b, type)
+    if factor is not None:
+        a, _, dtype = working_arrays(xp, a, None, type)
+        _check_factor(factor, a, dtype, comm, grid, nb)
+    else:
+        a, b, dtype = working_arrays(xp, a, b, type)
     n = a.shape[0]
-    if n == 0:
+    if n == 0:   # as scipy: before the subset is looked at
         w = xp.zeros(0, dtype=real_dtype(dtype))
         return w if eigvals_only else (w, xp.zeros((0, 0), dtype=dtype))
+    subset = _subset(subset_by_index, subset_by_value, n)
+    generalized = b is not None
+    _check_driver(driver, generalized, not subset.is_all)
+    if driver in _SUBSET_DRIVERS and subset.is_all:
+        subset = EigenRange.by_index(1, n)     # every eigenpair by bisection + MRRR
+    if factor is not None:
+        return _factored(a, factor, lower, eigvals_only, type, check_finite, subset, method)
     if comm is None:
         from mpi4py import MPI
         comm = MPI.COMM_WORLD
@@ -60,26 +89,113 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
                     raise InputError(f"{name} has NaN or Inf in its referenced "
                                      f"({'lower' if lower else 'upper'}) triangle")
         if alone or chosen == "replicated":
-            w, z, _ = whole_eig(xp, a, b, type, not eigvals_only, lower)
+            w, z = _whole(xp, a, b, type, eigvals_only, lower, subset, driver,
+                          subset_by_index, subset_by_value)
             return w if eigvals_only else (w, z)
     pgrid = ProcessGrid(comm, shape)
     try:
         coll = create_collectives(pgrid, collectives, xp)
         if chosen == "single" and is_numpy(xp):
-            w, z = single_global(coll, a, b, type, not eigvals_only, lower)
+            w, z = single_global(coll, a, b, type, not eigvals_only, lower, subset)
             return w if eigvals_only else (w, z)
         block = nb or min(n, DEFAULT_NB["gpu" if is_cupy_array(a) else "cpu"])
         da = DistMatrix.from_global(a, pgrid, block)
         db = DistMatrix.from_global(b, pgrid, block) if b is not None else None
         w, z = sygvd(da, db, coll, itype=type, jobz="N" if eigvals_only else "V",
-                     uplo="L" if lower else "U", check_finite=check_finite, method=chosen)
+                     uplo="L" if lower else "U", check_finite=check_finite, method=chosen,
+                     subset=subset)
         return w if eigvals_only else (w, z.to_global(coll))
     finally:
         pgrid.free()
 
 
-def _validated(xp, a, b, itype):
-    """Input checks that need no communication (every rank has the same arrays)."""
+def _factored(a, factor, lower, eigvals_only, itype, check_finite, subset, method):
+    """eigh against a CholeskyFactor: the distributed stages on its grid, potrf skipped. The
+    factor is lower; an upper-triangle A is passed as its conjugate transpose, whose lower
+    triangle holds the same numbers (conjugated) as A's upper one, so no factor is moved."""
+    if method not in ("auto", "distributed"):
+        raise InputError(f"method {method!r} takes B itself; a solvers.cholesky factor is solved "
+                         "by the distributed method")
+    if not lower:
+        a = a.conj().T
+    coll = create_collectives(factor.grid, factor.collectives, factor.xp)
+    da = DistMatrix.from_global(factor.xp.ascontiguousarray(a), factor.grid, factor.nb)
+    w, z = sygvd(da, factor.factor, coll, itype=itype, jobz="N" if eigvals_only else "V",
+                 uplo="L", check_finite=check_finite, method="distributed", subset=subset,
+                 b_factored=True)
+    return w if eigvals_only else (w, z.to_global(coll))
+
+
+def _check_factor(factor, a, dtype, comm, grid, nb):
+    if factor.factor is None:
+        raise ValueError("this solvers.cholesky factor was freed")
+    if factor.shape != a.shape:
+        raise ValueError(f"wrong b dimensions {factor.shape}, should be {a.shape}")
+    if factor.dtype != dtype:
+        raise ValueError(f"the factor is {factor.dtype} but a is solved in {dtype}: factor B "
+                         f"in the same precision (solvers.cholesky(b.astype(...)))")
+    if comm is not None and comm is not factor.grid.comm:
+        raise ValueError("comm differs from the communicator the factor was made on")
+    if grid is not None and tuple(grid) != factor.grid.shape:
+        raise ValueError(f"grid {tuple(grid)} differs from the factor's {factor.grid.shape}")
+    if nb is not None and nb != factor.nb:
+        raise ValueError(f"nb {nb} differs from the factor's block size {factor.nb}")
+
+
+def _subset(by_index, by_value, n):
+    """scipy's subset keywords as an EigenRange, with scipy's checks and messages."""
+    if by_index is not None and by_value is not None:
+        raise ValueError("Either index or value subset can be requested.")
+    if by_index is not None:
+        lo, hi = (int(x) for x in by_index)
+        if not (0 <= lo <= hi < n):
+            raise ValueError(f"Requested eigenvalue indices are not valid. Valid range is "
+                             f"[0, {n - 1}] and start <= end, but start={lo}, end={hi} is given")
+        return EigenRange.by_index(lo + 1, hi + 1)
+    if by_value is not None:
+        lo, hi = (float(x) for x in by_value)
+        if not (-math.inf <= lo < hi <= math.inf):
+            raise ValueError(f"Requested eigenvalue bounds are not valid. Valid range is "
+                             f"(-inf, inf) and low < high, but low={lo}, high={hi} is given")
+        return EigenRange.by_value(lo, hi)
+    return EigenRange.all()
+
+
+def _check_driver(driver, generalized, subset):
+    """scipy's rules: a known name, one fitting the problem (gv* need b, ev* refuse it), and
+    one that can compute subsets if a subset is asked."""
+    if driver is None:
+        return
+    if driver not in SCIPY_DRIVERS:
+        raise ValueError(f'"{driver}" is unknown. Possible values are "None", "'
+                         + '", "'.join(SCIPY_DRIVERS) + '".')
+    if not generalized and driver.startswith("g"):
+        raise ValueError(f"{driver} requires input b array to be supplied for generalized "
+                         "eigenvalue problems.")
+    if generalized and driver.startswith("e"):
+        raise ValueError(f'"{driver}" does not accept input b array for standard eigenvalue '
+                         "problems.")
+    if subset and driver not in _SUBSET_DRIVERS:
+        raise ValueError(f'"{driver}" cannot compute subsets of eigenvalues')
+
+
+def _whole(xp, a, b, itype, eigvals_only, lower, subset, driver, by_index, by_value):
+    """The whole problem by one library call on this rank. On CPU with a subset or a driver
+    other than evd / gvd: scipy.linalg.eigh itself with those arguments (its bits, and work
+    that scales with k); otherwise whole.py's call, a subset kept from its full result."""
+    if is_numpy(xp) and (not subset.is_all or driver not in (None, "evd", "gvd")):
+        result = scipy.linalg.eigh(a, b, lower=lower, eigvals_only=eigvals_only, type=itype,
+                                   check_finite=False, subset_by_index=by_index,
+                                   subset_by_value=by_value, driver=driver)
+        return (result, None) if eigvals_only else result
+    w, z, _ = whole_eig(xp, a, b, itype, not eigvals_only, lower)
+    keep = positions(to_host(w), subset)
+    return w[keep], (None if z is None else xp.ascontiguousarray(z[:, keep]))
+
+
+def working_arrays(xp, a, b, itype):
+    """(a, b, dtype): the inputs checked (no communication: every rank has the same arrays) and
+    in the working precision, C-contiguous."""
     if itype not in (1, 2, 3):
         raise ValueError(f"unknown type {itype!r}: must be 1, 2 or 3")
     a = xp.asarray(a)

@@ -11,41 +11,55 @@ import numpy as np
 
 from .backend.arrays import real_dtype, to_host
 from .backend.threads import node_cores_lent, policy_for
+from .distributed.descriptor import Descriptor
 from .distributed.distmatrix import DistMatrix
 from .errors import InputError, NotPositiveDefiniteError
 from .lapack_names import lapack_name
+from .subset import positions
 from .whole import whole_eig
 
 _OK, _NOT_POSITIVE_DEFINITE, _FAILED = 0, 1, 2
 
 
-def single_distributed(a, b, coll, itype, vectors, lower, why):
-    """(w, Z DistMatrix in A's layout or None) of DistMatrix inputs, in one stage named as the
-    LAPACK driver (sygvd, hegvd, syevd, heevd)."""
+def single_distributed(a, b, coll, itype, vectors, lower, why, subset=None):
+    """(w, Z DistMatrix in A's block size and grid, or None) of DistMatrix inputs, in one stage
+    named as the LAPACK driver (sygvd, hegvd, syevd, heevd). A ``subset`` (subset.EigenRange)
+    is kept from the call's full result (every eigenpair is computed)."""
     xp, grid, n = a.xp, a.grid, a.shape[0]
     with coll.stage(lapack_name("syevd" if b is None else "sygvd", a.dtype)):
         coll.note("method", f"single [{why}]")
         if grid.size == 1:   # the local array is the whole matrix
             w, z, what = whole_eig(xp, a.local, None if b is None else b.local, itype, vectors, lower)
             coll.note("call", what)
-            return w, (DistMatrix(xp.ascontiguousarray(z), a.desc, grid) if vectors else None)
+            keep = positions(to_host(w), subset)
+            if not vectors:
+                return w[keep], None
+            z = xp.ascontiguousarray(z[:, keep])
+            return w[keep], DistMatrix(z, Descriptor.create(n, z.shape[1], a.nb, a.nb, grid), grid)
         a_root = a.gather(coll)
         b_root = b.gather(coll) if b is not None else None
         w, z_root = on_root(coll, n, a.dtype, lambda: _host_results(
             whole_eig(xp, xp.asarray(a_root), None if b is None else xp.asarray(b_root),
                       itype, vectors, lower), coll))
-        z = DistMatrix.scatter(z_root, (n, n), a.dtype, grid, a.nb, coll, xp=xp) if vectors else None
+        keep = positions(w, subset)   # w is the same on every rank: so is the selection
+        w = w[keep]
+        z = None
+        if vectors:
+            z_root = None if z_root is None else z_root[:, keep]
+            z = DistMatrix.scatter(z_root, (n, w.shape[0]), a.dtype, grid, a.nb, coll, xp=xp)
         return xp.asarray(w), z
 
 
-def single_global(coll, a, b, itype, vectors, lower):
-    """(w, Z or None) of whole numpy arrays every rank holds alike, every rank getting all."""
+def single_global(coll, a, b, itype, vectors, lower, subset=None):
+    """(w, Z or None) of whole numpy arrays every rank holds alike, every rank getting all (of
+    ``subset``, kept from the full result)."""
     n = a.shape[0]
     w, z = on_root(coll, n, a.dtype, lambda: _host_results(whole_eig(np, a, b, itype, vectors, lower), coll))
+    keep = positions(w, subset)
+    w = w[keep]
     if vectors:
-        if z is None:
-            z = np.empty((n, n), dtype=a.dtype)
-        z = coll.bcast_host(np.ascontiguousarray(z))
+        z = np.empty((n, w.shape[0]), dtype=a.dtype) if z is None else np.ascontiguousarray(z[:, keep])
+        z = coll.bcast_host(z)
     return w, z
 
 

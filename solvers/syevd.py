@@ -3,7 +3,10 @@
     validate        non-finite entries in A's referenced triangle (check_finite)
     sytrd | hetrd   the full matrix from A's referenced triangle, then Qᴴ A Q = T
     stedc | sterf   T = Y Λ Yᵀ (real, replicated; sterf when only eigenvalues are wanted)
-    ormtr | unmtr   Z = Q Y
+      or, for a subset (subset.py):
+    stebz           the wanted eigenvalues of T by bisection, each rank a share (stebz.py)
+    stemr           their eigenvectors by MRRR, each rank a group, into Y's layout (stemr.py)
+    ormtr | unmtr   Z = Q Y            (on the k wanted columns only)
 
 Stages are named as LAPACK names them for the dtype (lapack_names.py). By ``method``
 (method.py) the whole problem may instead be one LAPACK / cuSOLVER syevd / heevd call on one
@@ -19,15 +22,22 @@ from .lapack_names import lapack_name
 from .method import choose_method
 from .ormtr import ormtr
 from .single import single_distributed
+from .stebz import replicated_tridiagonal, stebz
+from .stemr import stemr
+from .subset import EigenRange
 from .sytrd import sytrd
 from .tridiagonal import stevd
 
 
-def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto"):
+def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=None):
     """Eigenvalues (ascending, an array of the backend on every rank) and, for jobz='V',
     eigenvectors (a DistMatrix in A's layout, orthonormal columns) of the symmetric / Hermitian
-    DistMatrix ``a``, of which only the ``uplo`` triangle is read. Returns (w, Z or None)."""
+    DistMatrix ``a``, of which only the ``uplo`` triangle is read. Returns (w, Z or None).
+    ``subset`` (an EigenRange; default all) selects the eigenpairs: then w has k entries and Z
+    is n × k, in A's block size and grid."""
+    subset = subset or EigenRange.all()
     validate_arguments(a, None, 1, jobz, uplo)
+    subset.check(a.shape[0])
     policy_for(a.grid.comm)   # the CLI's BLAS threads per rank, whichever way the solver is entered
     lower, vectors = uplo.upper() == "L", jobz.upper() == "V"
     chosen, why = choose_method(method, a.shape[0], a.grid.size, not is_numpy(a.xp))
@@ -35,13 +45,33 @@ def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto"):
         with coll.stage("validate"):
             check_finite_inputs(coll, lower, A=a)
     if chosen == "single":
-        return single_distributed(a, None, coll, 1, vectors, lower, why)
+        return single_distributed(a, None, coll, 1, vectors, lower, why, subset)
     with coll.stage(lapack_name("sytrd", a.dtype)):
         c = symmetrize(a, lower, coll)
         d, e, tau = sytrd(c, coll)
-    with coll.stage("stedc" if vectors else "sterf"):
-        w, z = stevd(d, e, coll, vectors_like=c if vectors else None)
+    if subset.is_all:
+        with coll.stage("stedc" if vectors else "sterf"):
+            w, z = stevd(d, e, coll, vectors_like=c if vectors else None)
+    else:
+        w, z = tridiagonal_subset(d, e, subset, c, coll, vectors)
     if vectors:
         with coll.stage(lapack_name("ormtr", a.dtype)):
             ormtr(c, tau, z, coll)
     return w, z
+
+
+def tridiagonal_subset(d, e, subset, layout, coll, vectors):
+    """(w, Y or None) of the ``subset`` of the tridiagonal (d, e): w on every rank (the real
+    dtype of the problem, on its backend), Y an n × k DistMatrix in ``layout``'s block size,
+    grid and dtype. The tridiagonal work runs on the host (O(n k / P) per rank)."""
+    xp = coll.xp
+    with coll.stage("stebz"):
+        d_host, e_host = replicated_tridiagonal(d, e, coll)
+        il, iu = subset.indices(d_host, e_host)
+        coll.note("range", f"{subset} -> eigenpairs {il}..{iu} of {d_host.shape[0]}")
+        w = stebz(d_host, e_host, il, iu, coll)
+    z = None
+    if vectors:
+        with coll.stage("stemr"):
+            z = stemr(d_host, e_host, il, w, layout.nb, layout.grid, coll, layout.dtype, xp)
+    return xp.asarray(w.astype(d.dtype)), z

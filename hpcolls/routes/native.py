@@ -25,10 +25,10 @@ except ImportError:
 
 
 def carries(code, opc):
-    """Whether the native kernels (and so NCCL and the rank-order host reduction behind them)
-    take an Allreduce of native type `code` with native op `opc` (either None: one they do not
-    have)."""
-    return code is not None and opc is not None
+    """Whether the native kernels (and the NCCL and rank-order host routes behind them) take an
+    Allreduce of native type `code` with native op `opc` (either None: one they do not have):
+    dtypes.OPS_OF, the native layer's own table."""
+    return code is not None and opc is not None and opc in dtypes.OPS_OF[code]
 
 
 class NativeAllreduce:

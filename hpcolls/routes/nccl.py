@@ -60,7 +60,7 @@ class NcclPath:
         log.info(f"NCCL path on: NCCL {nccl.get_version()} over {comm.Get_size()} ranks")
 
     def supports(self, code, op):
-        if self.comm is None:
+        if self.comm is None or op not in self.ops:  # NCCL has no bitwise or logical ops
             return False
         if code in dtypes.COMPLEX:
             return op == dtypes.SUM

@@ -3,8 +3,13 @@
     validate        non-finite entries in the referenced triangles of A and B (check_finite)
     potrf           B = L Lᴴ                  (uplo='U' is first conjugate-transposed to lower)
     sygst | hegst   C = L⁻¹ A L⁻ᴴ  or  Lᴴ A L  (by itype)
-    syevd | heevd   C = Y Λ Yᴴ                (syevd.py: sytrd/hetrd, stedc, ormtr/unmtr)
-    trsm            Z = L⁻ᴴ Y (itype 1, 2)  or  trmm  Z = L Y (itype 3)
+    syevd | heevd   C = Y Λ Yᴴ                (syevd.py: sytrd/hetrd, stedc or stebz + stemr,
+                                              ormtr/unmtr)
+    trsm            Z = L⁻ᴴ Y (itype 1, 2)  or  trmm  Z = L Y (itype 3), on Y's k columns
+
+With ``b_factored`` B is given as its Cholesky factor (potrf's output: L in B's lower triangle
+for uplo='L', U = Lᴴ in its upper one for 'U'; solvers.cholesky makes one) and potrf is skipped:
+one factor serves many A.
 
 Inputs and outputs are DistMatrix objects in the user's ScaLAPACK layout; every stage runs in a
 ``coll.stage`` block named as LAPACK names it for the dtype, so the report shows where time and
@@ -17,16 +22,19 @@ from ..arguments import validate_arguments
 from ..backend.arrays import is_numpy
 from ..backend.threads import policy_for
 from ..distributed.redistribute import lower_triangle
+from ..errors import InputError
 from ..lapack_names import lapack_name
 from ..method import choose_method
 from ..potrf import potrf
 from ..single import single_distributed
+from ..subset import EigenRange
 from ..sygst import sygst
 from ..syevd import syevd
 from ..trsm import trmm, trsm
 
 
-def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="auto"):
+def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="auto",
+          subset=None, b_factored=False):
     """Solve the generalized (or, with b=None, standard: syevd) symmetric / Hermitian
     eigenproblem.
 
@@ -35,25 +43,41 @@ def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="au
     diagonals are ignored. Returns (w, z): w the ascending eigenvalues on every rank (an array
     of the backend, of the real dtype), z a DistMatrix with a's layout holding the eigenvectors
     as columns (B-orthonormal for itypes 1, 2; B⁻¹-orthonormal for itype 3), or None for
-    jobz='N'. Raises InputError or NotPositiveDefiniteError — on every rank alike.
+    jobz='N'. ``subset`` (subset.EigenRange: all, by index il..iu 1-based, by value (vl, vu])
+    selects the eigenpairs (w has k entries, z is n × k); ``b_factored``: b holds B's Cholesky
+    factor in its ``uplo`` triangle (see above). Raises InputError or NotPositiveDefiniteError —
+    on every rank alike.
     """
     policy_for(a.grid.comm)   # the CLI's BLAS threads per rank, whichever way the solver is entered
     if b is None:
+        if b_factored:
+            raise InputError("b_factored=True needs b (the Cholesky factor of B)")
         validate_arguments(a, None, itype, jobz, uplo)
-        return syevd(a, coll, jobz=jobz, uplo=uplo, check_finite=check_finite, method=method)
+        return syevd(a, coll, jobz=jobz, uplo=uplo, check_finite=check_finite, method=method,
+                     subset=subset)
+    subset = subset or EigenRange.all()
     validate_arguments(a, b, itype, jobz, uplo)
+    subset.check(a.shape[0])
     lower, vectors = uplo.upper() == "L", jobz.upper() == "V"
     chosen, why = choose_method(method, a.shape[0], a.grid.size, not is_numpy(a.xp))
+    if b_factored and chosen == "single":
+        if method == "single":
+            raise InputError("method 'single' takes B itself, not its factor (b_factored=True)")
+        chosen = "distributed"
     if check_finite:
         with coll.stage("validate"):
             check_finite_inputs(coll, lower, A=a, B=b)
     if chosen == "single":
-        return single_distributed(a, b, coll, itype, vectors, lower, why)
-    with coll.stage("potrf"):
-        lfac = potrf(lower_triangle(b, lower, coll), coll)
+        return single_distributed(a, b, coll, itype, vectors, lower, why, subset)
+    if b_factored:
+        lfac = lower_triangle(b, lower, coll)
+    else:
+        with coll.stage("potrf"):
+            lfac = potrf(lower_triangle(b, lower, coll), coll)
     with coll.stage(lapack_name("sygst", a.dtype)):
         c = sygst(a, lower, lfac, itype, coll)
-    w, z = syevd(c, coll, jobz=jobz, uplo="L", check_finite=False, method="distributed")
+    w, z = syevd(c, coll, jobz=jobz, uplo="L", check_finite=False, method="distributed",
+                 subset=subset)
     if vectors:
         with coll.stage("trsm"):
             if itype == 3:

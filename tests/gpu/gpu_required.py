@@ -12,3 +12,14 @@ def cupy_with_a_gpu():
     if devices < 1:
         pytest.skip("no CUDA GPU visible", allow_module_level=True)
     return cupy
+
+
+def collective_kinds():
+    """The solver's collective kinds this install can run: mpi, and hpcolls when it imports."""
+    kinds = ["mpi"]
+    try:
+        import hpcolls  # noqa: F401
+        kinds.append("hpcolls")
+    except ImportError:
+        pass
+    return kinds

@@ -50,3 +50,23 @@ def test_cpu_vs_scipy_mode(comm, tmp_path_factory, capsys):
     for r in rows:
         assert r["ranks"] == comm.size and r["eigh_median_s"] > 0 and r["scipy_median_s"] > 0
         assert r["max_eig_diff"] < 1e-3, r
+
+
+def test_subset_and_factored_rows(comm, tmp_path_factory, capsys):
+    """--lowest / --range solve the subset (its exact eigenvalues checked), --factored adds the
+    solves against a factor of B; the memory high-water marks are reported."""
+    path = comm.bcast(str(tmp_path_factory.mktemp("bench") / "subset.json") if comm.rank == 0 else None)
+    for selection in (["--lowest", "0.1"], ["--range", "V:-0.5:0.5"]):
+        assert bench.main(["--device", "cpu", "--n", "60", "--nb", "8", "--repeat", "1", "--warmup", "0",
+                           "--factored", "--json", path, *selection]) == 0
+        out = capsys.readouterr().out
+        if comm.rank != 0:
+            continue
+        with open(path) as f:
+            row, = json.load(f)["rows"]
+        assert {"stebz", "stemr"} <= set(row["ours_stages_s"]), row["ours_stages_s"]
+        assert row["ours_max_eig_err"] < 1e-10 and "factored B" in out
+        assert row["factored_median_s"] > 0 and row["potrf_s"] > 0 and row["max_rank_host_peak_bytes"] > 0
+        if selection[0] == "--lowest":
+            assert row["range"] == "I:1:6" and row["eigenpairs"] == 6
+        assert "no cuSOLVERMp (its sygvd has no subsets)" in out

@@ -1,0 +1,101 @@
+"""``solvers.cholesky``: B's Cholesky factor computed once, for solving many A against it.
+
+An SCF code solves A_k x = λ B x for many A_k with one B (ELPA's is_already_decomposed,
+DLA-Future's *_factorized): the factor is computed by the distributed potrf once, kept on the
+grid in its block-cyclic layout, and ``solvers.eigh(a, f)`` then skips potrf (the DistMatrix
+routine takes it as ``sygvd(a, l, coll, b_factored=True)``).
+
+Under MPI every rank calls ``cholesky`` with the same b (as ``eigh``); each keeps only its
+blocks of L. The factor holds its process grid: ``f.free()`` (or ``with solvers.cholesky(b) as
+f:``) releases the grid's communicators when it is no longer needed.
+"""
+from .backend.arrays import array_module
+from .backend.collectives import create_collectives
+from .backend.threads import policy_for
+from .distributed.distmatrix import DistMatrix
+from .distributed.grid import ProcessGrid, grid_shape
+from .distributed.redistribute import lower_triangle
+from .errors import InputError
+from .potrf import potrf
+
+
+class CholeskyFactor:
+    """B = L Lᴴ on a process grid: ``factor`` is the DistMatrix of L (lower, block size ``nb``),
+    ``grid`` its ProcessGrid, ``collectives`` the transport asked for, ``dtype`` the working
+    precision of B; ``to_global()`` gives L whole on every rank."""
+
+    def __init__(self, factor, grid, collectives, owns_grid):
+        self.factor = factor
+        self.grid = grid
+        self.collectives = collectives
+        self._owns_grid = owns_grid
+
+    @property
+    def shape(self):
+        return self.factor.shape
+
+    @property
+    def dtype(self):
+        return self.factor.dtype
+
+    @property
+    def nb(self):
+        return self.factor.nb
+
+    @property
+    def xp(self):
+        return self.factor.xp
+
+    def to_global(self):
+        """L (lower triangular, the strict upper triangle zero) whole on every rank."""
+        coll = create_collectives(self.grid, self.collectives, self.xp)
+        return self.factor.to_global(coll)
+
+    def free(self):
+        """Release the grid's communicators (the factor is unusable afterwards)."""
+        if self._owns_grid and self.grid is not None:
+            self.grid.free()
+        self.grid = self.factor = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.free()
+
+    def __repr__(self):
+        return f"CholeskyFactor(n={self.shape[0]}, {self.dtype}, nb={self.nb}, grid={self.grid})"
+
+
+def cholesky(b, *, lower=True, check_finite=True, comm=None, grid=None, nb=None,
+             collectives="auto"):
+    """The Cholesky factor of the symmetric / Hermitian positive definite b (whole array, the
+    same on every rank; only its ``lower`` (or upper) triangle is read, the imaginary parts of
+    its diagonal are ignored), distributed over ``comm`` on ``grid`` in blocks of ``nb``.
+    Unlike scipy.linalg.cholesky, which returns an array (upper by default), this returns a
+    CholeskyFactor for ``solvers.eigh(a, f)``; ``lower`` has eigh's default and meaning.
+
+    Raises ValueError (shape, NaN/Inf in the referenced triangle) or NotPositiveDefiniteError
+    (potrf's info) on every rank alike."""
+    from .eigh import DEFAULT_NB, working_arrays   # eigh imports this module: import here
+    xp = array_module(b)
+    b, _, _ = working_arrays(xp, b, None, 1)
+    if comm is None:
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+    policy_for(comm)
+    pgrid = ProcessGrid(comm, grid_shape(comm.Get_size(), grid))
+    try:
+        coll = create_collectives(pgrid, collectives, xp)
+        n = b.shape[0]
+        block = max(1, nb or min(n, DEFAULT_NB["cpu" if xp.__name__ == "numpy" else "gpu"]))
+        db = DistMatrix.from_global(b, pgrid, block)
+        if check_finite and coll.any_flag(not db.referenced_finite(lower)):
+            raise InputError(f"B has NaN or Inf in its referenced "
+                             f"({'lower' if lower else 'upper'}) triangle")
+        with coll.stage("potrf"):
+            lfac = potrf(lower_triangle(db, lower, coll), coll)
+    except BaseException:
+        pgrid.free()
+        raise
+    return CholeskyFactor(lfac, pgrid, collectives, owns_grid=True)
