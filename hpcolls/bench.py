@@ -264,8 +264,8 @@ def host_overhead(args, cupy):
     CUDA call (the pybind11 floor); cupy's NCCL call and a cupy elementwise kernel for reference;
     and an empty kernel with the AllReduce kernels' parameters (~330 bytes: the peers' scratch
     pointers), by <<<>>> and by cudaLaunchKernelEx. Derived: hpcolls above the bare launch
-    (DESIGN.md's budget: 0.7 us), above that parameter-sized launch (what hpcolls' own code
-    costs), cudaLaunchKernelEx above <<<>>>, and hpcolls / NCCL. The empty kernels and what is
+    (docs/ARCHITECTURE.md's budget, "Targets and floors": 0.7 us), above that parameter-sized
+    launch (what hpcolls' own code costs), cudaLaunchKernelEx above <<<>>>, and hpcolls / NCCL. The empty kernels and what is
     derived from them need the diagnostic build (launch_probes)."""
     probes = launch_probes()
     comm = MPI.COMM_WORLD

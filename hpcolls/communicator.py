@@ -22,6 +22,25 @@ from .staging import StagingPool
 from .streams import stream_ptr as _stream_ptr
 
 _live = weakref.WeakValueDictionary()  # id -> communicator (mpi4py's communicators are not hashable)
+# (name, overrides) -> the first live wrapper of that predefined communicator: what unpickling
+# returns, as unpickling mpi4py's COMM_WORLD returns COMM_WORLD itself
+_PREDEFINED = ("COMM_WORLD", "COMM_SELF")
+_predefined_wrappers = weakref.WeakValueDictionary()
+
+
+def _predefined_name(comm):
+    """'COMM_WORLD' or 'COMM_SELF' when `comm` has that predefined handle, else None."""
+    return next((name for name in _PREDEFINED if comm == getattr(MPI, name)), None)
+
+
+def _unpickle_predefined(name, overrides):
+    """The live wrapper of predefined communicator `name` with these overrides (a new one when
+    none is alive)."""
+    wrapper = _predefined_wrappers.get((name, overrides))
+    if wrapper is None:
+        algo, timeout, validate = overrides
+        wrapper = Communicator(getattr(MPI, name), algo=algo, timeout=timeout, validate=validate)
+    return wrapper
 
 def _with_stream(call, mpi4py_method):
     """`call` signed as mpi4py_method plus a keyword-only `stream=None` (for help() and inspect)."""
@@ -85,6 +104,9 @@ class Communicator(NativeAllreduce, MPI.Intracomm):
         self._staging_pool = None
         self._init_native()
         _live[id(self)] = self
+        name = _predefined_name(self) if type(self) is Communicator else None
+        if name is not None:
+            _predefined_wrappers.setdefault((name, overrides), self)
         log.set_rank(MPI.COMM_WORLD.Get_rank())  # logs name world ranks, whatever the sub-communicator
         return self
 
@@ -114,6 +136,15 @@ class Communicator(NativeAllreduce, MPI.Intracomm):
             return f"<hpcolls.{type(self).__name__} COMM_NULL>"
         return (f"<hpcolls.{type(self).__name__} rank {self.Get_rank()}/{self.Get_size()} "
                 f"algo={self._overrides[0] or self._cfg.algo}>")
+
+    def __reduce__(self):
+        """Pickling as mpi4py's: a wrapper of COMM_WORLD or COMM_SELF unpickles to the live
+        wrapper of that communicator with the same overrides (this very object, for the first
+        one made); any other communicator cannot be pickled (ValueError), as in mpi4py."""
+        name = _predefined_name(self) if type(self) is Communicator else None
+        if name is None:
+            return MPI.Intracomm.__reduce__(self)
+        return _unpickle_predefined, (name, self._overrides)
 
     def _adopt(self, made):
         """An mpi4py call's new communicator, wrapped with this one's overrides (COMM_NULL and

@@ -25,6 +25,19 @@ def _native_module():
         return None, f"native module not built ({exc}); reinstall hpcolls with nvcc available"
 
 
+def _diagnostics_missing(ll_mode):
+    """Why HPCOLLS_LL_MODE=`ll_mode` cannot run here (hpcolls._native_diag not built), or None."""
+    if ll_mode == 0:
+        return None
+    try:
+        from . import _native_diag  # noqa: F401
+        return None
+    except ImportError as exc:
+        return (f"HPCOLLS_LL_MODE={ll_mode} (a diagnostic LL variant) needs the diagnostic build, and "
+                f"hpcolls._native_diag is not built ({exc}): rebuild with HPCOLLS_DIAGNOSTICS=1 in the "
+                "environment, e.g. HPCOLLS_DIAGNOSTICS=1 pip install --no-build-isolation -e .")
+
+
 def open_native(comm, cfg, device):
     """(NativeComm, None) when every rank can store into every peer's scratch, else (None, why)."""
     native, why = _native_module()
@@ -41,6 +54,11 @@ def open_native(comm, cfg, device):
     why = _agreed_reason(comm, why)
     if why:
         return None, why
+    # A diagnostic LL mode was asked for explicitly: running without it would measure something
+    # else, so every rank raises (agreed, so none is left waiting) instead of turning the path off.
+    missing = _agreed_reason(comm, _diagnostics_missing(cfg.ll_mode))
+    if missing:
+        raise RuntimeError(f"hpcolls: {missing}")
 
     uuid = native.device_info(device)["uuid"]
     ranks_on_device = comm.allgather(uuid).count(uuid)

@@ -29,6 +29,9 @@ def _real_step(op, a, b):
         return a + b
     if op == dtypes.PROD:
         return a * b
+    if op not in (dtypes.MIN, dtypes.MAX):
+        raise ValueError(f"hpcolls: the host reduction implements SUM, PROD, MIN and MAX, not "
+                         f"{dtypes.OP_NAMES[op].upper() if 0 <= op < len(dtypes.OP_NAMES) else op}")
     better = (b < a) if op == dtypes.MIN else (a < b)
     if a.dtype.kind in "fc":
         return np.where(np.isnan(a), a, np.where(np.isnan(b) | better, b, a))

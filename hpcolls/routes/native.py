@@ -116,7 +116,11 @@ class NativeAllreduce:
         if self._cfg.algo in ("nccl", "mpi"):
             self._native_off = f"HPCOLLS_ALGO={self._cfg.algo}"
         else:
-            self._native, self._native_off = open_native(self.mpi, self._cfg, device)
+            try:
+                self._native, self._native_off = open_native(self.mpi, self._cfg, device)
+            except Exception:
+                self._device = None  # not opened: the next call tries again (and says why again)
+                raise
         # The fast path skips validation and the once-per-decision INFO log, so it stays off
         # when either is asked for, and for algos that never use the native kernels.
         if self._native is not None and not self._cfg.validate and log.level < 2:
@@ -126,8 +130,9 @@ class NativeAllreduce:
 
     def _install_fast(self, full=None):
         """Shadows the Allreduce method with native code for its common call (fast_allreduce.cpp:
-        the host time of a call is a budget, DESIGN.md); that code hands every other call to
-        `full`, by default the method. Needs cupy's plain `_c_contiguous` attribute (cupy 13, 14)."""
+        the host time of a call is a budget: docs/ARCHITECTURE.md, "Targets and floors"); that
+        code hands every other call to `full`, by default the method. Needs cupy's plain
+        `_c_contiguous` attribute (cupy 13, 14)."""
         if _CUPY_NDARRAY is None or not hasattr(_CUPY_NDARRAY, "_c_contiguous"):
             return
         from .._native import make_fast_allreduce

@@ -1,7 +1,7 @@
 // The column loop of the solver's blocked Householder tridiagonalization (LAPACK latrd, zlatrd
 // for complex) as one native call per panel, so that no column pays a Python round trip
-// (DESIGN.md, rules of the road). solvers/sytrd.py holds the algorithm and its Python twin for
-// the CPU; this is the same computation, kernel for kernel, with the panel's one AllReduce per
+// (docs/ARCHITECTURE.md, "Targets and floors": latency-critical loops). solvers/sytrd.py holds
+// the algorithm and its Python twin for the CPU; this is the same computation, kernel for kernel, with the panel's one AllReduce per
 // column issued natively through hpcolls' C entry (or through a caller-supplied fallback for
 // NCCL/MPI transports).
 #pragma once

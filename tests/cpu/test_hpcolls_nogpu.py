@@ -41,6 +41,22 @@ def test_diagnostic_probe_without_gpu_raises_clear_error():
         diag.launch_noop_dependent(0)
 
 
+def test_a_diagnostic_ll_mode_without_the_diagnostic_module_says_what_to_build():
+    """HPCOLLS_LL_MODE=1..3 with no hpcolls._native_diag: open_native raises (on every rank)
+    this reason; mode 0 needs nothing (tests/gpu/test_allreduce_gpu.py runs it on a GPU)."""
+    from hpcolls.peer_group import _diagnostics_missing
+    assert _diagnostics_missing(0) is None
+    try:
+        import hpcolls._native_diag  # noqa: F401
+        pytest.skip("the diagnostic module is built")
+    except ImportError:
+        pass
+    for mode in (1, 2, 3):
+        why = _diagnostics_missing(mode)
+        assert f"HPCOLLS_LL_MODE={mode}" in why and "needs the diagnostic build" in why
+        assert "HPCOLLS_DIAGNOSTICS=1" in why
+
+
 def test_default_module_has_no_diagnostic_variants():
     """LL modes 1..3, launch probes and peek/poke live in hpcolls._native_diag only."""
     from hpcolls import _native

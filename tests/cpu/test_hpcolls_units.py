@@ -281,3 +281,12 @@ def test_drop_in_route_table_is_the_code_s():
     from hpcolls import routes
     page = (Path(__file__).resolve().parents[2] / "docs/DROP_IN.md").read_text()
     assert routes.route_table() in page, "docs/DROP_IN.md's route table differs: paste routes.route_table()"
+
+
+@pytest.mark.parametrize("op", [dtypes.BAND, dtypes.BOR, dtypes.BXOR, dtypes.LAND, dtypes.LOR, dtypes.LXOR])
+def test_the_host_reduction_refuses_the_ops_it_does_not_implement(op):
+    a = np.array([6, 3], dtype=np.int32)
+    with pytest.raises(ValueError, match=f"not {dtypes.OP_NAMES[op].upper()}"):
+        step(dtypes.I32, op, a, a[::-1].copy())
+    with pytest.raises(ValueError, match=dtypes.OP_NAMES[op].upper()):
+        reduce_in_rank_order(dtypes.F16, op, [a.astype(np.float16)] * 2)

@@ -90,7 +90,7 @@ print("solved")
 
 
 def test_the_solver_reaches_hpcolls_only_through_its_public_names():
-    """DESIGN.md: no solver code in hpcolls._native and no private hpcolls import in solvers;
+    """docs/ARCHITECTURE.md ("solvers"): no solver code in hpcolls._native and no private hpcolls import in solvers;
     the solver's C++ includes hpcolls/c_api.h and no other header of hpcolls."""
     public = set(hpcolls.__all__) | {"c_api"}
     found = []

@@ -127,18 +127,18 @@ def test_every_ll_mode(gpu, monkeypatch, seed, mode):
 
 
 def test_diagnostic_ll_mode_without_the_diagnostic_build(gpu, monkeypatch):
-    """Without hpcolls._native_diag, HPCOLLS_LL_MODE=1 turns the native path off on every rank
-    with a reason that says what to build; nothing hangs and MPI carries the call."""
+    """Without hpcolls._native_diag, HPCOLLS_LL_MODE=1 is an error on every rank that says what
+    to build (not a native path silently off), at every call; nothing hangs."""
     if not diagnostics_missing():
         pytest.skip("the diagnostic module is built: LL mode 1 runs (test_every_ll_mode)")
     monkeypatch.setenv("HPCOLLS_LL_MODE", "1")
     comm = hpcolls.Communicator(WORLD, algo="auto")
     try:
         x = cupy.ones(5)
-        comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
-        assert "needs the diagnostic build" in comm.native_path and "HPCOLLS_DIAGNOSTICS=1" in comm.native_path, \
-            comm.native_path
-        assert bool(cupy.all(x == WORLD.size))
+        for _ in range(2):
+            with pytest.raises(RuntimeError, match="needs the diagnostic build.*HPCOLLS_DIAGNOSTICS=1"):
+                comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
+        assert bool(cupy.all(x == 1))
     finally:
         comm.close()
 

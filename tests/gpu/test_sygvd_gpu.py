@@ -3,7 +3,7 @@ float64, complex64 and complex128, by the distributed stages and by the single m
 cuSOLVER call path on rank 0).
 
 Runs as plain pytest (one rank) or under mpiexec (several ranks sharing GPUs need CUDA MPS,
-see DESIGN.md). Skips with a clear reason where cupy or a GPU is missing.
+see docs/ARCHITECTURE.md, "Targets and floors"). Skips with a clear reason where cupy or a GPU is missing.
 """
 import numpy as np
 import pytest

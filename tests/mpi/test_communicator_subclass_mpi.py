@@ -139,6 +139,24 @@ def test_neighborhood_collectives_of_wrapped_topologies_match_mpi4py(comm, wrapp
     cart.Free()
 
 
+def test_a_predefined_communicators_wrapper_unpickles_to_itself(comm, wrapped):
+    # mpi4py: loads(dumps(COMM_WORLD)) is COMM_WORLD; a second object on its handle unpickles to
+    # a new equal one. The wrapper: itself (the first wrapper with these overrides), and a new
+    # equal wrapper for a wrapper whose overrides differ.
+    for predefined in (comm, MPI.COMM_SELF):
+        first = wrapped if predefined is comm else hpcolls.wrap(predefined, algo="mpi")
+        assert pickle.loads(pickle.dumps(first)) is first
+        second = hpcolls.wrap(predefined, algo="mpi")
+        assert pickle.loads(pickle.dumps(second)) is first
+        other = hpcolls.wrap(predefined, algo="oneshot", validate=True)
+        again = pickle.loads(pickle.dumps(other))
+        assert again is other and again._overrides == ("oneshot", None, True)
+        assert pickle.loads(pickle.dumps(MPI.Intracomm(first))) == predefined
+        for c in {id(c): c for c in (first, second, other)}.values():
+            if c is not wrapped:
+                c.close()
+
+
 def test_copy_and_pickle_behave_as_on_mpi4py_communicators(comm, wrapped):
     for how in (copy.copy, copy.deepcopy, lambda c: pickle.loads(pickle.dumps(c))):
         again = how(wrapped)  # a predefined communicator's handle: mpi4py copies and pickles it

@@ -1,7 +1,8 @@
 """tests/mpi4py_suite/runner.py's substitution, on a test module written the way mpi4py's are: the
-COMM_WORLD-based test classes must see the wrapper (class attribute, setUp's Dup, COMM_WORLD
-named in a test body), the COMM_SELF-based ones mpi4py's own communicator. Without this, a
-harness that substituted nothing would report every module equal."""
+COMM_WORLD-based and the COMM_SELF-based test classes must see the wrapper (class attribute,
+setUp's Dup, COMM_WORLD / COMM_SELF named in a test body, a topology made from COMM_SELF), so that
+no unwrapped communicator receives a cupy array in the GPU runs. Without this, a harness that
+substituted nothing would report every module equal."""
 import sys
 import types
 import unittest
@@ -26,6 +27,9 @@ class Base:
     def test_record(self):
         seen[type(self).__name__] = self.COMM
         seen[type(self).__name__ + ".body"] = MPI.COMM_WORLD
+        seen[type(self).__name__ + ".self"] = MPI.COMM_SELF
+        seen[type(self).__name__ + ".cart"] = cart = MPI.COMM_SELF.Create_cart([1], periods=[0])
+        cart.Free()
         self.assertEqual(self.COMM.Get_size(), self.COMM.Get_size())
 
 class TestWorld(Base, unittest.TestCase):
@@ -37,6 +41,21 @@ class TestSelf(Base, unittest.TestCase):
 class TestWorldDup(TestWorld):
     def setUp(self):
         self.COMM = MPI.COMM_WORLD.Dup()
+
+    def tearDown(self):
+        self.COMM.Free()
+
+class TestSelfDup(TestSelf):
+    def setUp(self):
+        self.COMM = MPI.COMM_SELF.Dup()
+
+    def tearDown(self):
+        self.COMM.Free()
+
+class TestOwnSelfDup(Base, unittest.TestCase):
+    def setUp(self):
+        from mpi4py import MPI as real
+        self.COMM = real.COMM_SELF.Dup()
 
     def tearDown(self):
         self.COMM.Free()
@@ -65,22 +84,25 @@ def run_substituted(kind):
     return module.seen, substitution
 
 
-def test_world_based_classes_get_the_wrapper():
+def test_world_and_self_based_classes_get_the_wrapper():
     seen, substitution = run_substituted("hpcolls")
-    for name in ("TestWorld", "TestWorld.body", "TestWorldDup", "TestWorldDup.body", "TestOwnDup", "TestSelf.body"):
-        assert isinstance(seen[name], hpcolls.Communicator), name
+    for name, value in seen.items():
+        assert isinstance(value, hpcolls.Communicator), name
     assert seen["TestWorld"] is seen["TestWorld.body"] is seen["TestSelf.body"]
-    assert substitution.setup_wraps >= 1  # TestOwnDup's; TestWorldDup's came wrapped from the wrapper's Dup or not
-    # COMM_SELF is congruent to COMM_WORLD at one rank, so it is wrapped there too
-    assert isinstance(seen["TestSelf"], hpcolls.Communicator) == (MPI.COMM_WORLD.Get_size() == 1)
+    assert seen["TestSelf"] is seen["TestSelf.self"] is seen["TestWorld.self"]
+    assert MPI.Comm.Compare(seen["TestSelf"], MPI.COMM_SELF) == MPI.IDENT
+    assert isinstance(seen["TestWorld.cart"], MPI.Cartcomm)
+    # TestOwnDup's and TestOwnSelfDup's; the Dups of wrappers came wrapped
+    assert substitution.setup_wraps == 2
 
 
 def test_identity_substitution_uses_other_objects_on_the_same_handles():
     seen, substitution = run_substituted("identity")
     assert seen["TestWorld"] is MPI.COMM_WORLD and seen["TestWorld.body"] is MPI.COMM_WORLD
     assert type(seen["TestWorldDup"]) is MPI.Intracomm and type(seen["TestOwnDup"]) is MPI.Intracomm
-    assert substitution.setup_wraps == 2  # both Dups, each replaced by a second object on its handle
-    assert MPI.COMM_WORLD.Get_size() == 1 or seen["TestSelf"] is MPI.COMM_SELF
+    assert type(seen["TestSelfDup"]) is MPI.Intracomm and type(seen["TestOwnSelfDup"]) is MPI.Intracomm
+    assert substitution.setup_wraps == 4  # the four Dups, each replaced by a second object on its handle
+    assert seen["TestSelf"] is MPI.COMM_SELF and seen["TestSelf.self"] is MPI.COMM_SELF
 
 
 def test_the_plain_run_substitutes_nothing():

@@ -153,6 +153,33 @@ def test_allreduce_the_native_kernels_do_not_carry_goes_to_mpi(comm, pretend, se
     assert got.memory.tobytes() == want.tobytes()
 
 
+def test_small_integer_and_bool_allreduce_with_the_native_path_off_goes_to_mpi(comm, pretend, seed, monkeypatch):
+    # HPCOLLS_ALGO=mpi: int8/uint8/int16/uint16 and bool device buffers, which the native kernels
+    # carry, go to MPI with their own MPI datatype (staged), never to the host rank-order
+    # reduction that float16/bfloat16 need; the result equals plain mpi4py's, bit for bit.
+    def no_host_reduction(*args):
+        raise AssertionError("the float16/bfloat16 host reduction was used")
+    monkeypatch.setattr(hpcolls.communicator, "allreduce_rank_order", no_host_reduction)
+    wrapped = hpcolls.wrap(comm, algo="mpi")
+    rng = np.random.default_rng([seed, comm.rank])
+    cases = [(t, op) for t in (np.int8, np.uint8, np.int16, np.uint16)
+             for op in (MPI.SUM, MPI.PROD, MPI.MIN, MPI.MAX, MPI.BAND, MPI.BOR, MPI.BXOR)]
+    cases += [(np.bool_, op) for op in (MPI.LAND, MPI.LOR, MPI.LXOR)]
+    try:
+        for dtype, op in cases:
+            x = rng.integers(0, 200, 9).astype(dtype)
+            want, got = np.zeros_like(x), PretendDevice(np.ones_like(x))
+            comm.Allreduce(x, want, op=op)
+            wrapped.Allreduce(PretendDevice(x.copy()), got, op=op)
+            assert got.memory.tobytes() == want.tobytes(), (np.dtype(dtype).name, op)
+            in_place = PretendDevice(x.copy())
+            wrapped.Allreduce(MPI.IN_PLACE, in_place, op=op)
+            assert in_place.memory.tobytes() == want.tobytes(), (np.dtype(dtype).name, op, "in place")
+        assert wrapped.native_path is None or "HPCOLLS_ALGO=mpi" in str(wrapped.native_path)
+    finally:
+        wrapped.close()
+
+
 def test_persistent_calls_cannot_be_staged_and_say_so(comm, pretend):
     wrapped, _ = pretend
     for name, call in (("Send_init", lambda d: wrapped.Send_init(d, comm.rank)),

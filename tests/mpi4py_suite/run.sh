@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # mpi4py's own test suite through hpcolls: runs test modules of the installed mpi4py version's
 # sdist twice at N ranks, first as mpi4py runs them (the reference), then with hpcolls.wrap(...)
-# as every COMM_WORLD-based test class's communicator (runner.py says how), and fails unless
+# as every COMM_WORLD- and COMM_SELF-based test class's communicator (runner.py says how), and fails unless
 # every test's outcome is the same in both (compare.py prints which ones differ).
 #
 #   bash tests/mpi4py_suite/run.sh [--ranks 3] [--modules "test_cco_buf test_comm ..."]
@@ -25,8 +25,9 @@
 # (--timeout-factor F, default 3).
 # --known: tests listed there (ids or fnmatch patterns) are reported apart as known differences
 # and do not fail the run (default with --wrapper hpcolls and host arrays in both runs:
-# known_differences.txt next to this script, when it exists; it was written from such a run at 3
-# ranks); --write-known writes this run's differences in that format.
+# known_differences.txt next to this script, when it exists, else none: then every test's
+# outcome must equal the plain run's; the file is absent while no difference is known);
+# --write-known writes this run's differences in that format.
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 here="$repo/tests/mpi4py_suite"

@@ -4,15 +4,18 @@ each test's outcome, as it happens, in OUT/<module>.rank<R>.jsonl.
     mpiexec -n 3 python runner.py --test-dir DIR --module test_cco_buf --out OUT
             [--wrapper none|identity|hpcolls] [--arrays host|cupy|all]
 
---wrapper decides which communicator the module's COMM_WORLD-based test classes use:
-  none      mpi4py's COMM_WORLD, as mpi4py's own runner does (the reference run);
-  hpcolls   hpcolls.wrap(COMM_WORLD): the module's global `MPI` becomes a view of mpi4py.MPI
-            whose COMM_WORLD is the wrapper (so setUp's `MPI.COMM_WORLD.Dup()` is the wrapper's
-            Dup), class attributes holding COMM_WORLD are replaced by it, and every communicator
-            congruent to COMM_WORLD that a setUp leaves on the test is wrapped as well;
+--wrapper decides which communicator the module's test classes use, those based on COMM_WORLD
+and those based on COMM_SELF alike:
+  none      mpi4py's COMM_WORLD and COMM_SELF, as mpi4py's own runner does (the reference run);
+  hpcolls   hpcolls.wrap(COMM_WORLD) and hpcolls.wrap(COMM_SELF): the module's global `MPI`
+            becomes a view of mpi4py.MPI whose COMM_WORLD and COMM_SELF are the wrappers (so
+            setUp's `MPI.COMM_WORLD.Dup()` is the wrapper's Dup), class attributes holding either
+            are replaced by its wrapper, and every communicator congruent to either that a setUp
+            leaves on the test is wrapped as well (with cupy arrays on an MPI that is not
+            CUDA-aware, an unwrapped communicator would hand MPI device pointers);
   identity  the same substitutions with MPI.Intracomm(comm) (a second Python object on the same
-            handle; COMM_WORLD itself for COMM_WORLD) in place of hpcolls.wrap: checks that the
-            substitution alone changes no outcome.
+            handle; COMM_WORLD and COMM_SELF themselves for those) in place of hpcolls.wrap:
+            checks that the substitution alone changes no outcome.
 mpi4py's files are not modified; the substitutions are made on the imported module.
 
 --arrays picks arrayimpl's backends: host (array, numpy, DLPack-on-CPU and the fake-GPU arrays
@@ -38,30 +41,38 @@ from mpi4py import MPI
 GPU_BACKENDS = ("cupy", "dlpack-cupy", "numba")
 
 
-def world_congruent(value):
-    """True for a plain intracommunicator whose group is COMM_WORLD's, in the same order."""
+PREDEFINED = ("COMM_WORLD", "COMM_SELF")
+
+
+def congruent_to(value, base):
+    """True for a plain intracommunicator whose group is `base`'s, in the same order."""
     if not isinstance(value, MPI.Intracomm) or isinstance(value, MPI.Topocomm):
         return False
     if value == MPI.COMM_NULL:
         return False
-    return MPI.Comm.Compare(value, MPI.COMM_WORLD) in (MPI.IDENT, MPI.CONGRUENT)
+    return MPI.Comm.Compare(value, base) in (MPI.IDENT, MPI.CONGRUENT)
 
 
 class Substitution:
-    """Puts `wrap(comm)` where a test module would use COMM_WORLD or a communicator congruent to
-    it; `is_wrapped(value)` says what needs no wrapping again."""
+    """Puts `wrap(comm)` where a test module would use COMM_WORLD, COMM_SELF or a communicator
+    congruent to one of them; `is_wrapped(value)` says what needs no wrapping again."""
 
     def __init__(self, wrap, is_wrapped):
         self.wrap = wrap
         self.is_wrapped = is_wrapped
-        self.world = wrap(MPI.COMM_WORLD)
+        self.predefined = {name: wrap(getattr(MPI, name)) for name in PREDEFINED}
         self.class_wraps = 0  # class attributes replaced
         self.setup_wraps = 0  # communicators a setUp made that were not wrapped already
 
     def _replacement(self, value):
-        if self.is_wrapped(value) or not world_congruent(value):
+        if self.is_wrapped(value):
             return None
-        return self.world if value is MPI.COMM_WORLD else self.wrap(value)
+        for name in PREDEFINED:
+            if value is getattr(MPI, name):
+                return self.predefined[name]
+        if any(congruent_to(value, getattr(MPI, name)) for name in PREDEFINED):
+            return self.wrap(value)
+        return None
 
     def module(self, module):
         """Class attributes, then the module's global name MPI."""
@@ -76,7 +87,8 @@ class Substitution:
         if getattr(module, "MPI", None) is MPI:
             view = types.ModuleType("mpi4py.MPI")
             view.__dict__.update(vars(MPI))
-            view.COMM_WORLD = self.world
+            for name, wrapper in self.predefined.items():
+                setattr(view, name, wrapper)
             module.MPI = view
 
     def test(self, test):
@@ -97,12 +109,12 @@ def make_substitution(kind):
     if kind == "none":
         return None
     if kind == "identity":
-        # COMM_WORLD stays itself: a second object on its handle would fail test_comm's
-        # testPickle, which wants loads(dumps(COMM_WORLD)) to be that very object.
+        # COMM_WORLD and COMM_SELF stay themselves: a second object on their handle would fail
+        # test_comm's testPickle, which wants loads(dumps(COMM_WORLD)) to be that very object.
         copies = {}  # id -> the copy, kept alive so that no later object reuses its id
 
         def wrap(comm):
-            if comm is MPI.COMM_WORLD:
+            if any(comm is getattr(MPI, name) for name in PREDEFINED):
                 return comm
             copy = MPI.Intracomm(comm)
             copies[id(copy)] = copy
@@ -132,13 +144,24 @@ def converting_init(xp):
     return __init__
 
 
+def restore_row_stack(np):
+    """NumPy 2.5 removed `row_stack` (an alias of `vstack`, deprecated since 2.0), which the
+    cupy-array runs of mpi4py 4.1.2's in-place Gather/Scatter/Allgather tests still reach with
+    cupy 14 (AttributeError on the GPU machine; neither mpi4py's test/ nor hpcolls names it):
+    the alias is put back in this process only, where it is missing."""
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+
+
 def patch_cupy_backend(arrayimpl):
     """Gives arrayimpl's cupy backends (GPUArrayCuPy and DLPackCuPy, which calls it) the
-    converting __init__, in this process only: mpi4py's files stay as they are."""
+    converting __init__, and numpy its row_stack back, in this process only: mpi4py's files
+    stay as they are."""
     klass = getattr(arrayimpl, "GPUArrayCuPy", None)
     if klass is not None:
         import cupy
         klass.__init__ = converting_init(cupy)
+        restore_row_stack(numpy)
 
 
 def select_backends(arrayimpl, arrays):
