@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from gpu_required import cupy_with_a_gpu
+from gpu_required import collective_kinds, cupy_with_a_gpu
 
 cupy = cupy_with_a_gpu()
 
@@ -33,16 +33,6 @@ DTYPE_IDS = ["f64", "f32", "c128", "c64"]
 
 def _wide(dtype):
     return np.complex128 if np.dtype(dtype).kind == "c" else np.float64
-
-
-def _kinds():
-    kinds = ["mpi"]
-    try:
-        import hpcolls  # noqa: F401
-        kinds.append("hpcolls")
-    except ImportError:
-        pass
-    return kinds
 
 
 def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method):
@@ -69,7 +59,7 @@ def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method):
     return coll
 
 
-@pytest.mark.parametrize("kind", _kinds())
+@pytest.mark.parametrize("kind", collective_kinds())
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("jobz", ["V", "N"])
 @pytest.mark.parametrize("uplo", ["L", "U"])
@@ -91,7 +81,7 @@ def test_single_method_on_gpu_matches_scipy(grid, seed, itype, uplo, dtype):
     assert coll.stats[name].notes["call"].startswith("cuSOLVER"), coll.stats[name].notes
 
 
-@pytest.mark.parametrize("kind", _kinds())
+@pytest.mark.parametrize("kind", collective_kinds())
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
 @pytest.mark.parametrize("n, nb", [(1, 1), (2, 2), (20, 32), (45, 8), (130, 32), (300, 64), (700, 256)])
 def test_sytrd_native_loop_is_a_stable_reduction(grid, seed, kind, dtype, n, nb, monkeypatch):
@@ -153,7 +143,7 @@ def test_sytrd_profile_notes_every_phase(grid, seed, monkeypatch):
     from solvers import _kernels
     monkeypatch.setenv("SOLVERS_SYTRD_PROFILE", "1")
     a = random_symmetric(np.random.default_rng(seed), 200)
-    coll = Collectives(grid, "hpcolls" if "hpcolls" in _kinds() else "mpi", cupy)
+    coll = Collectives(grid, "hpcolls" if "hpcolls" in collective_kinds() else "mpi", cupy)
     sytrd(DistMatrix.from_global(cupy.asarray(a), grid, 32), coll)
     phases = coll.stats["other"].notes["sytrd_phase_ms"]
     assert list(phases) == list(_kernels.SYTRD_PHASES)
@@ -161,7 +151,7 @@ def test_sytrd_profile_notes_every_phase(grid, seed, monkeypatch):
     assert (phases["allreduce"] > 0) == (COMM.Get_size() > 1)
 
 
-@pytest.mark.parametrize("kind", _kinds())
+@pytest.mark.parametrize("kind", collective_kinds())
 def test_sygvd_on_gpu_through_divide_and_conquer(grid, seed, kind, monkeypatch):
     """A solve whose tridiagonal stage merges many blocks (small leaves), residuals as LAPACK
     asks for generalized problems."""
