@@ -42,6 +42,7 @@ def _unpickle_predefined(name, overrides):
         wrapper = Communicator(getattr(MPI, name), algo=algo, timeout=timeout, validate=validate)
     return wrapper
 
+
 def _with_stream(call, mpi4py_method):
     """`call` signed as mpi4py_method plus a keyword-only `stream=None` (for help() and inspect)."""
     sig = inspect.signature(mpi4py_method)
