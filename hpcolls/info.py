@@ -3,7 +3,7 @@ import os
 import platform
 import socket
 
-from . import __version__, config, device_count, native_available, settings
+from . import __version__, config, device_count, hierarchy, native_available, settings
 from .mpi_support import cuda_aware, library_version
 
 
@@ -71,12 +71,24 @@ def _stream_reader():
         return f"none ({exc})"
 
 
+def _node_lines(comm):
+    """The node groups of COMM_WORLD (collective: every rank builds them)."""
+    try:
+        h = hierarchy.node_hierarchy(comm)
+    except ValueError as exc:
+        return [f"node groups: {exc}"]
+    h.free()
+    return [f"node groups ({len(h.nodes)} nodes, from {h.source}; leaders {h.leaders}):",
+            *[f"  node {i}: world ranks {members}" for i, members in enumerate(h.nodes)]]
+
+
 def report():
     from mpi4py import MPI
 
     from . import _native
     comm = MPI.COMM_WORLD
     mapping = comm.gather((comm.Get_rank(), socket.gethostname(), os.getpid(), _my_gpu()), root=0)
+    nodes = _node_lines(comm)
     if comm.Get_rank() != 0:
         return None
     aware, how = cuda_aware()
@@ -93,6 +105,7 @@ def report():
         *[f"  {g}" for g in _gpus()],
         f"rank -> GPU ({comm.Get_size()} ranks):",
         *[f"  rank {r} on {h} pid {p}: {g}" for r, h, p, g in mapping],
+        *nodes,
         f"settings: algo={cfg.algo} scratch={cfg.scratch_bytes} B per rank per communicator "
         f"(HPCOLLS_SCRATCH_BYTES; one-shot carries up to scratch/4/N bytes), "
         f"one-shot <= {cfg.oneshot_max_bytes} B (its small-message kernel at {', '.join(map(str, _native.SMALL_ONESHOT_RANKS))} "
