@@ -36,9 +36,10 @@ def _tool(name):
     return found
 
 
-def test_the_four_templates_exist():
+def test_the_six_templates_exist():
     assert {t.name for t in TEMPLATES} == {"sygvd_gpu_per_task.sbatch", "sygvd_all_gpus_visible.sbatch",
-                                           "sygvd_mps.sbatch", "bench_allreduce.sbatch"}
+                                           "sygvd_mps.sbatch", "bench_allreduce.sbatch",
+                                           "sygvd_multinode.sbatch", "bench_allreduce_multinode.sbatch"}
 
 
 @pytest.mark.parametrize("script", SHELL_FILES, ids=lambda p: p.name)
