@@ -99,7 +99,8 @@ SETTINGS = (
     Setting("HPCOLLS_DEVICE", _int, None, "GPU index for this rank (else chosen from the node-local rank)", ""),
     Setting("HPCOLLS_NODE_SIZE", _int, 0,
             "`k`: consecutive groups of k ranks of a communicator count as one node (emulated nodes on one "
-            "host; hpcolls/hierarchy.py); must divide the communicator size", "node from MPI (`0`)"),
+            "host; hpcolls/hierarchy.py); must divide the communicator size. Read by `info` and the node "
+            "groups only: no route uses the node groups yet", "node from MPI (`0`)"),
     Setting("HPCOLLS_ALLOW_GPU_SHARING", _flag, False,
             "`1`: allow more ranks than GPUs on a node without MPS", "`0`"),
     Setting("HPCOLLS_CUDA_ARCHITECTURES", _text, "90-real;100-real;100-virtual",
