@@ -57,14 +57,10 @@ def _host_dtype(method, name, spec, arr):
                              "memory as it is (numpy has no bfloat16); pass [buf, MPI.TYPE] or use a CUDA-aware MPI")
 
 
-def _finish(pool, arr, written, host, block, stream):
-    if written and arr.nbytes:
-        _native().memcpy(arr.ptr, host.ctypes.data, arr.nbytes, stream)
-    pool.give_back(block)
-
-
-def _finish_later(pool, arr, written, ptr, block, stream):
-    """A request's completion hook: the copy back, from the host array's address."""
+def _finish(pool, arr, written, ptr, block, stream):
+    """The copy back of a staged buffer from host address `ptr`, and its block given back: when a
+    blocking call returns, or as a request's completion hook (the host array's address, since the
+    hook must not hold the array itself)."""
     if written and arr.nbytes:
         _native().memcpy(arr.ptr, ptr, arr.nbytes, stream)
     pool.give_back(block)
@@ -100,10 +96,10 @@ def call(pool, method, base, target, args, kwargs, device, unused, stream):
             log.info_once((method.name, "completed"), f"{method.name} staged: completed inside the call")
             result.Wait()
         for arr, written, host, block in staged:
-            _finish(pool, arr, written, host, block, stream)
+            _finish(pool, arr, written, host.ctypes.data, block, stream)
         return result
     for arr, written, host, block in staged:
-        hook = weakref.finalize(host, _finish_later, pool, arr, written, host.ctypes.data, block, stream)
+        hook = weakref.finalize(host, _finish, pool, arr, written, host.ctypes.data, block, stream)
         hook.atexit = False  # a request never completed: nothing to copy at exit
     return result
 
