@@ -1,37 +1,43 @@
 """stemr: the eigenvectors of selected eigenvalues of the symmetric tridiagonal T, distributed
-(LAPACK dstemr, MRRR: vectors orthogonal without reorthogonalization).
+(LAPACK's MRRR, dstemr's algorithm: vectors orthogonal without reorthogonalization).
 
-No rank holds them all. The k wanted vectors (eigenvalues il..iu, known bitwise alike on every
-rank from stebz.py) are cut into P contiguous groups, one per rank; each rank computes its group
-with one dstemr call (range 'I': Z of n × its group only) and the groups are moved into the
-block-cyclic n × k layout of Z by one Alltoallv. Memory and work per rank: O(n k / P).
+No rank holds them all. Every rank computes the same root representation of T for the wanted
+eigenvalues il..iu (dlarre, through backend.lapack.MrrrRoot: the same input, so the same bits),
+then its own slice of the vectors from that one root (dlarrv with DOL..DOU). The vectors are
+those of one representation tree, so they are as orthogonal as one dstemr call's, whatever the
+slices: separate dstemr calls per slice would each choose their own root, and across calls the
+vectors are only orthogonal to ε‖T‖ / gap (a loss of orthogonality measured at ~600 n ε on a
+random 23 × 23 Hermitian problem cut in two). A slice boundary is still only placed between two
+of the root's clusters (or split blocks), so that no cluster's refinement is shared by two ranks.
 
-Orthogonality between groups computed by different calls. MRRR makes the vectors of one call
-orthogonal to working precision however close their eigenvalues; two calls give vectors each
-accurate to about ε‖T‖ / gap, where gap is the distance to the nearest eigenvalue of the other
-call. A cut is therefore only ever placed where the gap between neighbouring eigenvalues is at
-least CUT_GAP · ‖T‖₁ / n (a quarter of the mean spacing an evenly spread spectrum would have):
-the error across the cut is then about ε n / CUT_GAP, well inside the n ε of the orthogonality
-test. A cluster (eigenvalues closer than that) is never split; each cut is moved to the
-admissible place nearest to the even share, so a cluster makes its group larger, not wrong.
+MRRR stores a split T block by block (ascending inside each block). The slices are of that
+order; each vector's place among the ascending eigenvalues comes from its Rayleigh quotient
+(gathered, k numbers), and one Alltoallv moves the vectors into the block-cyclic n × k layout.
+Memory and work per rank: O(n k / P) plus O(n + k).
+
+Where MRRR finds no representation for a tight cluster (dlarrv fails: glued Wilkinson matrices
+do this), every rank instead takes bisection and inverse iteration for its group (dstebz +
+dstein), as dsyevr does when dstemr fails; then a group is only cut where dstein would not
+reorthogonalize across the cut, so a cluster's vectors are computed together.
 """
 import numpy as np
 
-from .backend.lapack import stemr_vectors
+from .backend.arrays import to_host
+from .backend.lapack import MrrrRoot, stein_vectors, stemr_vectors
 from .distributed.descriptor import Descriptor
 from .distributed.distmatrix import DistMatrix
 from .distributed.indexing import local_indices
 from .stebz import share
 
-CUT_GAP = 0.25
+MIN_RELATIVE_GAP = 1e-3   # dlarrv's MINRGP, as dstemr sets it: what separates the root's clusters
+STEIN_CLUSTER = 1e-3      # dstein reorthogonalizes eigenvalues closer than this times ‖T‖₁
 
 
-def group_bounds(w, min_gap, parts):
-    """Boundaries b₀ = 0 ≤ b₁ ≤ … ≤ b_parts = k of ``parts`` groups of the ascending eigenvalues
-    w (group r is w[b_r:b_{r+1}]), each cut placed where w[c] − w[c−1] ≥ min_gap, as near to
-    the even share as such a place allows (a cut with no such place left goes to k)."""
-    k = w.shape[0]
-    allowed = np.flatnonzero(np.diff(w) >= min_gap) + 1 if k > 1 else np.empty(0, dtype=np.int64)
+def group_bounds(allowed, k, parts):
+    """Boundaries b₀ = 0 ≤ b₁ ≤ … ≤ b_parts = k of ``parts`` contiguous groups of k items, each
+    cut at one of the ``allowed`` positions (sorted; a cut at c separates item c-1 from c), as
+    near to the even share as such a place allows (a cut with no such place left goes to k)."""
+    allowed = np.asarray(allowed, dtype=np.int64)
     bounds = [0]
     for r in range(1, parts):
         target = share(k, parts, r)[0]
@@ -44,20 +50,68 @@ def group_bounds(w, min_gap, parts):
     return np.array(bounds + [k])
 
 
+def root_cuts(root):
+    """The places (storage order) where the root's wanted eigenvalues may be cut: between split
+    blocks, and between the root's clusters (relative gap at least MIN_RELATIVE_GAP)."""
+    m = root.m
+    w, gap, block = root.w[:m], root.wgap[:m], root.iblock[:m]
+    separated = (gap[:-1] >= MIN_RELATIVE_GAP * np.abs(w[:-1])) | (block[1:] != block[:-1])
+    return np.flatnonzero(separated) + 1
+
+
 def stemr(d, e, il, w, layout_nb, grid, coll, dtype, xp):
     """Z (DistMatrix n × k, block size ``layout_nb``, of ``dtype`` on backend ``xp``) holding the
     eigenvectors of eigenvalues il..il+k-1 (1-based) of the tridiagonal (d, e), w their values
     (ascending, the same on every rank). Notes how many vectors this rank computed."""
     n, k = d.shape[0], w.shape[0]
-    bounds = group_bounds(w, CUT_GAP * _norm1(d, e) / max(n, 1), grid.size)
+    iu = il + k - 1
+    if k and n < 3:     # dstemr's closed form; at most two vectors, on rank 0
+        bounds = np.array([0] + [k] * grid.size)
+        mine = stemr_vectors(d, e, il, iu)[1] if grid.rank == 0 else np.empty((n, 0), order="F")
+        order = np.arange(k)
+    elif k:
+        bounds, mine, order = _vectors(d, e, il, w, grid, coll)
+    else:
+        bounds, mine, order = np.zeros(grid.size + 1, dtype=np.int64), np.empty((n, 0)), np.arange(0)
     start, stop = int(bounds[grid.rank]), int(bounds[grid.rank + 1])
     coll.note("vectors_this_rank", stop - start)
     coll.note("largest_group", int(np.diff(bounds).max()) if k else 0)
-    if stop > start:
-        _, mine = stemr_vectors(d, e, il + start, il + stop - 1)      # n × (stop - start)
-    else:
-        mine = np.empty((n, 0), order="F")
-    return _to_block_cyclic(mine, bounds, n, k, layout_nb, grid, coll, dtype, xp)
+    return _to_block_cyclic(mine, bounds, order, n, k, layout_nb, grid, coll, dtype, xp)
+
+
+def _vectors(d, e, il, w, grid, coll):
+    """(bounds, this rank's vectors, storage-to-column order) for eigenpairs il..il+k-1."""
+    k = w.shape[0]
+    iu = il + k - 1
+    root = MrrrRoot(d, e, il, iu)   # the same bits on every rank: fails on all or on none
+    bounds = group_bounds(root_cuts(root), k, grid.size)
+    start, stop = int(bounds[grid.rank]), int(bounds[grid.rank + 1])
+    mine, failure = _agreed(coll, lambda: root.vectors(start + 1, stop)[1])
+    if failure is None:
+        coll.note("vectors_by", "MRRR (dlarre root shared, dlarrv slices)")
+        return bounds, mine, _ascending_order(root, mine, d, e, bounds, grid, coll)
+    # As dsyevr does when dstemr fails: bisection and inverse iteration, each rank's group cut
+    # only where dstein would not reorthogonalize across the cut.
+    coll.note("vectors_by", f"dstebz + dstein (MRRR failed: {failure})")
+    bounds = group_bounds(np.flatnonzero(np.diff(w) >= STEIN_CLUSTER * _norm1(d, e)) + 1,
+                          k, grid.size)
+    start, stop = int(bounds[grid.rank]), int(bounds[grid.rank + 1])
+    mine, failure = _agreed(coll, lambda: stein_vectors(d, e, il + start, il + stop - 1)[1])
+    if failure is not None:
+        raise RuntimeError(f"stemr: no eigenvectors for eigenpairs {il}..{iu}: {failure}")
+    return bounds, mine, np.arange(k)
+
+
+def _agreed(coll, compute):
+    """(compute(), None) if it succeeded on every rank, else (None, the reason): a LAPACK
+    failure on one rank must not leave the others waiting in the next collective."""
+    try:
+        result, failure = compute(), None
+    except RuntimeError as error:
+        result, failure = None, str(error)
+    if coll.any_flag(failure is not None):
+        return None, failure or "on another rank"
+    return result, None
 
 
 def _norm1(d, e):
@@ -68,26 +122,48 @@ def _norm1(d, e):
     return float(col.max()) if col.size else 0.0
 
 
-def _to_block_cyclic(mine, bounds, n, k, nb, grid, coll, dtype, xp):
-    """Columns bounds[rank]:bounds[rank+1] of the n × k matrix, held whole by each rank, into the
-    block-cyclic layout (one host Alltoallv; sender and receiver derive every piece's place from
-    the layout, so no index travels)."""
+def _ascending_order(root, mine, d, e, bounds, grid, coll):
+    """For each storage position of the root's vectors, its place among the ascending
+    eigenvalues: the identity for an unsplit T (one block is stored ascending), else the stable
+    sort of the vectors' Rayleigh quotients yᵀ T y (gathered as a zero-padded sum: each entry
+    has one contributor, so every rank gets the same bits and the same order)."""
+    k = root.m
+    if np.all(root.iblock[:k] == root.iblock[0]):
+        return np.arange(k)
+    quotients = np.zeros(k)
+    start, stop = int(bounds[grid.rank]), int(bounds[grid.rank + 1])
+    if stop > start:
+        t_mine = d[:, None] * mine
+        t_mine[:-1] += e[:, None] * mine[1:]
+        t_mine[1:] += e[:, None] * mine[:-1]
+        quotients[start:stop] = np.einsum("ij,ij->j", mine, t_mine)
+    quotients = to_host(coll.allreduce(coll.xp.asarray(quotients), scope="all"))
+    place = np.empty(k, dtype=np.int64)
+    place[np.argsort(quotients, kind="stable")] = np.arange(k)
+    return place
+
+
+def _to_block_cyclic(mine, bounds, place, n, k, nb, grid, coll, dtype, xp):
+    """The vectors at storage positions bounds[rank]:bounds[rank+1], held whole by each rank
+    (``mine``), into the block-cyclic n × k layout, storage position s going to column
+    place[s] (one host Alltoallv; sender and receiver derive every piece's place from bounds
+    and place, which every rank has, so no index travels)."""
     desc = Descriptor.create(n, k, nb, nb, grid)
     row_sets = [local_indices(n, nb, p, 0, grid.nprow) for p in range(grid.nprow)]
     col_sets = [local_indices(k, nb, q, 0, grid.npcol) for q in range(grid.npcol)]
-    start, stop = bounds[grid.rank], bounds[grid.rank + 1]
-
-    def held(cols, lo, hi):   # positions in the sorted cols that fall in [lo, hi)
-        return np.arange(np.searchsorted(cols, lo), np.searchsorted(cols, hi))
-
+    holder = np.repeat(np.arange(grid.size), np.diff(bounds))     # rank holding storage s
+    column_holder = np.empty(k, dtype=np.int64)
+    column_slot = np.empty(k, dtype=np.int64)                      # its column in the holder's
+    column_holder[place] = holder
+    column_slot[place] = np.arange(k) - bounds[holder]
     pieces = []
     for dest in range(grid.size):
         p, q = divmod(dest, grid.npcol)
-        cols = col_sets[q][held(col_sets[q], start, stop)]
-        pieces.append(mine[np.ix_(row_sets[p], cols - start)].astype(dtype, copy=False).ravel())
+        cols = col_sets[q][column_holder[col_sets[q]] == grid.rank]
+        pieces.append(mine[np.ix_(row_sets[p], column_slot[cols])].astype(dtype, copy=False).ravel())
     send = np.concatenate(pieces) if pieces else np.empty(0, dtype=dtype)
     my_rows, my_cols = row_sets[grid.myrow], col_sets[grid.mycol]
-    sources = [held(my_cols, bounds[r], bounds[r + 1]) for r in range(grid.size)]
+    sources = [np.flatnonzero(column_holder[my_cols] == r) for r in range(grid.size)]
     recv_counts = [my_rows.size * s.size for s in sources]
     recv = np.empty(sum(recv_counts), dtype=dtype)
     coll.alltoallv(np.ascontiguousarray(send, dtype=dtype), [x.size for x in pieces], recv, recv_counts)

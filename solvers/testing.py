@@ -5,12 +5,16 @@ the solver must not read (the other triangle; the imaginary parts of a Hermitian
 
 Every generator takes ``hermitian=False``: True gives complex128 data (Haar-unitary Q).
 """
+import os
+
 import numpy as np
 
 
 def shared_seed(comm=None):
-    """A fresh random seed, the same on every rank of ``comm`` (drawn by rank 0)."""
-    seed = int(np.random.SeedSequence().entropy % 2**32)
+    """A fresh random seed, the same on every rank of ``comm`` (drawn by rank 0). A failing
+    test prints its seed; HPCOLLS_TEST_SEED=<that seed> replays it (every test then gets it)."""
+    replay = os.environ.get("HPCOLLS_TEST_SEED")
+    seed = int(replay) if replay else int(np.random.SeedSequence().entropy % 2**32)
     return comm.bcast(seed, root=0) if comm is not None else seed
 
 

@@ -78,3 +78,123 @@ def stemr_vectors(d, e, il, iu):
     if m.value != m_want:
         raise RuntimeError(f"stemr found {m.value} eigenvalues in {il}..{iu}, not {m_want}")
     return w[:m_want], z[:n, :m_want]
+
+
+class MrrrRoot:
+    """What LAPACK's dlarre computes for the eigenpairs il..iu of a tridiagonal: the split
+    points, a root representation L D Lᵀ (shifted by σ) of every block, and eigenvalue
+    approximations with error bounds, in *storage order* (block by block, ascending in each).
+
+    It is what dstemr computes before its vectors, split out so that several processes holding
+    the same root (computed from the same input, hence the same bits) can each compute a slice
+    of the vectors with dlarrv's DOL..DOU: their vectors then come from one representation tree
+    and are as orthogonal as one dstemr call's, whichever eigenvalues each process took. Vectors
+    of separate dstemr calls are not: each chooses its own root for its own subset, and across
+    the calls orthogonality is only ε‖T‖ / gap (ScaLAPACK's pdsyevr shares the root in the same
+    way; Vömel, ACM TOMS 37(1), 2010)."""
+
+    def __init__(self, d, e, il, iu):
+        n = d.shape[0]
+        if n < 3:
+            raise ValueError("MrrrRoot needs n >= 3 (dstemr solves n <= 2 in closed form)")
+        self.n = n
+        tiny, eps = np.finfo(np.float64).tiny, np.finfo(np.float64).eps
+        small = tiny / eps
+        rmin, rmax = np.sqrt(small), min(np.sqrt(1 / small), 1 / np.sqrt(np.sqrt(tiny)))
+        self.d = np.array(d, dtype=np.float64)
+        self.e = np.zeros(n)                   # n entries: dlarre stores the shifts σ in it
+        self.e[:n - 1] = e
+        norm = float(max(np.abs(self.d).max(), np.abs(self.e).max()))
+        # Scaled into the range where the pivots are safe, as dstemr does; vectors do not change.
+        self.scale = rmin / norm if 0 < norm < rmin else (rmax / norm if norm > rmax else 1.0)
+        self.d *= self.scale
+        self.e *= self.scale
+        relative = ctypes.c_int(0)
+        at = ctypes.addressof
+        order = ctypes.c_int(n)
+        _routine("dlarrr", 4)(at(order), self.d.ctypes.data, self.e.ctypes.data, at(relative))
+        # Tolerances of dstemr with jobz='V': bisection need not be sharp, dlarrv refines.
+        self.rtol1 = ctypes.c_double(np.sqrt(eps))
+        self.rtol2 = ctypes.c_double(max(np.sqrt(eps) * 5e-3, 4 * eps))
+        split_tol = ctypes.c_double(eps if relative.value == 0 else -eps)
+        e2 = self.e[:n] ** 2
+        self.wl, self.wu = ctypes.c_double(0.0), ctypes.c_double(0.0)
+        self.isplit = np.zeros(n, dtype=np.intc)
+        self.w, self.werr, self.wgap = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.iblock, self.indexw = np.zeros(n, dtype=np.intc), np.zeros(n, dtype=np.intc)
+        self.gers = np.zeros(2 * n)
+        self.pivmin = ctypes.c_double(0.0)
+        nsplit, m, info = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)
+        c_il, c_iu, rng = ctypes.c_int(il), ctypes.c_int(iu), ctypes.c_char(b"I")
+        work, iwork = np.zeros(6 * n), np.zeros(5 * n, dtype=np.intc)
+        # dlarre(range, n, vl, vu, il, iu, d, e, e2, rtol1, rtol2, spltol, nsplit, isplit, m,
+        #        w, werr, wgap, iblock, indexw, gers, pivmin, work, iwork, info)
+        _routine("dlarre", 25)(at(rng), at(order), at(self.wl), at(self.wu), at(c_il), at(c_iu),
+                               self.d.ctypes.data, self.e.ctypes.data, e2.ctypes.data,
+                               at(self.rtol1), at(self.rtol2), at(split_tol), at(nsplit),
+                               self.isplit.ctypes.data, at(m), self.w.ctypes.data,
+                               self.werr.ctypes.data, self.wgap.ctypes.data,
+                               self.iblock.ctypes.data, self.indexw.ctypes.data,
+                               self.gers.ctypes.data, at(self.pivmin), work.ctypes.data,
+                               iwork.ctypes.data, at(info))
+        if info.value:
+            raise RuntimeError(f"dlarre failed (info={info.value})")
+        if m.value != iu - il + 1:
+            raise RuntimeError(f"dlarre found {m.value} eigenvalues in {il}..{iu}, not {iu - il + 1}")
+        self.m = m.value
+
+    def vectors(self, dol, dou):
+        """(w, Z) of the eigenpairs at storage positions dol..dou (1-based, inclusive) of the
+        root: w refined by dlarrv (unshifted, unscaled), Z n × (dou-dol+1), Fortran-ordered."""
+        n, m, dol, dou = self.n, self.m, int(dol), int(dou)
+        count = dou - dol + 1
+        if count <= 0:
+            return np.empty(0), np.empty((n, 0), order="F")
+        # dlarrv reads and writes columns max(dol-1, 1)..min(dou+1, m) of an n × m Z and no
+        # other: only those are allocated, Z's base address placed so that they land here.
+        first, last = max(dol - 1, 1), min(dou + 1, m)
+        z = np.zeros((n, last - first + 1), order="F")
+        base = int(z.ctypes.data) - (first - 1) * n * z.itemsize
+        d, e = self.d.copy(), self.e.copy()            # dlarrv overwrites the representation
+        w, werr, wgap = self.w.copy(), self.werr.copy(), self.wgap.copy()
+        isuppz = np.zeros(2 * m, dtype=np.intc)
+        work, iwork = np.zeros(12 * n), np.zeros(7 * n, dtype=np.intc)
+        ints = [ctypes.c_int(v) for v in (n, m, dol, dou, n, 0)]
+        order, c_m, c_dol, c_dou, ldz, info = ints
+        minrgp = ctypes.c_double(1e-3)
+        at = ctypes.addressof
+        # dlarrv(n, vl, vu, d, l, pivmin, isplit, m, dol, dou, minrgp, rtol1, rtol2, w, werr,
+        #        wgap, iblock, indexw, gers, z, ldz, isuppz, work, iwork, info)
+        _routine("dlarrv", 25)(at(order), at(self.wl), at(self.wu), d.ctypes.data, e.ctypes.data,
+                               at(self.pivmin), self.isplit.ctypes.data, at(c_m), at(c_dol),
+                               at(c_dou), at(minrgp), at(self.rtol1), at(self.rtol2),
+                               w.ctypes.data, werr.ctypes.data, wgap.ctypes.data,
+                               self.iblock.ctypes.data, self.indexw.ctypes.data,
+                               self.gers.ctypes.data, base, at(ldz),
+                               isuppz.ctypes.data, work.ctypes.data, iwork.ctypes.data, at(info))
+        if info.value:
+            raise RuntimeError(f"dlarrv failed (info={info.value})")
+        return w[dol - 1:dou] / self.scale, z[:, dol - first:dol - first + count]
+
+
+def stein_vectors(d, e, il, iu):
+    """(w, Z) of eigenpairs il..iu (1-based, ascending) of the tridiagonal (d, e) by bisection
+    and inverse iteration (dstebz + dstein: what dsyevr falls back to when MRRR fails). dstein
+    reorthogonalizes the vectors of eigenvalues closer than 10⁻³ ‖T‖₁ within this call only, so
+    callers cut the wanted set only at gaps wider than that. Z is n × (iu-il+1)."""
+    n = d.shape[0]
+    if iu < il:
+        return np.empty(0), np.empty((n, 0), order="F")
+    m, w, iblock, isplit, info = scipy_lapack().dstebz(d, e, 2, 0.0, 0.0, il, iu, 0.0, b"B")
+    if info or m != iu - il + 1:
+        raise RuntimeError(f"dstebz found {m} of eigenvalues {il}..{iu} (info={info})")
+    z, info = scipy_lapack().dstein(d, e, w[:m], iblock, isplit)
+    if info:
+        raise RuntimeError(f"dstein: {info} of eigenvectors {il}..{iu} did not converge")
+    ascending = np.argsort(w[:m], kind="stable")      # dstebz's order 'B' is block by block
+    return w[:m][ascending], np.asfortranarray(z[:n, :m][:, ascending])
+
+
+def scipy_lapack():
+    import scipy.linalg.lapack
+    return scipy.linalg.lapack

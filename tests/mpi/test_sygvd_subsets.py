@@ -128,8 +128,8 @@ def test_every_grid_every_range(grid, seed, kind):
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
 def test_clusters_straddling_the_subset_edge_and_the_ranks_cuts(grid, seed, dtype):
     """Eigenvalues 1e-12 apart across the subset's lower edge, and a second cluster over the
-    even cuts between the ranks' groups of vectors: the vectors stay orthogonal, because a
-    cluster is never split between two dstemr calls."""
+    even cuts between the ranks' groups of vectors: the vectors stay orthogonal (one MRRR root
+    for all ranks, and no cut inside one of its clusters)."""
     rng = np.random.default_rng(seed)
     n = 60
     lam = np.sort(rng.uniform(-1, 1, n))
@@ -177,6 +177,50 @@ def test_vectors_per_rank_and_bitwise_eigenvalues(grid, seed):
     tri = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
     np.testing.assert_allclose(tri @ full, full * w, atol=1e-12, err_msg=f"seed={seed}")
     np.testing.assert_allclose(full.T @ full, np.eye(k), atol=1e-13, err_msg=f"seed={seed}")
+
+
+def test_split_tridiagonal_vectors_land_in_ascending_columns(grid, seed):
+    """A T that splits into blocks (zeros on its off-diagonal): MRRR stores each block's
+    eigenpairs together, the ranks' slices follow that order, and every vector still reaches
+    the column of its eigenvalue: Z's columns satisfy T z = w z for the ascending w."""
+    rng = np.random.default_rng(seed)
+    n, nb = 70, 6
+    d, e = rng.standard_normal(n), rng.standard_normal(n - 1)
+    e[rng.choice(n - 1, size=9, replace=False)] = 0.0
+    il, iu = int(rng.integers(1, 20)), int(rng.integers(40, n + 1))
+    coll = Collectives(grid)
+    w = stebz(d, e, il, iu, coll)
+    z = stemr(d, e, il, w, nb, grid, coll, np.float64, np).to_global(coll)
+    k = iu - il + 1
+    tri = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    np.testing.assert_allclose(w, scipy.linalg.eigvalsh_tridiagonal(d, e)[il - 1:iu], atol=1e-12)
+    np.testing.assert_allclose(tri @ z, z * w, atol=1e-11, err_msg=f"seed={seed}")
+    np.testing.assert_allclose(z.T @ z, np.eye(k), atol=1e-12, err_msg=f"seed={seed}")
+
+
+@pytest.mark.parametrize("wanted", [(7, 12), (1, 17), (13, 17)])
+def test_where_mrrr_fails_inverse_iteration_takes_over(grid, wanted):
+    """Glued Wilkinson matrices (W₅⁻ blocks joined by 1e-10) give eigenvalue pairs so close
+    that dlarrv finds no representation for them (as dstemr fails on them, info 22): every
+    rank then takes dstebz + dstein for its group, and the vectors are still right."""
+    m, n = 2, 17
+    d = np.abs(np.arange(n) % (2 * m + 1) - m).astype(float)
+    e = np.ones(n - 1)
+    e[np.arange(n - 1) % (2 * m + 1) == 2 * m] = 1e-10
+    il, iu = wanted
+    coll = Collectives(grid)
+    with coll.stage("stebz"):
+        w = stebz(d, e, il, iu, coll)
+    with coll.stage("stemr"):
+        z = stemr(d, e, il, w, 3, grid, coll, np.float64, np).to_global(coll)
+    by = coll.stats["stemr"].notes["vectors_by"]
+    if wanted == (7, 12):
+        assert "dstein" in by, f"dlarrv no longer fails here ({by}): pick another matrix for this test"
+    eps = np.finfo(np.float64).eps
+    tri = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    ortho = np.abs(z.T @ z - np.eye(iu - il + 1)).sum(axis=0).max() / (n * eps)
+    resid = np.abs(tri @ z - z * w).sum(axis=0).max() / (np.abs(tri).sum(axis=0).max() * n * eps)
+    assert ortho < THRESHOLD and resid < THRESHOLD, (by, ortho, resid)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex64], ids=["f64", "c64"])
