@@ -19,11 +19,22 @@ def pytest_runtest_logreport(report):
     comm = MPI.COMM_WORLD
     if comm.Get_size() == 1:
         return
-    sys.stderr.write(
-        f"\n[rank {comm.Get_rank()}/{comm.Get_size()}] FAILED {report.nodeid} ({report.when})\n"
-        f"{report.longreprtext}\n[rank {comm.Get_rank()}] aborting all ranks\n")
+    head = f"[rank {comm.Get_rank()}/{comm.Get_size()}] FAILED {report.nodeid} ({report.when})"
+    sys.stderr.write(f"\n{head}\n{report.longreprtext}\n[rank {comm.Get_rank()}] aborting all ranks\n")
     sys.stderr.flush()
+    _record_abort(head, report.longreprtext)
     comm.Abort(1)
+
+
+def _record_abort(head, text):
+    """The aborted job writes no JUnit report: tests/run.sh names a file (HPCOLLS_TEST_ABORT_LOG)
+    where the failure is kept, to be counted and printed again beside its closing summary."""
+    path = os.environ.get("HPCOLLS_TEST_ABORT_LOG")
+    if not path:
+        return
+    errors = [line for line in text.splitlines() if line.startswith("E ")][:12]
+    with open(path, "a") as log:
+        log.write("\n".join([head, *errors]) + "\n")
 
 
 @pytest.fixture
