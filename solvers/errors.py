@@ -20,5 +20,5 @@ class NotPositiveDefiniteError(np.linalg.LinAlgError):
         self.info = int(info)
         self.n = int(n)
         super().__init__(f"the leading minor of order {self.info} of B is not positive definite, "
-                         f"so B has no Cholesky factor (potrf info = {self.info}; sygvd reports "
-                         f"info = n + {self.info} = {self.n + self.info})")
+                         f"so B has no Cholesky factor (potrf info = {self.info}; sygvd and hegvd "
+                         f"report info = n + {self.info} = {self.n + self.info})")
