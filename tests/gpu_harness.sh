@@ -113,7 +113,7 @@ for n in $ranks_list; do
   if [ "$tests" = 1 ]; then
     echo "== tests/gpu with $n rank(s): $placement"
     log="$logs/gpu-tests-n$n.log"
-    timeout 900 mpiexec --oversubscribe -n "$n" "$py" -m pytest tests/gpu -q -x -p no:cacheprovider --color=no \
+    timeout 900 mpiexec --oversubscribe -n "$n" "$py" -m pytest tests/gpu -q --maxfail=10 -p no:cacheprovider --color=no \
       "${extra[@]}" >"$log" 2>&1
     rc=$?
     summary=$(grep -E "^(=+ )?[0-9]+ (passed|failed|skipped|error)" "$log" | tail -1)
