@@ -146,8 +146,10 @@ def test_clusters_straddling_the_subset_edge_and_the_ranks_cuts(grid, seed, dtyp
     assert ortho < THRESHOLD, f"seed={seed}: orthogonality ratio {ortho:.1f}"
     ratios = eigen_ratios(a, np.eye(n), w, z, 1, eps)
     assert ratios["residual"] < THRESHOLD, f"seed={seed}: {ratios}"
-    # The cluster over the even cuts went to one rank whole.
-    assert coll.stats["stemr"].notes["largest_group"] >= 17 or grid.size == 1
+    # Where the cluster went is the root's choice: its members can be well separated relative
+    # to the root's shift (then a cut between them is one dlarrv itself makes), so only the
+    # orthogonality above is promised, and that every vector was computed once.
+    assert grid.comm.allreduce(coll.stats["stemr"].notes["vectors_this_rank"]) == iu - il + 1
 
 
 def test_vectors_per_rank_and_bitwise_eigenvalues(grid, seed):
