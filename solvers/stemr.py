@@ -24,9 +24,7 @@ import numpy as np
 
 from .backend.arrays import to_host
 from .backend.lapack import MrrrRoot, stein_vectors, stemr_vectors
-from .distributed.descriptor import Descriptor
-from .distributed.distmatrix import DistMatrix
-from .distributed.indexing import local_indices
+from .distributed.columns import columns_to_block_cyclic
 from .stebz import share
 
 MIN_RELATIVE_GAP = 1e-3   # dlarrv's MINRGP, as dstemr sets it: what separates the root's clusters
@@ -76,7 +74,7 @@ def stemr(d, e, il, w, layout_nb, grid, coll, dtype, xp):
     start, stop = int(bounds[grid.rank]), int(bounds[grid.rank + 1])
     coll.note("vectors_this_rank", stop - start)
     coll.note("largest_group", int(np.diff(bounds).max()) if k else 0)
-    return _to_block_cyclic(mine, bounds, order, n, k, layout_nb, grid, coll, dtype, xp)
+    return columns_to_block_cyclic(mine, bounds, order, n, k, layout_nb, grid, coll, dtype, xp)
 
 
 def _vectors(d, e, il, w, grid, coll):
@@ -141,35 +139,3 @@ def _ascending_order(root, mine, d, e, bounds, grid, coll):
     place = np.empty(k, dtype=np.int64)
     place[np.argsort(quotients, kind="stable")] = np.arange(k)
     return place
-
-
-def _to_block_cyclic(mine, bounds, place, n, k, nb, grid, coll, dtype, xp):
-    """The vectors at storage positions bounds[rank]:bounds[rank+1], held whole by each rank
-    (``mine``), into the block-cyclic n × k layout, storage position s going to column
-    place[s] (one host Alltoallv; sender and receiver derive every piece's place from bounds
-    and place, which every rank has, so no index travels)."""
-    desc = Descriptor.create(n, k, nb, nb, grid)
-    row_sets = [local_indices(n, nb, p, 0, grid.nprow) for p in range(grid.nprow)]
-    col_sets = [local_indices(k, nb, q, 0, grid.npcol) for q in range(grid.npcol)]
-    holder = np.repeat(np.arange(grid.size), np.diff(bounds))     # rank holding storage s
-    column_holder = np.empty(k, dtype=np.int64)
-    column_slot = np.empty(k, dtype=np.int64)                      # its column in the holder's
-    column_holder[place] = holder
-    column_slot[place] = np.arange(k) - bounds[holder]
-    pieces = []
-    for dest in range(grid.size):
-        p, q = divmod(dest, grid.npcol)
-        cols = col_sets[q][column_holder[col_sets[q]] == grid.rank]
-        pieces.append(mine[np.ix_(row_sets[p], column_slot[cols])].astype(dtype, copy=False).ravel())
-    send = np.concatenate(pieces) if pieces else np.empty(0, dtype=dtype)
-    my_rows, my_cols = row_sets[grid.myrow], col_sets[grid.mycol]
-    sources = [np.flatnonzero(column_holder[my_cols] == r) for r in range(grid.size)]
-    recv_counts = [my_rows.size * s.size for s in sources]
-    recv = np.empty(sum(recv_counts), dtype=dtype)
-    coll.alltoallv(np.ascontiguousarray(send, dtype=dtype), [x.size for x in pieces], recv, recv_counts)
-    local = np.empty((my_rows.size, my_cols.size), dtype=dtype)
-    offset = 0
-    for positions, count in zip(sources, recv_counts):
-        local[:, positions] = recv[offset:offset + count].reshape(my_rows.size, positions.size)
-        offset += count
-    return DistMatrix(xp.asarray(local), desc, grid)
