@@ -7,6 +7,11 @@
 # Settings (environment): HPCOLLS_VENV (default <repo>/.venv), PYTHON (interpreter that creates
 # the venv, default python3), HPCOLLS_EXTRAS (pip extras, default "test", plus "cu13" when an
 # NVIDIA GPU is visible), HPCOLLS_CUDA_ARCHITECTURES and HPCOLLS_DIAGNOSTICS (see CMakeLists.txt).
+# The caller's shell options come back as they were when it returns (a shell that sources this
+# file does not find itself running with -e and -u afterwards).
+# ($(set +o) would not do: a command substitution does not see -e.)
+_hpcolls_caller_options="$(set +o | grep -v errexit)"; [[ $- == *e* ]] || _hpcolls_caller_options+=$'\nset +e'
+trap 'eval "$_hpcolls_caller_options"; unset _hpcolls_caller_options; trap - RETURN' RETURN
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 venv="${HPCOLLS_VENV:-$repo/.venv}"
