@@ -153,10 +153,12 @@ def _subset(by_index, by_value, n):
                              f"[0, {n - 1}] and start <= end, but start={lo}, end={hi} is given")
         return EigenRange.by_index(lo + 1, hi + 1)
     if by_value is not None:
-        lo, hi = (float(x) for x in by_value)
+        given_lo, given_hi = by_value            # scipy's message prints them as given
+        lo, hi = float(given_lo), float(given_hi)
         if not (-math.inf <= lo < hi <= math.inf):
             raise ValueError(f"Requested eigenvalue bounds are not valid. Valid range is "
-                             f"(-inf, inf) and low < high, but low={lo}, high={hi} is given")
+                             f"(-inf, inf) and low < high, but low={given_lo}, high={given_hi} "
+                             "is given")
         return EigenRange.by_value(lo, hi)
     return EigenRange.all()
 
