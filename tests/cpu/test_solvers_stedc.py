@@ -6,7 +6,8 @@ import pytest
 import scipy.linalg
 
 from solvers.backend.threads import blas_threads_lent
-from solvers.stedc import _leaf_blocks, stedc
+from solvers.stedc import (_leaf_blocks, _Phases, _secular_roots, merge_finish, merge_prepare,
+                           secular_roots, stedc, torn_blocks)
 from solvers.testing import shared_seed
 from solvers.tridiagonal import _stevd_host, _stevd_leaves
 
@@ -111,3 +112,66 @@ def test_threaded_leaves_are_the_serial_leaves():
     w, z = stedc(np, d, e, _stevd_leaves, 130)
     w0, z0 = stedc(np, d, e, _leaves, 130)
     assert np.array_equal(w, w0) and np.array_equal(z, z0)
+
+
+def _secular_problems(rng):
+    """(name, d, z, ρ): deflated secular equations as stedc's merges see them (distinct
+    ascending poles, no zero z), random, clustered with graded z, and graded."""
+    def unit(v):
+        return v / np.linalg.norm(v)
+
+    problems = []
+    for k in (3, 4, 40, 700):
+        problems.append(("random", np.sort(rng.standard_normal(k)), unit(rng.standard_normal(k)), 1.3))
+        d = np.sort(np.repeat(rng.standard_normal(4), -(-k // 4))[:k] + 1e-9 * rng.standard_normal(k))
+        for i in range(1, k):
+            d[i] = max(d[i], np.nextafter(d[i - 1], np.inf))
+        problems.append(("clustered", d, unit(rng.standard_normal(k) * 10.0 ** -rng.uniform(0, 6, k)), 0.7))
+        problems.append(("graded", np.sort(10.0 ** -np.linspace(0, 12, k)),
+                         unit(10.0 ** -np.linspace(0, 6, k) * rng.choice([-1.0, 1.0], k)), 1e-3))
+    return problems
+
+
+def test_lapack_secular_roots_match_the_reference_and_split_into_shares():
+    """dlaed4's roots (the host solver of the merges) against the numpy reference that the
+    GPU kernel follows: the same bracket, λ within a few eps·scale; and any share first..last
+    gives exactly those roots of the whole (each root is found alone)."""
+    seed = shared_seed()
+    for name, d, z, rho in _secular_problems(np.random.default_rng(seed)):
+        k = d.shape[0]
+        what = f"seed={seed} {name} k={k}"
+        origin, tau = secular_roots(np, d, z, rho)
+        ref_origin, ref_tau = _secular_roots(np, d, z, rho)
+        lam, ref = d[origin] + tau, d[ref_origin] + ref_tau
+        assert np.all((origin == np.arange(k)) | (origin == np.arange(k) + 1)), what
+        assert np.all(lam >= d) and np.all(lam[:-1] <= d[1:]), what + ": outside its bracket"
+        scale = max(np.abs(d).max(), rho)
+        assert np.abs(lam - ref).max() <= 8 * EPS * scale, what
+        for first, last in ((0, 1), (1, k - 1), (k // 2, k), (k, k)):
+            o, t = secular_roots(np, d, z, rho, first, last)
+            assert np.array_equal(o, origin[first:last]) and np.array_equal(t, tau[first:last]), what
+            o, t = _secular_roots(np, d, z, rho, first, last)   # chunked: rounding may differ
+            assert np.abs(d[o] + t - ref[first:last]).max(initial=0) <= 2 * EPS * scale, what
+
+
+@pytest.mark.parametrize("block", [1, 5, None])
+def test_merge_in_blocks_of_u(block):
+    """A merge whose new eigenvectors are formed a few rows of U at a time (what bounds the
+    distributed merge's memory): eigenpairs of the merged matrix to working precision."""
+    seed = shared_seed()
+    rng = np.random.default_rng(seed)
+    for name, d, e in _tridiagonals(rng)[:3] + _tridiagonals(rng)[6:8]:
+        n, m = d.shape[0], d.shape[0] // 2
+        (w1, z1), (w2, z2) = _leaves(torn_blocks(d, e, [m]))
+        qt1, qt2 = np.ascontiguousarray(z1.T), np.ascontiguousarray(z2.T)
+        phases = _Phases(np, None)
+        state = merge_prepare(np, w1, qt1, w2, qt2, e[m - 1],
+                              np.concatenate((qt1[:, -1], qt2[:, 0])), phases)
+        origin, tau = secular_roots(np, state.dk, state.zk, state.rho)
+        w, qt = merge_finish(np, state, origin, tau, phases, block)
+        t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+        norm = np.abs(t).max()
+        what = f"seed={seed} {name} block={block}"
+        assert np.all(np.diff(w) >= 0), what
+        assert np.abs(t @ qt.T - qt.T * w).max() <= 10 * n * EPS * norm, what + ": residual"
+        assert np.abs(qt @ qt.T - np.eye(n)).max() <= 10 * n * EPS, what + ": orthogonality"

@@ -51,14 +51,14 @@ def _merge_problems(rng, monkeypatch):
     """(name, d, z, ρ) of the secular equations that numpy stedc's merges solve (deflated, as
     the device sees them), and synthetic ones: random, clustered poles with graded z, graded."""
     problems = []
-    reference = stedc_module._secular_roots
+    reference = stedc_module.secular_roots
 
-    def record(xp, d, z, rho):
+    def record(xp, d, z, rho, first=0, last=None):
         problems.append(("merge", d.copy(), z.copy(), rho))
-        return reference(xp, d, z, rho)
+        return reference(xp, d, z, rho, first, last)
 
     with monkeypatch.context() as patch:
-        patch.setattr(stedc_module, "_secular_roots", record)
+        patch.setattr(stedc_module, "secular_roots", record)
         for d, e in _tridiagonals(rng, 300).values():
             stedc(np, d, e, _stevd_leaves, 16)
 
