@@ -1,10 +1,11 @@
-"""Whole columns held per rank, into the block-cyclic layout.
+"""Whole columns (or whole rows) held per rank, into the block-cyclic layout.
 
 A rank that computed some columns of a global n × k matrix whole (eigenvectors of its share of
 the eigenvalues, for one) sends every other rank the rows and columns that rank owns in the
 block-cyclic layout, in one host Alltoallv. The columns are contiguous in a storage order
 (rank r holds storage positions bounds[r]:bounds[r+1]) that a permutation maps to the global
-column order, so a rank may compute its columns in any order it likes.
+column order, so a rank may compute its columns in any order it likes. Whole rows (the
+distributed divide and conquer's rows of Q) are the same exchange for the transposed matrix.
 """
 import numpy as np
 
@@ -18,28 +19,62 @@ def columns_to_block_cyclic(mine, bounds, place, n, k, nb, grid, coll, dtype, xp
     (``mine``), into the block-cyclic n × k layout, storage position s going to column
     place[s] (one host Alltoallv; sender and receiver derive every piece's place from bounds
     and place, which every rank has, so no index travels)."""
-    desc = Descriptor.create(n, k, nb, nb, grid)
     row_sets = [local_indices(n, nb, p, 0, grid.nprow) for p in range(grid.nprow)]
     col_sets = [local_indices(k, nb, q, 0, grid.npcol) for q in range(grid.npcol)]
+    local = _exchange(mine, bounds, place, row_sets, col_sets,
+                      lambda rank: divmod(rank, grid.npcol), grid, coll, dtype)
+    return DistMatrix(xp.asarray(local), Descriptor.create(n, k, nb, nb, grid), grid)
+
+
+def rows_to_block_cyclic(mine_t, bounds, n, nb, grid, coll, dtype, xp):
+    """Rows bounds[rank]:bounds[rank+1] of an n × n matrix, held whole by each rank and given
+    transposed (``mine_t``, n × their count: the columns of the transpose), into the
+    block-cyclic n × n layout (one host Alltoallv)."""
+    row_sets = [local_indices(n, nb, p, 0, grid.nprow) for p in range(grid.nprow)]
+    col_sets = [local_indices(n, nb, q, 0, grid.npcol) for q in range(grid.npcol)]
+    # The transpose's block (q, p) is the block (p, q) of the matrix, transposed.
+    local = _exchange(mine_t, bounds, np.arange(n), col_sets, row_sets,
+                      lambda rank: divmod(rank, grid.npcol)[::-1], grid, coll, dtype,
+                      transposed=True)
+    return DistMatrix(xp.asarray(local), Descriptor.create(n, n, nb, nb, grid), grid)
+
+
+def _exchange(mine, bounds, place, row_sets, col_sets, coordinates, grid, coll, dtype,
+              transposed=False):
+    """This rank's block (row_sets[i], col_sets[j]) with (i, j) = coordinates(rank), of the
+    matrix whose columns are held whole (``mine``: storage positions bounds[rank]:bounds[rank+1],
+    position s being column place[s]), as a host array (its transpose if ``transposed``)."""
+    k = place.shape[0]
     holder = np.repeat(np.arange(grid.size), np.diff(bounds))     # rank holding storage s
     column_holder = np.empty(k, dtype=np.int64)
     column_slot = np.empty(k, dtype=np.int64)                      # its column in the holder's
     column_holder[place] = holder
     column_slot[place] = np.arange(k) - bounds[holder]
-    pieces = []
+    slots = []
     for dest in range(grid.size):
-        p, q = divmod(dest, grid.npcol)
-        cols = col_sets[q][column_holder[col_sets[q]] == grid.rank]
-        pieces.append(mine[np.ix_(row_sets[p], column_slot[cols])].astype(dtype, copy=False).ravel())
-    send = np.concatenate(pieces) if pieces else np.empty(0, dtype=dtype)
-    my_rows, my_cols = row_sets[grid.myrow], col_sets[grid.mycol]
+        p, q = coordinates(dest)
+        slots.append((row_sets[p], column_slot[col_sets[q][column_holder[col_sets[q]] == grid.rank]]))
+    send_counts = [rows.size * cols.size for rows, cols in slots]
+    send = np.empty(sum(send_counts), dtype=dtype)
+    offset = 0
+    for (rows, cols), count in zip(slots, send_counts):
+        send[offset:offset + count].reshape(rows.size, cols.size)[...] = mine[np.ix_(rows, cols)]
+        offset += count
+    my_p, my_q = coordinates(grid.rank)
+    my_rows, my_cols = row_sets[my_p], col_sets[my_q]
     sources = [np.flatnonzero(column_holder[my_cols] == r) for r in range(grid.size)]
     recv_counts = [my_rows.size * s.size for s in sources]
     recv = np.empty(sum(recv_counts), dtype=dtype)
-    coll.alltoallv(np.ascontiguousarray(send, dtype=dtype), [x.size for x in pieces], recv, recv_counts)
-    local = np.empty((my_rows.size, my_cols.size), dtype=dtype)
+    coll.alltoallv(send, send_counts, recv, recv_counts)
+    del send
+    shape = (my_rows.size, my_cols.size)
+    local = np.empty(shape[::-1] if transposed else shape, dtype=dtype)
     offset = 0
     for positions, count in zip(sources, recv_counts):
-        local[:, positions] = recv[offset:offset + count].reshape(my_rows.size, positions.size)
+        piece = recv[offset:offset + count].reshape(my_rows.size, positions.size)
+        if transposed:
+            local[positions, :] = piece.T
+        else:
+            local[:, positions] = piece
         offset += count
-    return DistMatrix(xp.asarray(local), desc, grid)
+    return local
