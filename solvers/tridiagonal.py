@@ -13,6 +13,7 @@ up front and spread over this rank's share of the cores), and
 eigenvalues alone from LAPACK on the host (O(n²) work; the dense device eigensolver used
 before repeated a whole reduction to tridiagonal form).
 """
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -21,8 +22,10 @@ import scipy.linalg
 from .backend.arrays import is_numpy, to_host
 from .backend.lapack import stevd_vectors
 from .backend.threads import blas_threads_lent
+from .distributed.columns import rows_to_block_cyclic
 from .distributed.distmatrix import DistMatrix
 from .stedc import stedc
+from .stedc_distributed import for_backend, stedc_distributed
 
 STEDC_LEAF = 512   # order of the blocks the GPU divide and conquer hands to LAPACK
 
@@ -37,6 +40,10 @@ def stevd(d, e, coll, vectors_like=None):
     want = vectors_like is not None
     if n == 0:
         return d.copy(), (vectors_like.like() if want else None)
+    if want and not replicated_by_request() and coll.grid.size > 1:
+        return _stevd_by_rows(d, e, coll, vectors_like)
+    if want:
+        coll.note("vectors_by", "divide and conquer, whole on every rank")
     if is_numpy(xp):
         w, z = _stevd_host(to_host(d), to_host(e), want)
     else:
@@ -49,6 +56,35 @@ def stevd(d, e, coll, vectors_like=None):
     # Real eigenvectors of the real T; a complex problem's back-transformation makes them complex.
     local = xp.ascontiguousarray(z[rows[:, None], cols[None, :]], dtype=vectors_like.dtype)
     return w, DistMatrix(local, vectors_like.desc, vectors_like.grid)
+
+
+def replicated_by_request():
+    """SOLVERS_STEDC=replicated (for measuring, like SOLVERS_SYTRD_PRODUCT): every rank solves
+    the whole tridiagonal problem and keeps its block-cyclic part, as before the rows-by-rank
+    divide and conquer."""
+    choice = os.environ.get("SOLVERS_STEDC", "")
+    if choice not in ("", "replicated", "rows"):
+        raise ValueError(f"SOLVERS_STEDC={choice!r}: expected 'replicated' or 'rows'")
+    return choice == "replicated"
+
+
+def _stevd_by_rows(d, e, coll, layout):
+    """Each rank computes its rows of the eigenvector matrix (stedc_distributed.py) and one
+    Alltoallv puts them into ``layout``; the eigenvalues are bitwise the same everywhere."""
+    xp, grid = coll.xp, coll.grid
+    timings = {}
+    solve_alone = for_backend(xp, _stevd_leaves, STEDC_LEAF)
+    w, qt_mine, bounds = stedc_distributed(xp, to_host(d).astype(np.float64),
+                                             to_host(e).astype(np.float64), coll, solve_alone,
+                                             timings)
+    for phase, seconds in timings.items():
+        coll.note(f"stedc_{phase}_s", seconds)
+    lo, hi = bounds[grid.rank], bounds[grid.rank + 1]
+    coll.note("vectors_by", f"divide and conquer by rows over {grid.size} ranks "
+                            f"(rows {lo}..{hi - 1} here)")
+    z = rows_to_block_cyclic(to_host(qt_mine), bounds, d.shape[0], layout.nb, grid, coll,
+                             layout.dtype, xp)
+    return w.astype(d.dtype), z
 
 
 def _stevd_host(d, e, want):
