@@ -163,8 +163,9 @@ def merge_prepare(xp, w1, qt1, w2, qt2, beta, z, phases):
     place = xp.empty(n, dtype=order.dtype)
     place[order] = xp.arange(n, dtype=order.dtype)
     qt = xp.zeros((n, c1 + qt2.shape[1]), dtype=qt1.dtype)
-    qt[place[:n1], :c1] = qt1
-    qt[place[n1:], c1:] = qt2
+    for rows, cols, half in ((place[:n1], slice(0, c1), qt1), (place[n1:], slice(c1, None), qt2)):
+        if half.shape[1]:                  # a caller may hold none of a half's components
+            qt[rows, cols] = half
     # Where each eigenvector may be non-zero: Q₁'s in the first n₁ entries, Q₂'s in the rest;
     # a rotation mixing one of each makes both full. The GEMM uses only those blocks.
     top = to_host(order) < n1
@@ -206,7 +207,8 @@ def merge_finish(xp, state, origin, tau, phases, block=None):
               qt[kk[xp.asarray(held)], part])
              for part, held in parts if k and part.stop > part.start]
     deflated = xp.asarray(np.setdiff1d(np.arange(n), keep, assume_unique=True))
-    qt[position[deflated]] = qt[deflated]     # eigenvalue = pole, eigenvector = row of Qᵀ
+    if qt.shape[1]:
+        qt[position[deflated]] = qt[deflated]     # eigenvalue = pole, eigenvector = row of Qᵀ
     if k:
         block = block or k
         with phases("vectors"):
