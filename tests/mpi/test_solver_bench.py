@@ -70,3 +70,21 @@ def test_subset_and_factored_rows(comm, tmp_path_factory, capsys):
         if selection[0] == "--lowest":
             assert row["range"] == "I:1:6" and row["eigenpairs"] == 6
         assert "no cuSOLVERMp (its sygvd has no subsets)" in out
+
+
+def test_several_ranges_give_a_row_each_and_the_subsets_saving(comm, tmp_path_factory, capsys):
+    """--range A I:1:6 --lowest 0.2: three rows in one run (all, then the subsets), and for each
+    subset what it saves of the full solve's tridiagonal solve and back-transformations."""
+    path = comm.bcast(str(tmp_path_factory.mktemp("bench") / "ranges.json") if comm.rank == 0 else None)
+    assert bench.main(["--device", "cpu", "--n", "60", "--nb", "8", "--repeat", "1", "--warmup", "0",
+                       "--range", "A", "I:1:6", "--lowest", "0.2", "--json", path]) == 0
+    out = capsys.readouterr().out
+    if comm.rank != 0:
+        return
+    with open(path) as f:
+        rows = json.load(f)["rows"]
+    assert [(r["range"], r["eigenpairs"]) for r in rows] == [("A", 60), ("I:1:6", 6), ("I:1:12", 12)]
+    assert all(r["ours_max_eig_err"] < 1e-10 for r in rows)
+    assert "stedc" in rows[0]["ours_stages_s"] and "stemr" in rows[1]["ours_stages_s"]
+    assert out.count("against all, method distributed") == 2, out
+    assert all(r["saving_after_reduction"] < 1 for r in rows[1:])
