@@ -82,7 +82,7 @@ def _stevd_by_rows(d, e, coll, layout):
     lo, hi = bounds[grid.rank], bounds[grid.rank + 1]
     coll.note("vectors_by", f"divide and conquer by rows over {grid.size} ranks "
                             f"(rows {lo}..{hi - 1} here)")
-    z = rows_to_block_cyclic(to_host(qt_mine), bounds, d.shape[0], layout.nb, grid, coll,
+    z = rows_to_block_cyclic(qt_mine, bounds, d.shape[0], layout.nb, grid, coll,
                              layout.dtype, xp)
     return w.astype(d.dtype), z
 

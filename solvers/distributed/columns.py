@@ -9,6 +9,7 @@ distributed divide and conquer's rows of Q) are the same exchange for the transp
 """
 import numpy as np
 
+from ..backend.arrays import array_module, to_host
 from .descriptor import Descriptor
 from .distmatrix import DistMatrix
 from .indexing import local_indices
@@ -29,7 +30,7 @@ def columns_to_block_cyclic(mine, bounds, place, n, k, nb, grid, coll, dtype, xp
 def rows_to_block_cyclic(mine_t, bounds, n, nb, grid, coll, dtype, xp):
     """Rows bounds[rank]:bounds[rank+1] of an n × n matrix, held whole by each rank and given
     transposed (``mine_t``, n × their count: the columns of the transpose), into the
-    block-cyclic n × n layout (one host Alltoallv)."""
+    block-cyclic n × n layout (one host Alltoallv), on mine_t's backend."""
     row_sets = [local_indices(n, nb, p, 0, grid.nprow) for p in range(grid.nprow)]
     col_sets = [local_indices(n, nb, q, 0, grid.npcol) for q in range(grid.npcol)]
     # The transpose's block (q, p) is the block (p, q) of the matrix, transposed.
@@ -43,7 +44,10 @@ def _exchange(mine, bounds, place, row_sets, col_sets, coordinates, grid, coll, 
               transposed=False):
     """This rank's block (row_sets[i], col_sets[j]) with (i, j) = coordinates(rank), of the
     matrix whose columns are held whole (``mine``: storage positions bounds[rank]:bounds[rank+1],
-    position s being column place[s]), as a host array (its transpose if ``transposed``)."""
+    position s being column place[s]), an array of mine's backend (its transpose if
+    ``transposed``). Pieces are cut and placed where ``mine`` lives (on a GPU, the device's
+    gathers); only the packed buffers cross host memory, for the Alltoallv."""
+    xp = array_module(mine)
     k = place.shape[0]
     holder = np.repeat(np.arange(grid.size), np.diff(bounds))     # rank holding storage s
     column_holder = np.empty(k, dtype=np.int64)
@@ -55,11 +59,14 @@ def _exchange(mine, bounds, place, row_sets, col_sets, coordinates, grid, coll, 
         p, q = coordinates(dest)
         slots.append((row_sets[p], column_slot[col_sets[q][column_holder[col_sets[q]] == grid.rank]]))
     send_counts = [rows.size * cols.size for rows, cols in slots]
-    send = np.empty(sum(send_counts), dtype=dtype)
+    send = xp.empty(sum(send_counts), dtype=dtype)
     offset = 0
     for (rows, cols), count in zip(slots, send_counts):
-        send[offset:offset + count].reshape(rows.size, cols.size)[...] = mine[np.ix_(rows, cols)]
+        if count:
+            send[offset:offset + count].reshape(rows.size, cols.size)[...] = \
+                mine[xp.asarray(rows)[:, None], xp.asarray(cols)[None, :]]
         offset += count
+    send = np.ascontiguousarray(to_host(send))
     my_p, my_q = coordinates(grid.rank)
     my_rows, my_cols = row_sets[my_p], col_sets[my_q]
     sources = [np.flatnonzero(column_holder[my_cols] == r) for r in range(grid.size)]
@@ -67,14 +74,15 @@ def _exchange(mine, bounds, place, row_sets, col_sets, coordinates, grid, coll, 
     recv = np.empty(sum(recv_counts), dtype=dtype)
     coll.alltoallv(send, send_counts, recv, recv_counts)
     del send
+    recv = xp.asarray(recv)
     shape = (my_rows.size, my_cols.size)
-    local = np.empty(shape[::-1] if transposed else shape, dtype=dtype)
+    local = xp.empty(shape[::-1] if transposed else shape, dtype=dtype)
     offset = 0
     for positions, count in zip(sources, recv_counts):
         piece = recv[offset:offset + count].reshape(my_rows.size, positions.size)
-        if transposed:
-            local[positions, :] = piece.T
-        else:
-            local[:, positions] = piece
+        if count and transposed:
+            local[xp.asarray(positions), :] = piece.T
+        elif count:
+            local[:, xp.asarray(positions)] = piece
         offset += count
     return local
