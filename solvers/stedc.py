@@ -184,11 +184,14 @@ def merge_prepare(xp, w1, qt1, w2, qt2, beta, z, phases):
                       dk=poles[kk], zk=z[kk], rho=rho, flip=flip)
 
 
-def merge_finish(xp, state, origin, tau, phases, block=None):
+def merge_finish(xp, state, origin, tau, phases, block=None, zhat=None, norms=None):
     """(w ascending, Qᵀ's kept components) of a prepared merge, given its roots (origin, tau:
     all k of them). The eigenvectors are written over state.qt in their sorted places (the
     deflated ones moved, the new ones formed ``block`` at a time, default all k), so that
-    neither the k × k matrix of the rank-one update's eigenvectors nor a second Qᵀ exists."""
+    neither the k × k matrix of the rank-one update's eigenvectors nor a second Qᵀ exists.
+    ``zhat`` (Löwner's ẑ) and ``norms`` (of U's rows) may be given, computed in shares by
+    several callers (stedc_distributed.py); with norms, a caller holding one part of the
+    components forms only the columns of U that part needs."""
     lam, qt, keep, kk = state.poles.copy(), state.qt, state.keep, state.kk
     state.qt = None
     n, k = lam.shape[0], keep.size
@@ -209,18 +212,22 @@ def merge_finish(xp, state, origin, tau, phases, block=None):
     deflated = xp.asarray(np.setdiff1d(np.arange(n), keep, assume_unique=True))
     if qt.shape[1]:
         qt[position[deflated]] = qt[deflated]     # eigenvalue = pole, eigenvector = row of Qᵀ
-    if k:
+    if parts:
         block = block or k
-        with phases("vectors"):
-            zhat = _loewner_z(xp, state.dk, state.zk, state.rho, origin, tau, block)
+        if zhat is None:
+            with phases("vectors"):
+                zhat = loewner_z(xp, state.dk, state.zk, state.rho, origin, tau, block)
+        only = parts[0][1] if norms is not None and len(parts) == 1 else None
         target = position[kk]
         for start in range(0, k, block):
             cols = slice(start, min(k, start + block))
             with phases("vectors"):
-                ut = _rank_one_rows(xp, state.dk, zhat, origin[cols], tau[cols])
+                ut = _rank_one_rows(xp, state.dk, zhat, origin[cols], tau[cols],
+                                    None if norms is None else norms[cols], only)
             with phases("gemm"):     # new eigenvectors: (Q[:, kept] U)ᵀ = Uᵀ Qᵀ[kept]
                 for part, sel, rows in parts:
-                    qt[target[cols], part] = (ut if sel is None else ut[:, sel]) @ rows
+                    picked = ut if sel is None or only is not None else ut[:, sel]
+                    qt[target[cols], part] = picked @ rows
     return lam[order], qt
 
 
@@ -447,31 +454,53 @@ def _device_newton(xp, d, zz, rho, origin, lo, hi, tau):
     return tau
 
 
-def _loewner_z(xp, d, z, rho, origin, tau, block):
+def loewner_z(xp, d, z, rho, origin, tau, block, first=0, last=None):
     """ẑ recomputed from the roots (Löwner), so that the eigenvectors ẑᵢ / (dᵢ − λⱼ) of
     D + ρ ẑ ẑᵀ are orthogonal to working precision: ẑᵢ² = Π_j (λⱼ − dᵢ) / (ρ Π_{j≠i} (dⱼ − dᵢ)),
-    sign of zᵢ; the product taken over ``block`` roots at a time (block × k temporaries)."""
+    sign of zᵢ; for i in first..last-1 (default all), the product taken over ``block`` roots
+    at a time (block × (last - first) temporaries)."""
     k = d.shape[0]
-    square = None
+    last = k if last is None else last
+    poles = slice(first, last)
+    square = xp.ones(last - first, dtype=d.dtype)
     for start in range(0, k, block):
         rows = slice(start, min(k, start + block))
         # [j, i] = λⱼ − dᵢ, exact to the rounding of the pole differences, over dⱼ − dᵢ.
-        ratio = d[origin[rows]][:, None] - d[None, :]
+        ratio = d[origin[rows]][:, None] - d[None, poles]
         ratio += tau[rows][:, None]
-        d_minus_d = d[rows][:, None] - d[None, :]
-        idx = xp.arange(rows.stop - rows.start)
-        d_minus_d[idx, idx + rows.start] = rho
+        d_minus_d = d[rows][:, None] - d[None, poles]
+        same = xp.arange(max(rows.start, first), min(rows.stop, last))   # j = i: ρ instead
+        if same.size:
+            d_minus_d[same - rows.start, same - first] = rho
         ratio /= d_minus_d
-        part = xp.prod(ratio, axis=0)
-        square = part if square is None else square * part
-    return xp.sqrt(xp.abs(square)) * xp.where(z < 0, -1.0, 1.0)
+        square *= xp.prod(ratio, axis=0)
+    return xp.sqrt(xp.abs(square)) * xp.where(z[poles] < 0, -1.0, 1.0)
 
 
-def _rank_one_rows(xp, d, zhat, origin, tau):
+def row_norms(xp, d, zhat, origin, tau):
+    """‖(ẑᵢ / (dᵢ − λⱼ))ᵢ‖ for the given roots λⱼ: what U's rows are divided by."""
+    ut = _unnormalized_rows(xp, d[origin], d, zhat, tau)
+    return xp.sqrt((ut * ut).sum(axis=1))
+
+
+def _rank_one_rows(xp, d, zhat, origin, tau, norms=None, columns=None):
     """Orthonormal eigenvectors of D + ρ ẑ ẑᵀ for the given roots, one per row (len(tau) × k):
-    [j, i] = ẑᵢ / (dᵢ − λⱼ), normalized."""
-    ut = d[origin][:, None] - d[None, :]          # [j, i] = λⱼ − dᵢ
+    [j, i] = ẑᵢ / (dᵢ − λⱼ), divided by ``norms`` (default: each row's own norm); only the
+    entries i in ``columns`` (an index array) when given, which needs the norms."""
+    if columns is None:
+        ut = _unnormalized_rows(xp, d[origin], d, zhat, tau)
+        if norms is None:
+            norms = xp.sqrt((ut * ut).sum(axis=1))
+    else:
+        ut = _unnormalized_rows(xp, d[origin], d[columns], zhat[columns], tau)
+    ut /= norms[:, None]
+    return ut
+
+
+def _unnormalized_rows(xp, pole_of_root, d, zhat, tau):
+    """[j, i] = ẑᵢ / (dᵢ − λⱼ), λⱼ − dᵢ taken as (pole_of_root[j] − dᵢ) + tau[j]: from the
+    root's own pole, so that it keeps full relative accuracy."""
+    ut = pole_of_root[:, None] - d[None, :]
     ut += tau[:, None]
     xp.divide(-zhat[None, :], ut, out=ut)
-    ut /= xp.sqrt((ut * ut).sum(axis=1))[:, None]
     return ut

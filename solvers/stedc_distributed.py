@@ -11,11 +11,11 @@ rows R of Q U from rows R of Q alone. What the ranks of a node must share is sma
 
   the halves' eigenvalues and z (Q₁'s last row, Q₂'s first): n numbers each, from the rank
   that has them (one zero-padded Allreduce per tree level, all of that level's merges in it);
-  the secular roots: each rank of the node finds an equal share, and one zero-padded
-  Allreduce per level gives every rank all of them.
+  the secular roots, then Löwner's ẑ, then the norms of U's rows: each rank of the node finds
+  an equal share of each, and one zero-padded Allreduce per level gives every rank all of it.
 
-Every rank of a node then makes the same deflation, the same Löwner ẑ and the same U from the
-same bits, and U is formed a block of columns at a time. Each entry of a shared array has one
+Every rank of a node makes the same deflation from the same bits, and forms the columns of U
+that its rows need (those of its half's eigenvectors), a block of U's rows at a time. Each entry of a shared array has one
 contributor, so the sums are exact and the eigenvalues are bitwise the same on every rank.
 Memory per rank: O(n²/P) (its rows of Q, the merge's new rows, one block of U); work per rank:
 its block's solve and 1/P of each merge's GEMM, against all of it on every rank when the
@@ -28,7 +28,8 @@ import numpy as np
 
 from .backend.arrays import is_numpy
 from .stebz import share
-from .stedc import _Phases, merge_finish, merge_prepare, secular_roots, stedc_rows, torn_blocks
+from .stedc import (_Phases, loewner_z, merge_finish, merge_prepare, row_norms, secular_roots,
+                    stedc_rows, torn_blocks)
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ def _leaf_of(node, rank):
 
 
 def _merge_level(xp, merges, held, e, bounds, coll, phases):
-    """Every merge of one tree level, each by its node's ranks (two Allreduces for all of
+    """Every merge of one tree level, each by its node's ranks (four Allreduces for all of
     them); ``held`` moves up to this rank's node of the level, if it has one."""
     rank, n = coll.grid.rank, e.shape[0] + 1
     node = next((x for x in merges if x.holds(rank)), None)
@@ -153,22 +154,38 @@ def _merge_level(xp, merges, held, e, bounds, coll, phases):
                               qt2, float(e[node.split - 1]), shared[n + node.lo:n + node.hi],
                               phases)
         del qt1, qt2
-    # The roots: an equal share each, found by every rank of the node, gathered by position.
-    pieces = []
+    # The roots, then Löwner's ẑ, then the norms of U's rows: each found by the node's ranks in
+    # equal shares (each needs the whole of the one before), gathered by position.
+    mine = share(state.k, node.ranks, rank - node.first) if state is not None else None
+    with phases("roots"):
+        origin, tau = _by_shares(xp, coll, n, node, state, mine, 2, lambda first, last: [
+            part.astype(np.float64) for part in secular_roots(xp, state.dk, state.zk, state.rho, first, last)])
     if state is not None:
-        first, last = share(state.k, node.ranks, rank - node.first)
-        with phases("roots"):
-            origin, tau = secular_roots(xp, state.dk, state.zk, state.rho, first, last)
-        pieces = [(node.lo + first, origin.astype(np.float64)), (n + node.lo + first, tau)]
-    roots = _shared(xp, coll, pieces, 2 * n)
+        origin = origin.astype(np.int64)
+    # U a block of rows at a time: a quarter of a rank's rows (the same on the node's ranks).
+    block = 0 if node is None else max(256, -(-(node.hi - node.lo) // (4 * node.ranks)))
+    with phases("vectors"):
+        zhat, = _by_shares(xp, coll, n, node, state, mine, 1, lambda first, last: [
+            loewner_z(xp, state.dk, state.zk, state.rho, origin, tau, block, first, last)])
+        norms, = _by_shares(xp, coll, n, node, state, mine, 1, lambda first, last: [
+            row_norms(xp, state.dk, zhat, origin[first:last], tau[first:last])])
     if state is None:
         return
-    origin = roots[node.lo:node.lo + state.k].astype(np.int64)
-    tau = roots[n + node.lo:n + node.lo + state.k]
-    # U a block of rows at a time: a quarter of a rank's rows (the same on the node's ranks).
-    block = max(256, -(-(node.hi - node.lo) // (4 * node.ranks)))
-    held.w, held.qt = merge_finish(xp, state, origin, tau, phases, block)
+    held.w, held.qt = merge_finish(xp, state, origin, tau, phases, block, zhat, norms)
     held.node = node
+
+
+def _by_shares(xp, coll, n, node, state, mine, width, compute):
+    """The ``width`` arrays ``compute(first, last)`` gives for entries first..last-1 of a
+    merge's k, computed by each rank of the node for its share ``mine`` and gathered whole
+    (every rank of the grid takes part in the Allreduce; one without a merge here gets None)."""
+    pieces = []
+    if state is not None:
+        pieces = [(j * n + node.lo + mine[0], part) for j, part in enumerate(compute(*mine))]
+    total = _shared(xp, coll, pieces, width * n)
+    if state is None:
+        return [None] * width
+    return [total[j * n + node.lo:j * n + node.lo + state.k] for j in range(width)]
 
 
 def _shared(xp, coll, pieces, length):

@@ -142,11 +142,18 @@ def merge_by_parts(xp, d, e, leaves, shares=2, block=3):
     """One top merge of the tridiagonal (d, e) made as the rows-by-rank divide and conquer
     makes it, in one process: the halves solved whole (stedc on xp, leaves by ``leaves``), then
     the merge prepared twice, once holding only the first half's components and once only the
-    second's, the secular roots found in ``shares`` pieces and put together, U formed ``block``
-    rows at a time. Returns the two (w, Qᵀ part) results; the eigenvalues must be the same
-    bits and [part 1 | part 2] the eigenvectors of T (as rows)."""
-    from .stedc import _Phases, merge_finish, merge_prepare, secular_roots, stedc_rows, torn_blocks
+    second's, the secular roots, Löwner's ẑ and U's row norms found in ``shares`` pieces and
+    put together, U formed ``block`` rows at a time (only the columns each part needs).
+    Returns the two (w, Qᵀ part) results; the eigenvalues must be the same bits and
+    [part 1 | part 2] the eigenvectors of T (as rows)."""
     from .stebz import share
+    from .stedc import (_Phases, loewner_z, merge_finish, merge_prepare, row_norms, secular_roots,
+                        stedc_rows, torn_blocks)
+
+    def in_shares(k, compute):
+        pieces = [compute(*share(k, shares, r)) for r in range(shares)]
+        return [xp.concatenate(parts) for parts in zip(*pieces)]
+
     n = d.shape[0]
     m = n // 2
     phases = _Phases(xp, None)
@@ -157,9 +164,11 @@ def merge_by_parts(xp, d, e, leaves, shares=2, block=3):
     for part in (0, 1):
         held = (qt1, xp.zeros((n - m, 0))) if part == 0 else (xp.zeros((m, 0)), qt2)
         state = merge_prepare(xp, w1, held[0], w2, held[1], float(e[m - 1]), z, phases)
-        pieces = [secular_roots(xp, state.dk, state.zk, state.rho, *share(state.k, shares, r))
-                  for r in range(shares)]
-        origin = xp.concatenate([o for o, _ in pieces])
-        tau = xp.concatenate([t for _, t in pieces])
-        results.append(merge_finish(xp, state, origin, tau, phases, block))
+        origin, tau = in_shares(state.k, lambda first, last: secular_roots(
+            xp, state.dk, state.zk, state.rho, first, last))
+        zhat, = in_shares(state.k, lambda first, last: [loewner_z(
+            xp, state.dk, state.zk, state.rho, origin, tau, block, first, last)])
+        norms, = in_shares(state.k, lambda first, last: [row_norms(
+            xp, state.dk, zhat, origin[first:last], tau[first:last])])
+        results.append(merge_finish(xp, state, origin, tau, phases, block, zhat, norms))
     return results

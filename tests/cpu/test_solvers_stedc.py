@@ -154,8 +154,9 @@ def test_merge_in_blocks_of_u(block):
 
 
 def test_a_merge_by_parts_of_the_components():
-    """A merge made by two holders of half the components each (as two ranks make it), roots
-    in three shares: the same eigenvalue bits for both, and together T's eigenvectors."""
+    """A merge made by two holders of half the components each (as two ranks make it), roots,
+    ẑ and U's norms in three shares: the same eigenvalue bits for both, and together T's
+    eigenvectors."""
     seed = shared_seed()
     for name, d, e in hard_tridiagonals(np.random.default_rng(seed), 120):
         n = d.shape[0]

@@ -130,8 +130,9 @@ def test_stedc_on_gpu_same_bits_every_run_and_rank(seed):
 
 def test_a_merge_by_parts_on_gpu(seed):
     """The rows-by-rank merge on the device, in one process: two holders of half the
-    components each, roots in three shares (each root found alone by the kernel), U a few rows
-    at a time: the same eigenvalue bits for both, and together T's eigenvectors."""
+    components each, roots (each found alone by the kernel), ẑ and U's norms in three shares,
+    U a few rows at a time and only the columns each half needs: the same eigenvalue bits for
+    both, and together T's eigenvectors."""
     from solvers.testing import merge_by_parts
     n = 333
     for name, (d, e) in _tridiagonals(np.random.default_rng(seed), n).items():
