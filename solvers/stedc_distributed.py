@@ -15,11 +15,11 @@ rows R of Q U from rows R of Q alone. What the ranks of a node must share is sma
   an equal share of each, and one zero-padded Allreduce per level gives every rank all of it.
 
 Every rank of a node makes the same deflation from the same bits, and forms the columns of U
-that its rows need (those of its half's eigenvectors), a block of U's rows at a time. Each entry of a shared array has one
-contributor, so the sums are exact and the eigenvalues are bitwise the same on every rank.
-Memory per rank: O(n²/P) (its rows of Q, the merge's new rows, one block of U); work per rank:
-its block's solve and 1/P of each merge's GEMM, against all of it on every rank when the
-eigenvector matrix is replicated. ScaLAPACK's pdstedc distributes the merges too, with Q in 2D
+that its rows need (those of its half's eigenvectors), a block of U's rows at a time. Each
+entry of a shared array has one contributor, so the sums are exact and the eigenvalues are
+bitwise the same on every rank. Memory per rank: O(n²/P) (its rows of Q, the merge's gathered
+operands, one block of U); work per rank: its block's solve and 1/P of each merge's GEMM,
+roots, ẑ and norms, against all of it on every rank when the eigenvector matrix is replicated. ScaLAPACK's pdstedc distributes the merges too, with Q in 2D
 blocks and pdgemm; here Q is by rows, so a merge's product needs no messages at all.
 """
 from dataclasses import dataclass
@@ -159,7 +159,8 @@ def _merge_level(xp, merges, held, e, bounds, coll, phases):
     mine = share(state.k, node.ranks, rank - node.first) if state is not None else None
     with phases("roots"):
         origin, tau = _by_shares(xp, coll, n, node, state, mine, 2, lambda first, last: [
-            part.astype(np.float64) for part in secular_roots(xp, state.dk, state.zk, state.rho, first, last)])
+            part.astype(np.float64)
+            for part in secular_roots(xp, state.dk, state.zk, state.rho, first, last)])
     if state is not None:
         origin = origin.astype(np.int64)
     # U a block of rows at a time: a quarter of a rank's rows (the same on the node's ranks).

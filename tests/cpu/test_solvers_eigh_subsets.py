@@ -85,7 +85,8 @@ def test_scipy_drivers_are_taken(seed, driver):
 @pytest.mark.parametrize("bad", [
     {"driver": "xyz"}, {"driver": "gvd", "b": None}, {"driver": "evd"},
     {"driver": "gvd", "subset_by_index": [0, 2]}, {"subset_by_index": [3, 1]},
-    {"subset_by_index": [0, 17]}, {"subset_by_index": [-1, 2]}, {"subset_by_value": [2.0, 1.0]}, {"subset_by_value": [2, 1]},
+    {"subset_by_index": [0, 17]}, {"subset_by_index": [-1, 2]}, {"subset_by_value": [2.0, 1.0]},
+    {"subset_by_value": [2, 1]},
     {"subset_by_index": [0, 1], "subset_by_value": [0.0, 1.0]}])
 def test_bad_subsets_and_drivers_raise_as_scipy(seed, bad):
     rng = np.random.default_rng(seed)
