@@ -206,9 +206,9 @@ def merge_finish(xp, state, origin, tau, phases, block=None, zhat=None, norms=No
     # components, the kept eigenvectors that may be non-zero there (rows of Qᵀ).
     parts = [(slice(0, state.c1), state.top[keep]),
              (slice(state.c1, qt.shape[1]), state.bottom[keep])]
-    parts = [(part, None if held.all() else xp.asarray(np.flatnonzero(held)),
-              qt[kk[xp.asarray(held)], part])
-             for part, held in parts if k and part.stop > part.start]
+    parts = [(part, held.all(), xp.asarray(np.flatnonzero(held))) for part, held in parts
+             if k and part.stop > part.start]
+    parts = [(part, None if whole else sel, qt[kk[sel], part]) for part, whole, sel in parts]
     deflated = xp.asarray(np.setdiff1d(np.arange(n), keep, assume_unique=True))
     if qt.shape[1]:
         qt[position[deflated]] = qt[deflated]     # eigenvalue = pole, eigenvector = row of Qᵀ
