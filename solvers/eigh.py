@@ -44,8 +44,9 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     (eigenvalues in (vl, vu]) give w of k entries and z of n × k (k = 0: shapes (0,) and (n, 0)).
     ``driver`` takes scipy's names, with scipy's rules on which fit the problem; in the
     distributed stages 'ev', 'evd', 'gv', 'gvd' run divide and conquer (stedc) for all
-    eigenpairs and 'evr', 'evx', 'gvx' bisection + MRRR (stebz + stemr), the default for
-    subsets; the one-call methods on CPU pass it to scipy itself. ``b`` may also be a
+    eigenpairs and 'evr', 'evx', 'gvx' bisection + MRRR (stebz + stemr); a subset without a
+    driver takes whichever is faster for its size (tridiagonal_subset.py); the one-call methods
+    on CPU pass it to scipy itself. ``b`` may also be a
     ``solvers.cholesky(b)`` factor: potrf is then skipped (the distributed method, on the
     factor's grid and block size). Extra keywords: ``comm`` (default MPI.COMM_WORLD), ``grid``
     ((pr, pc), default as square as possible), ``nb`` (block size), ``collectives`` ('auto' |
@@ -71,8 +72,8 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     subset = _subset(subset_by_index, subset_by_value, n)
     generalized = b is not None
     _check_driver(driver, generalized, not subset.is_all)
-    if driver in _SUBSET_DRIVERS and subset.is_all:
-        subset = EigenRange.by_index(1, n)     # every eigenpair by bisection + MRRR
+    if driver in _SUBSET_DRIVERS:              # bisection + MRRR, for every eigenpair too
+        subset = (EigenRange.by_index(1, n) if subset.is_all else subset).solved_by("mrrr")
     if factor is not None:
         return _factored(a, factor, lower, eigvals_only, type, check_finite, subset, method)
     if comm is None:

@@ -3,9 +3,10 @@
     validate        non-finite entries in A's referenced triangle (check_finite)
     sytrd | hetrd   the full matrix from A's referenced triangle, then Qᴴ A Q = T
     stedc | sterf   T = Y Λ Yᵀ (real, replicated; sterf when only eigenvalues are wanted)
-      or, for a subset (subset.py):
-    stebz           the wanted eigenvalues of T by bisection, each rank a share (stebz.py)
+      or, for a subset (subset.py, tridiagonal_subset.py):
+    stebz           which eigenpairs; their eigenvalues by bisection, each rank a share (stebz.py)
     stemr           their eigenvectors by MRRR, each rank a group, into Y's layout (stemr.py)
+      (or stedc | sterf of all of them, the wanted kept: at larger k, and in GPU runs)
     ormtr | unmtr   Z = Q Y            (on the k wanted columns only)
 
 Stages are named as LAPACK names them for the dtype (lapack_names.py). By ``method``
@@ -22,11 +23,10 @@ from .lapack_names import lapack_name
 from .method import choose_method
 from .ormtr import ormtr
 from .single import single_distributed
-from .stebz import replicated_tridiagonal, stebz
-from .stemr import stemr
 from .subset import EigenRange
 from .sytrd import sytrd
 from .tridiagonal import stevd
+from .tridiagonal_subset import tridiagonal_subset
 
 
 def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=None):
@@ -58,20 +58,3 @@ def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=
         with coll.stage(lapack_name("ormtr", a.dtype)):
             ormtr(c, tau, z, coll)
     return w, z
-
-
-def tridiagonal_subset(d, e, subset, layout, coll, vectors):
-    """(w, Y or None) of the ``subset`` of the tridiagonal (d, e): w on every rank (the real
-    dtype of the problem, on its backend), Y an n × k DistMatrix in ``layout``'s block size,
-    grid and dtype. The tridiagonal work runs on the host (O(n k / P) per rank)."""
-    xp = coll.xp
-    with coll.stage("stebz"):
-        d_host, e_host = replicated_tridiagonal(d, e, coll)
-        il, iu = subset.indices(d_host, e_host)
-        coll.note("range", f"{subset} -> eigenpairs {il}..{iu} of {d_host.shape[0]}")
-        w = stebz(d_host, e_host, il, iu, coll)
-    z = None
-    if vectors:
-        with coll.stage("stemr"):
-            z = stemr(d_host, e_host, il, w, layout.nb, layout.grid, coll, layout.dtype, xp)
-    return xp.asarray(w.astype(d.dtype)), z

@@ -23,39 +23,51 @@ from .backend.arrays import is_numpy, to_host
 from .backend.lapack import stevd_vectors
 from .backend.threads import blas_threads_lent
 from .distributed.columns import rows_to_block_cyclic
+from .distributed.descriptor import Descriptor
 from .distributed.distmatrix import DistMatrix
+from .distributed.indexing import local_indices
 from .stedc import stedc
 from .stedc_distributed import for_backend, stedc_distributed
 
 STEDC_LEAF = 512   # order of the blocks the GPU divide and conquer hands to LAPACK
 
 
-def stevd(d, e, coll, vectors_like=None):
+def stevd(d, e, coll, vectors_like=None, select=None):
     """Eigenvalues (ascending, replicated xp array) and, if ``vectors_like`` (a DistMatrix
-    layout) is given, the eigenvectors distributed in that layout."""
+    layout) is given, the eigenvectors distributed in that layout. ``select`` = (il, iu)
+    (1-based, inclusive) keeps only those eigenpairs: w of k = iu - il + 1 entries and Z of
+    n × k in the layout's block size and grid (all are computed: divide and conquer)."""
     xp = coll.xp
     n = d.shape[0]
     coll.bcast(d, root=0, scope="all")
     coll.bcast(e, root=0, scope="all")
     want = vectors_like is not None
+    first, last = (0, n) if select is None else (select[0] - 1, select[1])
+    if want:
+        desc = Descriptor.create(n, last - first, vectors_like.nb, vectors_like.nb, vectors_like.grid)
     if n == 0:
         return d.copy(), (vectors_like.like() if want else None)
     if want and not replicated_by_request() and coll.grid.size > 1:
-        return _stevd_by_rows(d, e, coll, vectors_like)
+        return _stevd_by_rows(d, e, coll, desc, vectors_like.dtype, first, last)
     if want:
         coll.note("vectors_by", "divide and conquer, whole on every rank")
     if is_numpy(xp):
         w, z = _stevd_host(to_host(d), to_host(e), want)
     else:
         w, z = _eigh_device(xp, d, e, want, coll)
-    w = xp.asarray(w)
+    w = xp.asarray(w)[first:last]
     if not want:
         return w, None
-    rows, cols = vectors_like.device_index()
-    z = xp.asarray(z)
-    # Real eigenvectors of the real T; a complex problem's back-transformation makes them complex.
-    local = xp.ascontiguousarray(z[rows[:, None], cols[None, :]], dtype=vectors_like.dtype)
-    return w, DistMatrix(local, vectors_like.desc, vectors_like.grid)
+    return w, _local_columns(xp, xp.asarray(z), desc, vectors_like.grid, vectors_like.dtype, first)
+
+
+def _local_columns(xp, z, desc, grid, dtype, first):
+    """This rank's block of columns first.. of the replicated eigenvector matrix z, in the
+    layout ``desc``: real eigenvectors of the real T (a complex problem's back-transformation
+    makes them complex)."""
+    rows = xp.asarray(local_indices(desc.m, desc.mb, grid.myrow, 0, grid.nprow))
+    cols = xp.asarray(local_indices(desc.n, desc.nb, grid.mycol, 0, grid.npcol) + first)
+    return DistMatrix(xp.ascontiguousarray(z[rows[:, None], cols[None, :]], dtype=dtype), desc, grid)
 
 
 def replicated_by_request():
@@ -68,9 +80,10 @@ def replicated_by_request():
     return choice == "replicated"
 
 
-def _stevd_by_rows(d, e, coll, layout):
+def _stevd_by_rows(d, e, coll, desc, dtype, first, last):
     """Each rank computes its rows of the eigenvector matrix (stedc_distributed.py) and one
-    Alltoallv puts them into ``layout``; the eigenvalues are bitwise the same everywhere."""
+    Alltoallv puts those of eigenpairs first..last-1 into the layout ``desc``; the eigenvalues
+    are bitwise the same everywhere."""
     xp, grid = coll.xp, coll.grid
     timings = {}
     solve_alone = for_backend(xp, _stevd_leaves, STEDC_LEAF)
@@ -82,9 +95,8 @@ def _stevd_by_rows(d, e, coll, layout):
     lo, hi = bounds[grid.rank], bounds[grid.rank + 1]
     coll.note("vectors_by", f"divide and conquer by rows over {grid.size} ranks "
                             f"(rows {lo}..{hi - 1} here)")
-    z = rows_to_block_cyclic(qt_mine, bounds, d.shape[0], layout.nb, grid, coll,
-                             layout.dtype, xp)
-    return w.astype(d.dtype), z
+    z = rows_to_block_cyclic(qt_mine[first:last], bounds, desc, grid, coll, dtype, xp)
+    return w[first:last].astype(d.dtype), z
 
 
 def _stevd_host(d, e, want):

@@ -27,17 +27,17 @@ def columns_to_block_cyclic(mine, bounds, place, n, k, nb, grid, coll, dtype, xp
     return DistMatrix(xp.asarray(local), Descriptor.create(n, k, nb, nb, grid), grid)
 
 
-def rows_to_block_cyclic(mine_t, bounds, n, nb, grid, coll, dtype, xp):
-    """Rows bounds[rank]:bounds[rank+1] of an n × n matrix, held whole by each rank and given
-    transposed (``mine_t``, n × their count: the columns of the transpose), into the
-    block-cyclic n × n layout (one host Alltoallv), on mine_t's backend."""
-    row_sets = [local_indices(n, nb, p, 0, grid.nprow) for p in range(grid.nprow)]
-    col_sets = [local_indices(n, nb, q, 0, grid.npcol) for q in range(grid.npcol)]
+def rows_to_block_cyclic(mine_t, bounds, desc, grid, coll, dtype, xp):
+    """Rows bounds[rank]:bounds[rank+1] of an m × k matrix (layout ``desc``), held whole by
+    each rank and given transposed (``mine_t``, k × their count: the columns of the
+    transpose), into the block-cyclic layout (one host Alltoallv), on mine_t's backend."""
+    row_sets = [local_indices(desc.m, desc.mb, p, 0, grid.nprow) for p in range(grid.nprow)]
+    col_sets = [local_indices(desc.n, desc.nb, q, 0, grid.npcol) for q in range(grid.npcol)]
     # The transpose's block (q, p) is the block (p, q) of the matrix, transposed.
-    local = _exchange(mine_t, bounds, np.arange(n), col_sets, row_sets,
+    local = _exchange(mine_t, bounds, np.arange(desc.m), col_sets, row_sets,
                       lambda rank: divmod(rank, grid.npcol)[::-1], grid, coll, dtype,
                       transposed=True)
-    return DistMatrix(xp.asarray(local), Descriptor.create(n, n, nb, nb, grid), grid)
+    return DistMatrix(xp.asarray(local), desc, grid)
 
 
 def _exchange(mine, bounds, place, row_sets, col_sets, coordinates, grid, coll, dtype,
