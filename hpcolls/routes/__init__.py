@@ -4,9 +4,11 @@
 - native: Allreduce of device buffers on the native kernels (peers reachable through CUDA IPC);
 - nccl: Allreduce too large for the native kernels, where every rank has its own GPU;
 - mpi_direct: device buffers to a CUDA-aware MPI, after the caller's stream;
-- mpi_staged: device buffers through host memory, the copies ordered on the stream.
+- mpi_staged: device buffers through host memory, the copies ordered on the stream;
+- hierarchical: Allreduce, Bcast, Reduce and Allgather of device buffers where the ranks span
+  several nodes: native inside each node, bounded MPI messages between them.
 
-`call` picks between the host and MPI routes for any method of hpcolls.methods' table.
+`call` picks between the hierarchical, host and MPI routes for any method of hpcolls.methods' table.
 """
 from mpi4py import MPI
 
@@ -14,7 +16,7 @@ from .. import buffers, log, validation
 from ..mpi_support import cuda_aware
 from ..streams import stream_ptr
 from ..methods import MESSAGE_METHODS, METHODS
-from . import host, mpi_direct, mpi_staged
+from . import hierarchical, host, mpi_direct, mpi_staged
 
 
 def device_arguments(method, args, kwargs, rank):
@@ -40,6 +42,10 @@ def call(comm, method, target, args, kwargs, stream, validate=True):
     device, unused = device_arguments(method, args, kwargs, MPI.Comm.Get_rank(comm))
     if not device and not unused:
         return host.call(method, base, target, args, kwargs)
+    if device and method.name in hierarchical.METHODS and target is comm:
+        taken = hierarchical.call(comm, method, args, kwargs, device, stream_ptr(stream))
+        if taken is not NotImplemented:
+            return taken
     aware, how = cuda_aware()
     if aware:
         log.info_once((method.name, "direct"), f"{method.name} on device buffers: MPI directly, after the stream ({how})")
@@ -72,9 +78,13 @@ def route_table():
         name = f"Message.{method.name}" if owner == "Message" else method.name
         if method.name == "Allreduce" and owner != "Message":
             rows.append(f"| `Allreduce` | mpi4py, unchanged | native kernels where the type and op are theirs "
-                        "(then NCCL, the kernels in pieces, or mpi_direct); else mpi_direct | native kernels "
-                        "where the type and op are theirs (then NCCL, the kernels in pieces, or mpi_staged); "
-                        "else mpi_staged; buffers it writes copied back as it returns |")
+                        "(ranks over several nodes: hierarchical; then NCCL, the kernels in pieces, or mpi_direct); "
+                        "else mpi_direct | native kernels where the type and op are theirs (ranks over several "
+                        "nodes: hierarchical; then NCCL, the kernels in pieces, or mpi_staged); else mpi_staged; "
+                        "buffers it writes copied back as it returns |")
             continue
-        rows.append(f"| `{name}`{owners[owner]} | mpi4py, unchanged | mpi_direct: after the stream | {_staged(method)} |")
+        hier = "ranks over several nodes: hierarchical while the node kernels carry it; else " \
+            if method.name in hierarchical.METHODS and owner != "Message" else ""
+        rows.append(f"| `{name}`{owners[owner]} | mpi4py, unchanged | {hier}mpi_direct: after the stream | "
+                    f"{hier}{_staged(method)} |")
     return "\n".join(rows)

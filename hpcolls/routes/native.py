@@ -12,10 +12,11 @@ import types
 
 from mpi4py import MPI
 
-from .. import dtypes, log
+from .. import dtypes, hierarchy, log
 from ..capture import refuse_capture
 from ..errors import HpcollsError, InvalidBufferError
 from ..peer_group import open_native
+from . import hierarchical
 
 try:
     import cupy as _cupy
@@ -39,18 +40,16 @@ class NativeAllreduce:
         self._native_off = None      # reason the native path is off, once decided
         self._device = None
         self._nccl = None
+        self._hier = None            # routes/hierarchical.py's path, where the ranks span nodes
+        self._layout = None          # the NodeHierarchy when they do, False when not; None: not asked yet
 
     def _allreduce_device(self, send, recv, op, opc, stream, through_mpi):
         """send None: in place. `through_mpi()` makes the call through the MPI routes."""
-        if self._device is None:
-            refuse_capture(
-                stream, "a communicator's first Allreduce on device buffers (it sets up peer memory: "
-                "collective, with device synchronization)", "make one Allreduce with it before capturing",
-                comm=self.mpi)
-            self._open(recv.device)
-        elif recv.device != self._device:
-            raise InvalidBufferError(f"hpcolls: buffer is on GPU {recv.device}, this communicator on GPU {self._device}")
+        self._open_for(recv.device, stream)
         algo = self._cfg.algo
+        if self._hier is not None and algo in ("auto", "oneshot", "twoshot") and self._hier.allreduce(
+                recv.ptr if send is None else send.ptr, recv.ptr, recv.count, recv.code, opc, stream):
+            return None
         if self._native is not None and algo in ("auto", "oneshot", "twoshot"):
             used = self._native.allreduce(recv.ptr if send is None else send.ptr, recv.ptr, recv.count,
                                           recv.code, opc, stream)
@@ -111,13 +110,51 @@ class NativeAllreduce:
                 raise HpcollsError(f"hpcolls: internal error: the native path refused a piece of {count * itemsize} B "
                                    f"(largest message it takes: {piece} B)")
 
+    def _open_for(self, device, stream):
+        """Opens the device paths on the communicator's first device call (collective), then checks
+        that later calls use the same GPU."""
+        if self._device is None:
+            refuse_capture(
+                stream, "a communicator's first collective on device buffers (it sets up peer memory: "
+                "collective, with device synchronization)", "make one such call with it before capturing",
+                comm=self.mpi)
+            self._open(device)
+        elif device != self._device:
+            raise InvalidBufferError(f"hpcolls: buffer is on GPU {device}, this communicator on GPU {self._device}")
+
+    def _node_layout(self):
+        """The NodeHierarchy when the ranks span several nodes (real, or emulated with
+        HPCOLLS_NODE_SIZE), else None; collective the first time (MPI only, no CUDA call)."""
+        if self._layout is None:
+            self._layout = hierarchical.node_layout(self.mpi, self._cfg) or False
+        return self._layout or None
+
+    def _hierarchical_path(self, device, stream):
+        """The hierarchical path for a device-buffer Bcast, Reduce or Allgather, or None. It opens
+        with the device paths on the first device Allreduce, and on these calls only where the
+        nodes are emulated (HPCOLLS_NODE_SIZE: known without communication): asking MPI for the
+        nodes is collective, and these methods may take device buffers on some ranks and host
+        buffers on others, which would leave the ranks in different calls."""
+        if self._cfg.algo in ("nccl", "mpi"):
+            return None
+        if self._device is None:
+            k = self._cfg.node_size
+            if not k or hierarchy.emulated_node_count(self.mpi, k) < 2:
+                return None
+            self._open_for(device, stream)
+        return self._hier
+
     def _open(self, device):
         self._device = device
         if self._cfg.algo in ("nccl", "mpi"):
             self._native_off = f"HPCOLLS_ALGO={self._cfg.algo}"
         else:
             try:
-                self._native, self._native_off = open_native(self.mpi, self._cfg, device)
+                nodes = self._node_layout()
+                if nodes is None:
+                    self._native, self._native_off = open_native(self.mpi, self._cfg, device)
+                else:  # never CUDA IPC between nodes, emulated ones included
+                    self._hier, self._native_off = hierarchical.open_path(self.mpi, self._cfg, nodes, device)
             except Exception:
                 self._device = None  # not opened: the next call tries again (and says why again)
                 raise
@@ -168,17 +205,27 @@ class NativeAllreduce:
         if self._nccl is not None:
             self._nccl.destroy()
             self._nccl = None
+        if self._hier is not None:
+            self._hier.close()  # frees the node groups too
+            self._hier = None
+        elif self._layout:
+            self._layout.free()
+        self._layout = False
         self._native_off = "communicator closed"
 
     def synchronize(self):
         """Waits for this communicator's last stream and raises if a collective timed out."""
         if self._native is not None:
             self._native.synchronize()
+        if self._hier is not None:
+            self._hier.synchronize()
 
     def check(self):
         """Raises CollectiveTimeout if an earlier collective timed out (no device wait)."""
         if self._native is not None:
             self._native.check()
+        if self._hier is not None:
+            self._hier.check()
 
     @property
     def native_path(self):

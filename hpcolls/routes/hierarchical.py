@@ -1,0 +1,449 @@
+"""Small collectives of device buffers on a communicator that spans several nodes (real ones, or
+emulated with HPCOLLS_NODE_SIZE): the native kernels inside each node, bounded MPI messages between
+the nodes, and a fixed reduction order over the hierarchy (hpcolls/hierarchy.py), so that every
+rank gets the bitwise-same result in every run.
+
+Allreduce, by one of two schemes (hpcolls/hierarchy_model.py picks by size, HPCOLLS_HIERARCHY
+can force one):
+- leaders: node reduce to local rank 0 -> the leaders exchange their node partials and each
+  combines them in node order -> node bcast from local rank 0;
+- slices: node reduce-scatter (local rank l gets the node partial of slice l) -> the ranks of local
+  index l exchange their slices across the nodes and combine them in node order -> node allgather.
+Bcast: the root's local index carries it across the nodes (the root sends to its counterpart on
+each node), then a node bcast from that local index. Reduce: a node reduce to the root's local
+index on every node, those send their partials to the root, which combines them in node order.
+Allgather (nodes of consecutive ranks): node allgather into the node's part of the result, the
+node parts exchanged across the nodes by every local index (each rank gets all of them at once).
+Reduce_scatter and the other methods take the flat routes.
+
+Between the nodes the step is MPI on host memory: the node's partial is copied from the GPU into
+pinned memory, exchanged with point-to-point messages polled against HPCOLLS_TIMEOUT
+(hpcolls/group_exchange.py), combined on the host with the native kernels' own operators
+(hpcolls/reduction.py) in node order, and copied back. For the small messages this path carries a
+device combine after a CUDA-aware MPI or NCCL exchange would save the two copies but add a kernel
+and a synchronization; the host combine keeps the result equal to the host reference by
+construction. A call through this path cannot be captured in a CUDA graph (GraphCaptureError).
+
+A rank that skips a call or dies: every bounded wait ends (the native kernels' own deadline,
+the polled MPI messages'), and the ranks that gave up find the missing rank by following each
+other's notices (hpcolls/missing_rank.py); each raises CollectiveTimeout naming it, and the
+communicator is broken (later calls raise CommunicatorBroken).
+
+`HierarchicalPath` knows only integer addresses and node steps: `NativeNodeSteps` (the GPU) or
+`HostNodeSteps` (host memory, the CPU tests'), hpcolls/node_steps.py.
+"""
+import atexit
+import contextlib
+import weakref
+
+import numpy as np
+from mpi4py import MPI
+
+from .. import dtypes, hierarchy_model, log
+from ..errors import CollectiveTimeout, CommunicatorBroken, InvalidBufferError
+from ..group_exchange import GroupExchange
+from ..hierarchy import node_hierarchy
+from ..missing_rank import FailureChannel, Missing
+from ..reduction import reduce_in_rank_order
+from ..staging import StagingPool
+
+_NAMES_KEPT = 4096
+_open_paths = weakref.WeakSet()
+
+
+class HierarchicalPath:
+    """The hierarchical collectives of one communicator (`comm`, an mpi4py communicator) whose
+    ranks sit on the nodes of `nodes` (a NodeHierarchy of equal nodes), run by `node` (node steps)."""
+
+    def __init__(self, comm, nodes, node, cfg, failures=None):
+        self.h, self.node = nodes, node
+        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+        self.failures = failures or FailureChannel(comm)
+        self.timeout_s = cfg.timeout_s
+        self.scheme = cfg.hierarchy
+        self.inter = GroupExchange(nodes.inter, nodes.peers_across_nodes(), self.failures, cfg.timeout_s,
+                                   f"between the nodes (local index {nodes.local_index})")
+        self.staging = StagingPool(cfg.staging)
+        self.calls = 0
+        self.broken = None
+        self._names = {}
+        _open_paths.add(self)
+
+    @classmethod
+    def on_host(cls, comm, cfg):
+        """The path over `comm` with its node steps on host memory (HostNodeSteps: the model the
+        CPU tests run); collective."""
+        from ..node_steps import HostNodeSteps
+        nodes = node_hierarchy(comm, cfg.node_size)
+        failures = FailureChannel(comm)
+        steps = HostNodeSteps(nodes.intra, nodes.nodes[nodes.node_index], nodes.node_index, failures, cfg.timeout_s)
+        return cls(comm, nodes, steps, cfg, failures)
+
+    @property
+    def nnodes(self):
+        return len(self.h.nodes)
+
+    @property
+    def node_size(self):
+        return len(self.h.nodes[0])
+
+    # -- what it takes: the same answer on every rank (sizes, types and roots agree) --------------
+    def allreduce_scheme(self, count, code):
+        """'leaders' or 'slices' for an Allreduce of `count` elements of native type `code`, or None
+        when the node steps cannot carry it (the caller takes the flat routes)."""
+        k, nbytes = self.node_size, count * dtypes.ITEMSIZE[code]
+        scheme = self.scheme if self.scheme in ("leaders", "slices") else \
+            hierarchy_model.choose(nbytes, count, self.nnodes, k)
+        if scheme == "slices" and count % k:
+            scheme = "leaders"  # the native allgather needs equal slices
+        if scheme == "leaders":
+            fits = nbytes <= min(self.node.largest("reduce"), self.node.largest("bcast"))
+        else:
+            fits = nbytes // k <= min(self.node.largest("reduce_scatter"), self.node.largest("allgather"))
+        return scheme if fits else None
+
+    # -- the collectives: True when taken (done, or enqueued on the stream) ------------------------
+    def allreduce(self, src, dst, count, code, op, stream):
+        """dst = src reduced over every rank in the hierarchy's order (src == dst: in place)."""
+        if count == 0:
+            return True
+        scheme = self.allreduce_scheme(count, code)
+        if scheme is None:
+            return False
+        body = self._leaders if scheme == "leaders" else self._slices
+        self._run(f"Allreduce ({scheme})", stream, lambda: body(src, dst, count, code, op))
+        return True
+
+    def bcast(self, buf, nbytes, root, stream):
+        if nbytes > self.node.largest("bcast"):
+            return False
+        if nbytes:
+            self._run("Bcast", stream, lambda: self._bcast(buf, nbytes, *self._where(root)))
+        return True
+
+    def reduce(self, src, dst, count, code, op, root, stream):
+        """dst at `root` = src reduced in the hierarchy's order; dst elsewhere is not touched."""
+        if count * dtypes.ITEMSIZE[code] > self.node.largest("reduce"):
+            return False
+        if count:
+            self._run("Reduce", stream, lambda: self._reduce(src, dst, count, code, op, root))
+        return True
+
+    def allgather(self, src, dst, nbytes, stream):
+        """Rank r's `nbytes` (at src; None: already at dst + r * nbytes) land at dst + r * nbytes."""
+        if not self.h.consecutive or nbytes > self.node.largest("allgather"):
+            return False
+        if nbytes:
+            self._run("Allgather", stream, lambda: self._allgather(src, dst, nbytes))
+        return True
+
+    # -- the schemes -------------------------------------------------------------------------------
+    def _leaders(self, src, dst, count, code, op):
+        node = self.node
+        node.reduce(src, dst, count, code, op, 0)
+        if node.rank == 0:
+            with self._host(count, code) as part:
+                node.to_host(part, dst)
+                part[:] = self._across_nodes(part, code, op)
+                node.from_host(dst, part)
+        node.bcast(dst, count * dtypes.ITEMSIZE[code], 0)
+
+    def _slices(self, src, dst, count, code, op):
+        node, itemsize = self.node, dtypes.ITEMSIZE[code]
+        k, slice_count = node.size, count // node.size
+        mine = dst + node.rank * slice_count * itemsize
+        work = node.work(slice_count * itemsize)
+        node.reduce_scatter(src, work, [slice_count] * k, code, op)
+        with self._host(slice_count, code) as part:
+            node.to_host(part, work)
+            part[:] = self._across_nodes(part, code, op)
+            node.from_host(mine, part)
+        node.allgather(mine, dst, slice_count * itemsize, slice_count * itemsize)
+
+    def _across_nodes(self, part, code, op):
+        """`part` (this node's partial) combined with the other nodes', in node order."""
+        gathered = np.empty((self.nnodes, part.size), part.dtype)
+        self.inter.allgather(part, gathered)
+        return reduce_in_rank_order(code, op, list(gathered))
+
+    def _bcast(self, buf, nbytes, root_node, root_local):
+        node = self.node
+        if node.rank == root_local:
+            with self._host(nbytes, dtypes.U8) as host:
+                if self.h.node_index == root_node:
+                    node.to_host(host, buf)
+                self.inter.bcast(host, root_node)
+                if self.h.node_index != root_node:
+                    node.from_host(buf, host)
+        node.bcast(buf, nbytes, root_local)
+
+    def _reduce(self, src, dst, count, code, op, root):
+        node = self.node
+        root_node, root_local = self._where(root)
+        if node.rank != root_local:
+            node.reduce(src, src, count, code, op, root_local)  # the receive buffer is the root's only
+            return
+        target = dst if self.rank == root else node.work(count * dtypes.ITEMSIZE[code])
+        node.reduce(src, target, count, code, op, root_local)
+        with self._host(count, code) as part:
+            node.to_host(part, target)
+            if self.rank != root:
+                self.inter.gather(part, None, root_node)
+                return
+            gathered = np.empty((self.nnodes, count), part.dtype)
+            self.inter.gather(part, gathered, root_node)
+            part[:] = reduce_in_rank_order(code, op, list(gathered))
+            node.from_host(dst, part)
+
+    def _allgather(self, src, dst, nbytes):
+        node = self.node
+        region = dst + self.h.nodes[self.h.node_index][0] * nbytes
+        node.allgather(dst + self.rank * nbytes if src is None else src, region, nbytes, nbytes)
+        with self._host(node.size * nbytes, dtypes.U8) as part:
+            node.to_host(part, region)
+            gathered = np.empty((self.nnodes, part.size), np.uint8)
+            self.inter.allgather(part, gathered)
+            node.from_host(dst, gathered.reshape(-1))
+
+    # -- the call, its failure, its memory -----------------------------------------------------------
+    def _where(self, rank):
+        """(node index, local index) of a rank of the communicator."""
+        return next((n, members.index(rank)) for n, members in enumerate(self.h.nodes) if rank in members)
+
+    @contextlib.contextmanager
+    def _host(self, count, code):
+        host, block = self.staging.take(count * dtypes.ITEMSIZE[code], dtypes.numpy_dtype(code))
+        try:
+            yield host
+        finally:
+            self.staging.give_back(block)
+
+    def _run(self, name, stream, body):
+        if self.broken:
+            raise CommunicatorBroken(f"hpcolls: communicator is broken ({self.broken}); create a new one")
+        self.node.begin(self.calls + 1, stream, name)  # a capturing stream raises here, before anything
+        self.calls += 1
+        self.inter.call = self.calls
+        self._names[self.calls] = name
+        if len(self._names) > _NAMES_KEPT:
+            self._names.pop(next(iter(self._names)))
+        try:
+            body()
+        except Missing as missing:
+            self._fail(missing)
+
+    def _fail(self, seen):
+        """Finds the missing rank with the other ranks (hpcolls/missing_rank.py), breaks the
+        communicator and raises CollectiveTimeout saying who and how it is known."""
+        call = seen.call if seen.call is not None else self.calls
+        suspects = seen.suspects
+        earlier = self.failures.failed(call)
+        if earlier is not None and earlier.call < call:  # it began in a call this rank had finished
+            call, suspects = earlier.call, ()
+        missing, followed, named_me = self.failures.resolve(call, suspects, seen.step, self.timeout_s)
+        name = self._names.get(call, "collective")
+        if missing:
+            who = f"{_ranks(missing)} {'is' if len(missing) == 1 else 'are'} missing"
+        elif named_me:
+            who = f"this rank ({self.rank}) is the one missing ({_ranks(named_me)} waited for it)"
+        else:
+            who = "the missing rank could not be told apart"
+        chain = "".join(f"; {_ranks([n.observer])} waited for {_ranks(n.suspects)} in {n.step}"
+                        for n in followed if n.suspects)
+        how = "stopped waiting, told by another rank," if seen.early else f"gave up after {self.timeout_s:g} s waiting"
+        mine = f"this rank ({self.rank}) {how} for {_ranks(seen.suspects)} in {seen.step}" if suspects else \
+            f"this rank ({self.rank}) had done its part of that call and learnt of the failure from the others"
+        why = (f"hierarchical {name}, call {call} on this communicator: {who}{chain}; {mine}: a rank skipped or "
+               "reordered a collective, or died")
+        self.broken = why
+        raise CollectiveTimeout(f"hpcolls: {why}; the communicator is now broken (HPCOLLS_TIMEOUT sets the limit)")
+
+    def synchronize(self):
+        """Waits for this rank's last node step; raises CollectiveTimeout (once) if one gave up, or
+        if another rank reported a call that failed (this rank may have done its part of it)."""
+        self._checked(self.node.synchronize)
+
+    def check(self):
+        """As synchronize(), without waiting for the GPU."""
+        self._checked(self.node.check)
+
+    def _checked(self, wait):
+        if self.broken:
+            return
+        try:
+            wait()
+            reported = self.failures.failed(self.calls)
+            if reported is not None:
+                raise Missing((), "", call=reported.call, early=True)
+        except Missing as missing:
+            self._fail(missing)
+
+    def close(self):
+        """Collective over the communicator's ranks: no peer may still be storing into this node's
+        scratch when it is released."""
+        with contextlib.suppress(Missing):
+            self.node.synchronize()
+        self.h.intra.Barrier()
+        self.release()
+        self.h.free()
+        self.failures.free()
+
+    def release(self):
+        """Local: the node steps' device resources."""
+        if self.node is not None:
+            self.node.close()
+            self.node = None
+        _open_paths.discard(self)
+
+
+def _ranks(ranks):
+    ranks = list(ranks)
+    return f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {', '.join(map(str, ranks))}"
+
+
+@atexit.register
+def _release_all():
+    # Local clean-up only: at exit other ranks may be gone, so nothing collective here.
+    for path in list(_open_paths):
+        path.release()
+
+
+# -- opening on a Communicator -------------------------------------------------------------------------
+def node_layout(comm, cfg):
+    """The NodeHierarchy of `comm` when it spans several nodes (collective, MPI only), else None."""
+    nodes = node_hierarchy(comm, cfg.node_size)
+    if len(nodes.nodes) > 1:
+        return nodes
+    nodes.free()
+    return None
+
+
+def open_path(comm, cfg, nodes, device):
+    """(HierarchicalPath, why the flat native path is off) for `comm` over `nodes` (the path frees
+    them at close), or (None, why neither runs: the caller keeps `nodes`); collective, and every
+    rank reaches the same verdict."""
+    from ..peer_group import _agreed_reason, open_native
+    spans = f"ranks span {nodes.describe()}"
+    why = None
+    if cfg.hierarchy == "off":
+        why = "HPCOLLS_HIERARCHY=off"
+    elif not nodes.equal_nodes:
+        why = "nodes of unequal size (the hierarchical path needs equal nodes)"
+    elif cfg.ll_mode:
+        why = f"HPCOLLS_LL_MODE={cfg.ll_mode} (the diagnostic LL variants carry Allreduce only)"
+    else:
+        try:
+            import cupy  # noqa: F401  (its allocator holds the path's device work space)
+        except ImportError as exc:
+            why = f"cupy is not installed ({exc})"
+    why = _agreed_reason(comm, why)
+    nc = None
+    if why is None:
+        nc, why = open_native(nodes.intra, cfg, device)
+        why = _agreed_reason(comm, why and f"node {nodes.node_index}: {why}")
+    if why:
+        if nc is not None:
+            nc.release()
+        return None, f"{spans} (CUDA IPC reaches one node only); no hierarchical path: {why}"
+    from ..node_steps import NativeNodeSteps
+    path = HierarchicalPath(comm, nodes, NativeNodeSteps(nc, nodes.nodes[nodes.node_index], nodes.node_index), cfg)
+    log.info(f"hierarchical path on: {spans}, native inside each node, MPI (staged through host memory) between "
+             f"them; Allreduce by {cfg.hierarchy if cfg.hierarchy != 'auto' else 'the latency model'}")
+    return path, f"{spans}: small calls take the hierarchical path (native inside each node, MPI between them)"
+
+
+# -- device-buffer calls routed here (hpcolls.routes.call) -------------------------------------------------
+# Each method's parse reads only what every rank passes alike (the buffer all ranks use, the root,
+# the op), so every rank decides the same before the path opens (collective, on first use); what
+# only the root passes is checked after, where a refusal is a bounded failure on the other ranks.
+def _native(spec):
+    """The DeviceBuffer of a spec the native kernels read, or None."""
+    from .. import buffers
+    arr = buffers.device_array(spec)
+    return None if arr is None else buffers.native_buffer(spec, arr)
+
+
+def _bcast(method, args, kwargs, rank):
+    buf, root = _native(method.argument(args, kwargs, "buf")), method.argument(args, kwargs, "root")
+    if buf is None:
+        return None
+    return lambda path, stream: path.bcast(buf.ptr, buf.nbytes, root, stream)
+
+
+def _reduce(method, args, kwargs, rank):
+    sendbuf, recvbuf = method.argument(args, kwargs, "sendbuf"), method.argument(args, kwargs, "recvbuf")
+    root, opc = method.argument(args, kwargs, "root"), dtypes.op_code(method.argument(args, kwargs, "op"))
+    send = _native(recvbuf if sendbuf is MPI.IN_PLACE else sendbuf)
+    if send is None or opc not in dtypes.OPS_OF[send.code]:
+        return None
+
+    def run(path, stream):
+        dst = send.ptr
+        if rank == root:
+            recv = _native(recvbuf)
+            if recv is None or (recv.count, recv.code) != (send.count, send.code):
+                raise InvalidBufferError(f"hpcolls: Reduce: the root's receive buffer does not hold the send "
+                                         f"buffer's {send.count} x {dtypes.NAMES[send.code]}")
+            dst = recv.ptr
+        return path.reduce(send.ptr, dst, send.count, send.code, opc, root, stream)
+    return run
+
+
+def _allgather(method, args, kwargs, rank):
+    sendbuf, recvbuf = method.argument(args, kwargs, "sendbuf"), method.argument(args, kwargs, "recvbuf")
+    recv = _native(recvbuf)
+    send = None if sendbuf is MPI.IN_PLACE else _native(sendbuf)
+    if recv is None or (send is None and sendbuf is not MPI.IN_PLACE):
+        return None
+
+    def run(path, stream):
+        if recv.count % path.size or (send is not None and send.nbytes * path.size != recv.nbytes):
+            return False
+        return path.allgather(None if send is None else send.ptr, recv.ptr, recv.nbytes // path.size, stream)
+    return run
+
+
+_PARSERS = {"Bcast": _bcast, "Reduce": _reduce, "Allgather": _allgather}
+METHODS = frozenset(_PARSERS)
+
+
+def call(comm, method, args, kwargs, device, stream):
+    """A device-buffer call of `method` on hpcolls communicator `comm` through the hierarchical
+    path, or NotImplemented when it does not take it (then the flat routes do). Every rank must
+    pass device buffers to a collective this path may carry (as to the native Allreduce): the
+    path's set-up on first use is collective."""
+    parse = _PARSERS.get(method.name)
+    run = parse and parse(method, args, kwargs, MPI.Comm.Get_rank(comm))
+    if run is None:
+        return NotImplemented
+    path = comm._hierarchical_path(next(iter(device.values()))[0].device, stream)
+    if path is None or not run(path, stream):
+        return NotImplemented
+    return None
+
+
+def route_lines(nodes, cfg, cuda_aware):
+    """`python -m hpcolls info`'s lines: where each collective of device buffers goes on a
+    communicator over `nodes` (a NodeHierarchy) under `cfg`."""
+    mpi = "MPI, directly (CUDA-aware)" if cuda_aware else "MPI, staged through host memory"
+    flat_allreduce = f"then NCCL where every rank has its own GPU, else {'the native kernels in pieces' if len(nodes.nodes) == 1 else mpi}"
+    if cfg.algo in ("nccl", "mpi"):
+        return [f"every collective: {'NCCL (Allreduce), else ' if cfg.algo == 'nccl' else ''}{mpi} (HPCOLLS_ALGO={cfg.algo})"]
+    if len(nodes.nodes) == 1:
+        return [f"Allreduce: native kernels (one-shot, two-shot by size), {flat_allreduce}",
+                f"Bcast, Reduce, Allgather, Reduce_scatter and the rest: {mpi}"]
+    if cfg.hierarchy == "off" or not nodes.equal_nodes:
+        why = "HPCOLLS_HIERARCHY=off" if cfg.hierarchy == "off" else "nodes of unequal size"
+        return [f"no hierarchical path ({why}), no CUDA IPC between nodes: Allreduce by NCCL where every rank "
+                f"has its own GPU, else {mpi}; the rest: {mpi}"]
+    k = len(nodes.nodes[0])
+    if cfg.hierarchy == "auto":
+        limit = hierarchy_model.leaders_max_bytes(len(nodes.nodes), k)
+        scheme = "leaders" if k == 1 else f"leaders up to {limit} B, slices above (the latency model, hpcolls/hierarchy_model.py)"
+    else:
+        scheme = f"{cfg.hierarchy} (HPCOLLS_HIERARCHY)"
+    carried = "while the node's native kernels carry the message"
+    return [f"Allreduce: hierarchical, {scheme}, {carried}; larger: {flat_allreduce.replace('then ', '')}",
+            f"Bcast, Reduce, Allgather: hierarchical (native in each node, bounded MPI messages between them), "
+            f"{carried}; larger: {mpi}",
+            f"Reduce_scatter and the rest: {mpi}"]
