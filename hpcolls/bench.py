@@ -62,6 +62,10 @@ def parse_args(argv):
                         "(measured only where torch is installed)")
     p.add_argument("--json", metavar="PATH", help="also write every row as JSON")
     p.add_argument("--no-inplace", action="store_true", help="skip the in-place rows")
+    p.add_argument("--hierarchy", type=int, metavar="K",
+                   help="also the hierarchical path's rows (hpcolls/hierarchy_bench.py) over emulated nodes of K "
+                        "ranks (HPCOLLS_NODE_SIZE=K; 0: the nodes MPI sees), beside flat MPI on the same device "
+                        "buffers; the `auto` row, over all ranks as one node, is flat native (the upper bound)")
     return p.parse_args(argv)
 
 
@@ -176,6 +180,9 @@ def gpu_callers(args, cupy, count, dtype, inplace):
             hs = cupy.asnumpy(send)
             hr = hs if inplace else np.empty_like(hs)
             out[algo] = (lambda s=(MPI.IN_PLACE if inplace else hs), r=hr: comm.Allreduce(s, r, op=op), hr, hs)
+    if args.hierarchy is not None:
+        from .hierarchy_bench import callers
+        out.update(callers(args, cupy, count, dtype, inplace))
     return out
 
 
@@ -183,22 +190,27 @@ COMMS = {}
 _NCCL = {}
 
 
-def communicator(algo, dependent_launch=None):
+def communicator(algo, dependent_launch=None, env=None):
     """The run's hpcolls communicator over COMM_WORLD for `algo`, made on first use; with
-    dependent_launch True/False, one of its own made with HPCOLLS_DEPENDENT_LAUNCH set so."""
+    dependent_launch True/False, one of its own made with HPCOLLS_DEPENDENT_LAUNCH set so; with
+    `env` ({HPCOLLS_* name: value}), one of its own made with those settings."""
     import hpcolls
-    key = algo if dependent_launch is None else f"{algo}-dependent-launch-{int(dependent_launch)}"
+    env = dict(env or {})
+    if dependent_launch is not None:
+        env["HPCOLLS_DEPENDENT_LAUNCH"] = str(int(dependent_launch))
+    key = "-".join([algo, *(f"{name}={value}" for name, value in sorted(env.items()))])
     if key not in COMMS:
-        saved = os.environ.get("HPCOLLS_DEPENDENT_LAUNCH")
-        if dependent_launch is not None:
-            os.environ["HPCOLLS_DEPENDENT_LAUNCH"] = str(int(dependent_launch))
+        saved = {name: os.environ.get(name) for name in env}
+        os.environ.update(env)
         try:
             COMMS[key] = hpcolls.Communicator(MPI.COMM_WORLD, algo=algo)
+            COMMS[key]._cfg  # a communicator reads its settings on first use: here, while `env` holds
         finally:
-            if saved is None:
-                os.environ.pop("HPCOLLS_DEPENDENT_LAUNCH", None)
-            else:
-                os.environ["HPCOLLS_DEPENDENT_LAUNCH"] = saved
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
     return COMMS[key]
 
 
