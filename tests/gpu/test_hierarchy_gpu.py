@@ -2,9 +2,11 @@
 emulated nodes (HPCOLLS_NODE_SIZE=k, every k that gives two nodes or more, or the one the
 environment sets), all on one GPU under MPS, so that the native kernels run inside each node and
 bounded MPI messages between the nodes, never CUDA IPC. Every type x op of both Allreduce schemes
-against the host reference of the hierarchy's fixed order, bitwise and equal on every rank; Bcast,
-Reduce and Allgather through the communicator at every root; a CUDA-graph capture refused; a
-random mix of all four against references; a rank skipping a call named on every other rank.
+and of Reduce against the host reference of the hierarchy's fixed order, bitwise and equal on every
+rank, Bcast and Allgather of every type; the four through the communicator at every root; a
+message past the node kernels left to the flat routes; a CUDA-graph capture refused (the step
+between nodes is MPI: no replay); a random mix of all four against references; a rank skipping a
+call named on every other rank; the bench's hierarchical rows.
 
     bash tests/gpu_harness.sh --no-build --ranks "4 8" -- -k hierarchy
 
@@ -103,6 +105,41 @@ def test_allreduce_every_type_and_op_bitwise_in_the_hierarchy_order(k, scheme, s
                         same_everywhere(got, what)
                         if not in_place:
                             assert cupy.asnumpy(send).tobytes() == inputs[RANK].tobytes(), f"{what}: input written"
+    finally:
+        comm.close()
+
+
+def test_reduce_bcast_allgather_every_type_and_op(k, seed):
+    """The path's Reduce for every type x op (the root moving with the case), Bcast and Allgather
+    for every type, bitwise; a non-root's receive buffer untouched."""
+    comm = emulated(k)
+    path = comm._hier
+    stream = cupy.cuda.get_current_stream().ptr
+    try:
+        case = 0
+        for code in ALL_CODES:
+            count = 8 * k + 5
+            for op in (o for o in ALL_OPS if supported(code, o)):
+                root, case = case % N, case + 1
+                inputs = [host_input(code, op, count, seed, r) for r in range(N)]
+                want = hierarchy.reduce_in_hierarchy_order(code, op, inputs, path.h.nodes)
+                send, recv = cupy.asarray(inputs[RANK]), cupy.asarray(inputs[RANK])
+                recv.view(cupy.uint8).fill(0xA5)
+                assert path.reduce(send.data.ptr, recv.data.ptr, count, code, op, root, stream)
+                finish(comm)
+                got = cupy.asnumpy(recv)
+                what = f"reduce {dtypes.NAMES[code]} {dtypes.OP_NAMES[op]} to {root}"
+                if RANK == root:
+                    assert_bitwise(got, want, what)
+                else:
+                    assert not np.any(got.view(np.uint8) != 0xA5), f"{what}: a non-root's buffer written"
+            buf = cupy.asarray(inputs[root]) if RANK == root else cupy.zeros_like(send)
+            assert path.bcast(buf.data.ptr, buf.nbytes, root, stream)
+            gathered = cupy.zeros(N * count, send.dtype)
+            assert path.allgather(send.data.ptr, gathered.data.ptr, send.nbytes, stream)
+            finish(comm)
+            assert cupy.asnumpy(buf).tobytes() == inputs[root].tobytes(), f"bcast {dtypes.NAMES[code]}"
+            assert cupy.asnumpy(gathered).tobytes() == np.concatenate(inputs).tobytes(), f"allgather {dtypes.NAMES[code]}"
     finally:
         comm.close()
 
