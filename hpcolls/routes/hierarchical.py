@@ -339,7 +339,10 @@ def open_path(comm, cfg, nodes, device):
     why = _agreed_reason(comm, why)
     nc = None
     if why is None:
-        nc, why = open_native(nodes.intra, cfg, device)
+        # The ranks of every node on this GPU: emulated nodes share one, and kernels sized for their
+        # own node's share of the SMs alone would take those the other nodes' kernels need.
+        sharing = _ranks_on_device(comm, device)
+        nc, why = open_native(nodes.intra, cfg, device, ranks_on_device=sharing)
         why = _agreed_reason(comm, why and f"node {nodes.node_index}: {why}")
     if why:
         if nc is not None:
@@ -350,6 +353,17 @@ def open_path(comm, cfg, nodes, device):
     log.info(f"hierarchical path on: {spans}, native inside each node, MPI (staged through host memory) between "
              f"them; Allreduce by {cfg.hierarchy if cfg.hierarchy != 'auto' else 'the latency model'}")
     return path, f"{spans}: small calls take the hierarchical path (native inside each node, MPI between them)"
+
+
+def _ranks_on_device(comm, device):
+    """How many ranks of `comm` use this rank's GPU (collective)."""
+    try:
+        from .. import _native
+        uuid = _native.device_info(device)["uuid"]
+    except Exception:  # noqa: BLE001 - no native module or device: open_native says why
+        uuid = None
+    count = comm.allgather(uuid).count(uuid)
+    return count if uuid is not None else None
 
 
 # -- device-buffer calls routed here (hpcolls.routes.call) -------------------------------------------------
