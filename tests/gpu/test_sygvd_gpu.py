@@ -78,7 +78,8 @@ def test_single_method_on_gpu_matches_scipy(grid, seed, itype, uplo, dtype):
     """One cuSOLVER path on rank 0 (potrf, triangular solves, syevd / heevd), handed to all."""
     coll = _solve_and_check(grid, seed, itype, uplo, "V", dtype, "mpi", "single")
     name = "hegvd" if np.dtype(dtype).kind == "c" else "sygvd"
-    assert coll.stats[name].notes["call"].startswith("cuSOLVER"), coll.stats[name].notes
+    if grid.rank == 0:   # the rank that made the call notes what it was
+        assert coll.stats[name].notes["call"].startswith("cuSOLVER"), coll.stats[name].notes
 
 
 @pytest.mark.parametrize("kind", collective_kinds())
