@@ -7,6 +7,7 @@ from mpi4py import MPI
 
 import hpcolls
 from hpcolls import _native, config, dtypes
+from hpcolls.routes.native import route_of
 
 from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, diagnostics_missing, digest,
                              host_input, poison, reduce_in_rank_order, reference, supported)
@@ -187,7 +188,7 @@ def test_large_sizes_every_path(comms, seed, code, nbytes):
         if comm._native.select(count * dtypes.ITEMSIZE[code]) >= 0:
             assert_bitwise(got, want, what + " (native: rank order)")
         else:
-            route, why = comm._route_past_native(code, dtypes.SUM, 0)
+            route, why, _ = route_of(comm, "Allreduce", MPI.IN_PLACE, cupy.empty(count, dtypes.numpy_dtype(code)))
             if route == "nccl":
                 # NCCL promises the sum, not our rank order: floating-point sums may differ in
                 # the last bits, bounded by the usual (N-1) eps sum|x| (integers stay exact).
@@ -214,7 +215,8 @@ def test_past_the_native_limit_in_pieces(comms, seed, inplace):
                                  (dtypes.F16, dtypes.PROD, 3)):
             itemsize = dtypes.ITEMSIZE[code]
             count = (5 * largest // 2) // itemsize + 7  # two whole pieces and a short, odd one
-            route, why = comm._route_past_native(code, op, 0)
+            route, why, _ = route_of(comm, "Allreduce", MPI.IN_PLACE, cupy.empty(count, dtypes.numpy_dtype(code)),
+                                     MPI_OPS[op])
             if route == "nccl":  # auto, where NCCL runs: test_large_sizes_every_path covers it
                 continue
             assert route == "pieces", f"{algo}: {route} ({why})"
