@@ -257,7 +257,7 @@ _probes_note = False
 def host_overhead(args, cupy):
     """Host µs per call, medians over --reps rounds of 2000 calls per row: the bare-launch baseline
     (an empty kernel launched by one Python->native call); hpcolls' Allreduce (the communicator's
-    native entry, fast_allreduce.cpp), with cupy's current stream and with an explicit stream=;
+    native entry, fast_entry.cpp), with cupy's current stream and with an explicit stream=;
     the full Python method that entry hands other calls to; its native call alone (integers in,
     no buffer resolution) on the current stream, on a stream of the caller's own (the ordering
     event's cost) and alternating two (a stream wait per call too); a native method that makes no

@@ -58,24 +58,30 @@ class NativePath:
             log.info(f"native path off: {self._native_off}")
 
     def _install_fast(self, full=None):
-        """Shadows the Allreduce method with native code for its common call (fast_allreduce.cpp:
-        the host time of a call is a budget: docs/ARCHITECTURE.md, "Targets and floors"); that
-        code hands every other call to `full`, by default the method. Needs cupy's plain
-        `_c_contiguous` attribute (cupy 13, 14)."""
+        """Shadows each collective method the native kernels carry with native code for its common
+        call (fast_entry.cpp: the host time of a call is a budget: docs/ARCHITECTURE.md, "Targets
+        and floors"); that code hands every other call to `full[name]`, by default the method. A
+        method a subclass of hpcolls.Communicator defines itself keeps its definition. Needs cupy's
+        plain `_c_contiguous` attribute (cupy 13, 14)."""
         if _CUPY_NDARRAY is None or not hasattr(_CUPY_NDARRAY, "_c_contiguous"):
             return
-        from ._native import make_fast_allreduce
-        if full is None:
-            full = types.MethodType(type(self).Allreduce, self)
-        self.Allreduce = make_fast_allreduce(
-            self._native, full, _CUPY_NDARRAY, MPI.IN_PLACE,
-            dtypes.mpi_ops_by_code(), dtypes.numpy_code_pairs(), self._device)
+        from ._native import FAST_ENTRIES, make_fast_entry
+        full = full or {}
+        for name in FAST_ENTRIES:
+            method = getattr(type(self), name)
+            if getattr(method, "__module__", None) != "hpcolls.communicator":
+                continue  # the user's own method (a subclass's), which the entry must not bypass
+            setattr(self, name, make_fast_entry(
+                name, self._native, full.get(name, types.MethodType(method, self)), _CUPY_NDARRAY, MPI.IN_PLACE,
+                dtypes.mpi_ops_by_code(), dtypes.numpy_code_pairs(), self._device))
 
     def _release_native(self):
         """Frees the native communicator, and the native entries that launch on it."""
+        from ._native import FAST_ENTRIES
         self._native.release()
         self._native = None
-        self.__dict__.pop("Allreduce", None)
+        for name in FAST_ENTRIES:
+            self.__dict__.pop(name, None)
 
     def _nccl_path(self, stream):
         """The NCCL path (routes/nccl.py), set up on first use: collective, refusing a capturing stream."""

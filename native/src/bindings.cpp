@@ -9,7 +9,7 @@
 #include "hpcolls/c_api_module.h"
 #include "hpcolls/diagnostics.h"
 #include "hpcolls/errors.h"
-#include "hpcolls/fast_allreduce.h"
+#include "hpcolls/fast_entry.h"
 #include "hpcolls/native_comm.h"
 #include "hpcolls/plan.h"
 #include "hpcolls/runtime_info.h"
@@ -27,7 +27,7 @@ PYBIND11_MODULE(_native, m) {
   py::register_exception<CudaError>(m, "CudaError", PyExc_RuntimeError);
   py::register_exception<CollectiveTimeout>(m, "CollectiveTimeout", PyExc_RuntimeError);
   py::register_exception<CommunicatorBroken>(m, "CommunicatorBroken", PyExc_RuntimeError);
-  bind_fast_allreduce(m);
+  bind_fast_entries(m);
   bind_c_api(m);
 
   m.attr("CUDART_VERSION_BUILT") = CUDART_VERSION;

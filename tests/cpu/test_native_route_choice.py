@@ -2,6 +2,7 @@
 and settings decide it without a GPU: the plans are the native layer's own pure function
 (hpcolls._native.plan, native/include/hpcolls/plan.h); what NCCL answers is given, as the GPU
 machine's NCCL would give it (set up or not, taking the type, op and counts or not)."""
+import inspect
 from dataclasses import replace
 
 import pytest
@@ -100,3 +101,15 @@ def test_the_plan_is_about_the_largest_block_of_a_reduce_scatter():
     assert scatter.host_result(call, 1) == (15, 3, 7, True)
     assert scatter.refusal(replace(call, in_place=True)) is not None
     assert scatter.refusal(replace(call, in_place=True, counts=(7, 7, 0, 5))) is None
+
+
+def test_the_native_entries_take_each_collective_with_mpi4py_s_parameters():
+    """native/src/fast_entry.cpp's table: one entry per collective the route carries, whose
+    parameters are mpi4py's method's, in order, then hpcolls' `stream`, and whose required ones
+    are those without a default."""
+    assert set(_native.FAST_ENTRIES) == set(COLLECTIVES)
+    for name, (params, required) in _native.FAST_ENTRIES.items():
+        method = methods.METHODS[name]
+        assert params == (*method.parameters, "stream"), name
+        signature = inspect.signature(getattr(method.owner, name)).parameters.values()
+        assert required == sum(p.default is inspect.Parameter.empty for p in signature) - 1, name  # less self

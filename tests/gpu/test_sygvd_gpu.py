@@ -197,7 +197,7 @@ def test_not_positive_definite_on_gpu(seed, hermitian, method):
 @pytest.mark.skipif(COMM.Get_size() < 2, reason="a one-rank scope skips the transport altogether")
 def test_collectives_reach_the_native_allreduce_entry(seed):
     """The solver's door looks the Allreduce method up at every call, so once hpcolls' native
-    path is open its calls take the native entry (native/src/fast_allreduce.cpp), not the
+    path is open its calls take the native entry (native/src/fast_entry.cpp), not the
     Python method."""
     pytest.importorskip("hpcolls")
     grid = ProcessGrid(COMM, (COMM.Get_size(), 1))
@@ -213,7 +213,7 @@ def test_collectives_reach_the_native_allreduce_entry(seed):
             handed_on.append(args)
             return type(wrapper).Allreduce(wrapper, *args, **kwargs)
 
-        wrapper._install_fast(full)
+        wrapper._install_fast({"Allreduce": full})
         rng = np.random.default_rng([seed, COMM.Get_rank()])
         host = rng.standard_normal(33)
         y = cupy.asarray(host)
