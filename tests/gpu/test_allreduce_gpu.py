@@ -9,8 +9,9 @@ import hpcolls
 from hpcolls import _native, config, dtypes
 from hpcolls.routes.native import route_of
 
-from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, diagnostics_missing, digest,
-                             host_input, poison, reduce_in_rank_order, reference, supported)
+from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, assert_sum_within_rounding,
+                             diagnostics_missing, digest, host_input, poison, reduce_in_rank_order, reference,
+                             supported)
 
 cupy = pytest.importorskip("cupy")
 MPI_OPS = dtypes.mpi_ops_by_code()
@@ -232,17 +233,6 @@ def test_past_the_native_limit_in_pieces(comms, seed, inplace):
             if not inplace:
                 assert_bitwise(cupy.asnumpy(send), inputs[WORLD.rank], "send buffer modified")
             assert len(set(WORLD.allgather(digest(cupy.asnumpy(recv))))) == 1, "ranks got different bits"
-
-
-def assert_sum_within_rounding(got, want, inputs, code, what):
-    if code not in (dtypes.F16, dtypes.BF16, dtypes.F32, dtypes.F64, dtypes.C64, dtypes.C128):
-        assert_bitwise(got, want, what)
-        return
-    scale = sum(np.abs(x.astype(np.complex128 if code in dtypes.COMPLEX else np.float64)) for x in inputs)
-    eps = float(np.finfo(dtypes.numpy_dtype(code)).eps) if code != dtypes.BF16 else 2.0 ** -7
-    err = np.abs(got.astype(np.complex128) - want.astype(np.complex128))
-    bound = 2 * WORLD.size * eps * scale
-    assert np.all(err <= bound), f"{what}: {int(np.sum(err > bound))} elements beyond rounding"
 
 
 def test_special_values_preserved(comms):
