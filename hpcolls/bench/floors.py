@@ -48,10 +48,11 @@ def host_overhead(args, cupy):
     event's cost) and alternating two (a stream wait per call too); a native method that makes no
     CUDA call (the pybind11 floor); cupy's NCCL call and a cupy elementwise kernel for reference;
     and an empty kernel with the AllReduce kernels' parameters (~330 bytes: the peers' scratch
-    pointers), by <<<>>> and by cudaLaunchKernelEx. Derived: hpcolls above the bare launch
-    (docs/ARCHITECTURE.md's budget, "Targets and floors": 0.7 us), above that parameter-sized
-    launch (what hpcolls' own code costs), cudaLaunchKernelEx above <<<>>>, and hpcolls / NCCL. The empty kernels and what is
-    derived from them need the diagnostic build (launch_probes)."""
+    pointers), by <<<>>> and by cudaLaunchKernelEx; the other collectives' native entries, one
+    element each. Derived: hpcolls above the bare launch (docs/ARCHITECTURE.md's budget, "Targets
+    and floors": 0.7 us), each other entry above it too, above that parameter-sized launch (what
+    hpcolls' own code costs), cudaLaunchKernelEx above <<<>>>, and hpcolls / NCCL. The empty
+    kernels and what is derived from them need the diagnostic build (launch_probes)."""
     probes = launch_probes()
     comm = MPI.COMM_WORLD
     x = cupy.zeros(1, dtype=cupy.float64)
@@ -77,6 +78,13 @@ def host_overhead(args, cupy):
                 lambda: c._native.allreduce(*native_args[:-1], next(alternating)),
             "pybind11 floor: native method, no CUDA call (select)": lambda: c._native.select(8),
             "cupy ElementwiseKernel launch": lambda: elementwise(x)}
+    y, blocks, ones = cupy.zeros(1), cupy.zeros(comm.size), [1] * comm.size
+    entries = {"hpcolls Bcast, 8 B": lambda: c.Bcast(x, 0),
+               "hpcolls Reduce, 1 x float64": lambda: c.Reduce(x, y, MPI.SUM, 0),
+               "hpcolls Allgather, 8 B per rank": lambda: c.Allgather(x, blocks),
+               "hpcolls Reduce_scatter_block, 1 x float64 per rank": lambda: c.Reduce_scatter_block(blocks, y, MPI.SUM),
+               "hpcolls Reduce_scatter, counts [1, ..., 1]": lambda: c.Reduce_scatter(blocks, y, ones, MPI.SUM)}
+    rows.update(entries)
     if probes is not None:
         rows[BARE_LAUNCH] = lambda: probes.launch_noop(stream)
         rows[ARGS_LAUNCH] = lambda: probes.launch_noop_with_allreduce_args(stream, False)
@@ -107,6 +115,9 @@ def host_overhead(args, cupy):
     if probes is not None:
         result["hpcolls above the bare launch"] = statistics.median(
             a - b for a, b in zip(times[HPCOLLS_CALL], times[BARE_LAUNCH]))
+        for name in entries:
+            result[f"{name} above the bare launch"] = statistics.median(
+                a - b for a, b in zip(times[name], times[BARE_LAUNCH]))
         result["hpcolls above the empty kernel with its parameters"] = statistics.median(
             a - b for a, b in zip(times[HPCOLLS_CALL], times[ARGS_LAUNCH]))
         result["cudaLaunchKernelEx above <<<>>> (the empty kernel with parameters)"] = statistics.median(
