@@ -196,10 +196,10 @@ def test_not_positive_definite_on_gpu(seed, hermitian, method):
 
 
 @pytest.mark.skipif(COMM.Get_size() < 2, reason="a one-rank scope skips the transport altogether")
-def test_collectives_reach_the_native_allreduce_entry(seed):
-    """The solver's door looks the Allreduce method up at every call, so once hpcolls' native
-    path is open its calls take the native entry (native/src/fast_allreduce.cpp), not the
-    Python method."""
+def test_collectives_reach_the_native_entries(seed):
+    """The solver's door looks its Allreduce and Bcast methods up at every call, so once hpcolls'
+    native path is open its panel broadcasts and reductions take the native entries
+    (native/src/fast_entry.cpp), not the Python methods; each call still counted in its stage."""
     pytest.importorskip("hpcolls")
     grid = ProcessGrid(COMM, (COMM.Get_size(), 1))
     try:
@@ -207,20 +207,31 @@ def test_collectives_reach_the_native_allreduce_entry(seed):
         x = cupy.full(5, float(COMM.Get_rank()))
         coll.allreduce(x)  # opens the native path
         wrapper = coll._wrappers["all"]
-        assert "Allreduce" in vars(wrapper), "the native entry was not installed"
+        assert {"Allreduce", "Bcast"} <= set(vars(wrapper)), "the native entries were not installed"
         handed_on = []
 
-        def full(*args, **kwargs):
-            handed_on.append(args)
-            return type(wrapper).Allreduce(wrapper, *args, **kwargs)
+        def counted(name):
+            def full(*args, **kwargs):
+                handed_on.append((name, args))
+                return getattr(type(wrapper), name)(wrapper, *args, **kwargs)
+            return full
 
-        wrapper._install_fast(full)
+        wrapper._install_fast({"Allreduce": counted("Allreduce"), "Bcast": counted("Bcast")})
         rng = np.random.default_rng([seed, COMM.Get_rank()])
         host = rng.standard_normal(33)
-        y = cupy.asarray(host)
-        coll.allreduce(y)
-        want = np.sum(COMM.allgather(host), axis=0)
-        np.testing.assert_allclose(cupy.asnumpy(y), want, rtol=1e-13, atol=1e-13)
-        assert not handed_on, "the solver's Allreduce went through the Python method"
+        with coll.stage("panels"):
+            y = cupy.asarray(host)
+            coll.allreduce(y)
+            want = np.sum(COMM.allgather(host), axis=0)
+            np.testing.assert_allclose(cupy.asnumpy(y), want, rtol=1e-13, atol=1e-13)
+            everyone = COMM.allgather(host)
+            for root in range(COMM.Get_size()):
+                z = cupy.asarray((host + 1j * host) if root % 2 else host)  # complex travels as its reals
+                coll.bcast(z, root=root)
+                assert np.array_equal(cupy.asnumpy(z), (everyone[root] + 1j * everyone[root]) if root % 2
+                                      else everyone[root]), f"Bcast from {root}"
+        assert not handed_on, f"the solver's collectives went through the Python methods: {handed_on}"
+        stats = coll.stats["panels"].by_op
+        assert stats["allreduce"][0] == 1 and stats["bcast"][0] == COMM.Get_size(), stats
     finally:
         grid.free()
