@@ -9,6 +9,7 @@ The same applies the Q of sy2sb / he2hb (the two-stage reduction's first stage):
 of column j starts ``offset`` = b rows below the diagonal instead of one, so a block column of
 nb reflectors is again one staircase I - V T Vᴴ (stage ormtr_sy2sb / unmtr_he2hb).
 """
+from .backend.arrays import subtract_product
 from .distributed.panels import block_span, replicate_block_col
 from .householder import larft
 
@@ -32,5 +33,5 @@ def ormtr(c, tau, z, coll, offset=1):
         v_local = v[rows[lr:] - (j0 + offset)]
         vhz = xp.ascontiguousarray(v_local.conj().T @ z.local[lr:])
         coll.allreduce(vhz, scope="col")
-        z.local[lr:] -= v_local @ (t @ vhz)
+        subtract_product(xp, z.local[lr:], v_local, t @ vhz)
     return z

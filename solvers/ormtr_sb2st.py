@@ -20,17 +20,17 @@ from .backend.arrays import array_module
 
 
 def ormtr_sb2st(reflectors, y):
-    """Q2 y for the n × k array ``y`` (numpy or cupy, of any dtype: the result has the
-    reflectors' dtype); returns a new array."""
+    """Q2 y for the n × k array ``y`` (numpy or cupy, of any dtype); returns a new array of the
+    reflectors' dtype and backend (host columns go to the device in a GPU run)."""
     layout = reflectors.layout
-    xp = array_module(y)
+    xp = array_module(reflectors.v)
     n, ncols = y.shape
     b, g, h = layout.band, layout.group, layout.height
     dtype = reflectors.v.dtype
     if ncols == 0 or layout.groups == 0:
-        return xp.array(y, dtype=dtype)
+        return xp.array(xp.asarray(y), dtype=dtype)
     padded = xp.zeros((n + h, ncols), dtype=dtype)     # the last groups reach past row n-1
-    padded[:n] = y
+    padded[:n] = xp.asarray(y)
     item = padded.itemsize
     for slot in range(layout.slots):
         first, stop = int(layout.slot_start[slot]), int(layout.slot_start[slot + 1])

@@ -34,7 +34,7 @@ explicit, zero elsewhere (ormtr.ormtr(..., offset=b) applies Q from there).
 """
 import numpy as np
 
-from .backend.arrays import array_module
+from .backend.arrays import array_module, subtract_product
 from .distributed.panels import gather_columns
 from .householder import larft
 
@@ -176,7 +176,8 @@ def _two_sided_update(c, t0, v, t, coll, chunk):
     w = x - 0.5 * (v @ (t.conj().T @ (v.conj().T @ x)))
     left, right = xp.concatenate([v, w], axis=1), xp.concatenate([w, v], axis=1)
     for r0, _, c0, c1 in spans:
-        local[r0:, c0:c1] -= left[_rows(c, r0, nrows, t0)] @ right[_cols(c, c0, c1, t0)].conj().T
+        right_h = xp.ascontiguousarray(right[_cols(c, c0, c1, t0)].conj().T)
+        subtract_product(xp, local[r0:, c0:c1], xp.ascontiguousarray(left[_rows(c, r0, nrows, t0)]), right_h)
 
 
 def _last_block(c, j0, ab, coll):

@@ -58,6 +58,44 @@ def synchronize(xp):
         xp.cuda.get_current_stream().synchronize()
 
 
+def subtract_product(xp, out, a, b):
+    """out -= a @ b in place. On the GPU, when ``out`` is a row-major view (unit column stride:
+    a block of a larger C-contiguous array) and a, b are C-contiguous, one cuBLAS gemm with
+    beta = 1 writes into it: no temporary of out's size and one pass over it instead of three
+    (the trailing updates of sy2sb and the back-transformations are such blocks)."""
+    if is_numpy(xp) or not _gemm_into(out, a, b):
+        out -= a @ b
+    return out
+
+
+def _gemm_into(out, a, b):
+    """cuBLAS out = -a @ b + out for a row-major view ``out``; False when the operands do not
+    fit that call (the caller then takes the plain product)."""
+    item = out.itemsize
+    m, n = out.shape
+    k = a.shape[1]
+    if not (out.ndim == 2 and a.dtype == b.dtype == out.dtype and out.dtype.char in "fdFD"
+            and a.flags.c_contiguous and b.flags.c_contiguous and out.strides[1] == item
+            and out.strides[0] % item == 0 and out.strides[0] // item >= max(n, 1)
+            and a.shape == (m, k) and b.shape == (k, n)):
+        return False
+    if m == 0 or n == 0 or k == 0:
+        return True
+    from cupy.cuda import device
+    from cupy_backends.cuda.libs import cublas
+    gemm = {"f": cublas.sgemm, "d": cublas.dgemm, "F": cublas.cgemm, "D": cublas.zgemm}[out.dtype.char]
+    alpha, beta = np.array(-1, dtype=out.dtype), np.array(1, dtype=out.dtype)
+    handle = device.get_cublas_handle()
+    mode = cublas.getPointerMode(handle)
+    cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
+    try:   # column-major view: outᵀ = -bᵀ aᵀ + outᵀ, with ld's the row lengths
+        gemm(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, n, m, k, alpha.ctypes.data,
+             b.data.ptr, n, a.data.ptr, k, beta.ctypes.data, out.data.ptr, out.strides[0] // item)
+    finally:
+        cublas.setPointerMode(handle, mode)
+    return True
+
+
 def solve_triangular(xp, t, b, lower, trans=False):
     """op(t) x = b for a dense triangular t (only its ``lower``/upper triangle is read);
     op(t) = tᴴ with ``trans`` (tᵀ for real t)."""

@@ -64,7 +64,7 @@ __device__ inline void store_release(unsigned long long* p, unsigned long long v
 
 template <typename T>
 __global__ void chase_kernel(ChaseBand<T> band, ChaseReflectors<T> out, ChaseWork work, unsigned long long timeout_ns) {
-  extern __shared__ unsigned char shared_raw[];
+  extern __shared__ __align__(16) unsigned char shared_raw[];
   __shared__ long long sweep;
   __shared__ int abandon;
   const ChaseSpace<T> sp = carve_space(reinterpret_cast<T*>(shared_raw), band.b);

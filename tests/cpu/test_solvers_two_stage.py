@@ -16,7 +16,7 @@ from solvers.ormtr_sb2st import larft_batched, ormtr_sb2st
 from solvers.reduction import band_for, choose_reduction
 from solvers.sb2st import BulgeLayout, sb2st, steps
 from solvers.sy2sb import default_band, panel_count
-from solvers.testing import shared_seed
+from solvers.testing import band_to_full, random_band, shared_seed
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 DTYPE_IDS = ["f32", "f64", "c64", "c128"]
@@ -38,28 +38,6 @@ def rng():
     return np.random.default_rng(seed)
 
 
-def random_band(rng, n, b, dtype):
-    """ab[j, d] = B[j+d, j] of a random Hermitian band (entries past row n-1 zero)."""
-    ab = rng.standard_normal((n, b + 1))
-    if np.dtype(dtype).kind == "c":
-        ab = ab + 1j * rng.standard_normal((n, b + 1))
-    for d in range(1, b + 1):
-        ab[max(n - d, 0):, d] = 0
-    return ab.astype(dtype)
-
-
-def full_band(ab):
-    n, width = ab.shape
-    full = np.zeros((n, n), dtype=ab.dtype)
-    for d in range(min(width, n)):
-        j = np.arange(n - d)
-        full[j + d, j] = ab[:n - d, d]
-        if d:
-            full[j, j + d] = ab[:n - d, d].conj()
-    full[np.diag_indices(n)] = full.diagonal().real
-    return full
-
-
 @pytest.mark.parametrize("native", [False, True], ids=["python", "native"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("n,b,g", CASES)
@@ -72,7 +50,7 @@ def test_sb2st_tridiagonalizes_the_band(coll, rng, n, b, g, dtype, native):
     assert chase.startswith("host C++" if native else "python"), chase
     assert d.dtype == e.dtype == np.zeros(1, dtype).real.dtype and d.shape == (n,) and e.shape == (max(n - 1, 0),)
     eps = np.finfo(dtype).eps
-    big = full_band(ab)
+    big = band_to_full(ab)
     norm = max(np.abs(big).max(), 1.0)
     w_ref = scipy.linalg.eigvalsh(big.astype(np.complex128 if np.iscomplexobj(big) else np.float64))
     w = scipy.linalg.eigvalsh_tridiagonal(d.astype(np.float64), e.astype(np.float64)) if n > 1 else d

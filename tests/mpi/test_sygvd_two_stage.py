@@ -14,23 +14,12 @@ from solvers.errors import InputError
 from solvers.ormtr import ormtr
 from solvers.sy2sb import panel_count, sy2sb
 from solvers.sygvd import sygvd
-from solvers.testing import random_symmetric, share_node_cores, spd_with_condition, with_junk
+from solvers.testing import (band_to_full, random_symmetric, share_node_cores, spd_with_condition,
+                             with_junk)
 
 share_node_cores(MPI.COMM_WORLD)
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 DTYPE_IDS = ["f32", "f64", "c64", "c128"]
-
-
-def band_matrix(ab, dtype):
-    """The Hermitian matrix of the lower band storage ab[j, d] = B[j+d, j]."""
-    n, width = ab.shape
-    full = np.zeros((n, n), dtype=dtype)
-    for d in range(width):
-        j = np.arange(n - d)
-        full[j + d, j] = ab[:n - d, d]
-        if d:
-            full[j, j + d] = ab[:n - d, d].conj()
-    return full
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
@@ -49,7 +38,7 @@ def test_sy2sb_makes_the_band_it_returns(grid, seed, dtype, n, nb, band, chunk):
     q = q.to_global(coll)
     eps = np.finfo(dtype).eps
     scale = np.abs(a).max() * n * eps
-    assert np.abs(q.conj().T @ a @ q - band_matrix(ab, dtype)).max() < 10 * scale, f"seed={seed}"
+    assert np.abs(q.conj().T @ a @ q - band_to_full(ab)).max() < 10 * scale, f"seed={seed}"
     assert np.abs(q.conj().T @ q - np.eye(n)).max() < 10 * n * eps, f"seed={seed}"
     assert coll.stats["sy2sb"].notes["panels"] == panel_count(n, band)
 
