@@ -8,15 +8,15 @@ block reflector I - V T Vᴴ (V the (b+g-1) × g parallelogram of BulgeLayout; T
 transform of larft), and G is the product of these groups taken σ ascending and, within a
 group of sweeps, k descending. Y ← G Y applies them in reverse: in slots τ = (nσ-1-σ) + k of
 increasing τ, each slot a batch of groups on disjoint rows evenly spaced in Y, so that one slot
-is three batched GEMMs (Vᴴ Y, T (Vᴴ Y), Y - V (T Vᴴ Y)) over a strided view of Y:
+is two batched GEMMs over a strided view of Y (W = Vᴴ Y, then Y -= (V T) W in place):
 nσ + kmax - 1 slots in all, about n/g + n/b.
 
 The columns are whole on the rank (the tridiagonal solver's own columns, before they are moved
 into the block-cyclic layout), so there is no communication: the rows a reflector mixes are all
-here. Work 4 n² k (1 + g/b)/... flops for k columns: 2n²k(b+g-1)/b (the parallelograms' zero
-triangles included).
+here. Work for k columns: 2n²k(b+g-1)/b flops (real; the parallelograms' zero triangles
+included), 4n²k for g = b.
 """
-from .backend.arrays import array_module
+from .backend.arrays import array_module, subtract_product
 
 
 def ormtr_sb2st(reflectors, y):
@@ -37,11 +37,11 @@ def ormtr_sb2st(reflectors, y):
         if stop == first:
             continue
         v = reflectors.v[first:stop]
-        t = larft_batched(xp, v, reflectors.tau[first:stop])
+        vt = v @ larft_batched(xp, v, reflectors.tau[first:stop])
         rows = xp.lib.stride_tricks.as_strided(
             padded[int(layout.slot_row[slot]):], shape=(stop - first, h, ncols),
             strides=((g + b) * ncols * item, ncols * item, item))
-        rows -= v @ (t @ (v.conj().transpose(0, 2, 1) @ rows))
+        subtract_product(xp, rows, vt, v.conj().transpose(0, 2, 1) @ rows)   # Y -= V T Vᴴ Y
     return padded[:n]
 
 

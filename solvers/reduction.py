@@ -5,7 +5,7 @@
     2stage  sy2sb / he2hb (dense → band b, GEMMs), sb2st / hb2st (band → tridiagonal, bulge
             chasing), then two back-transformations: ormtr_sb2st (Q2, on each rank's whole
             columns) and ormtr_sy2sb (Q1, like ormtr)
-    auto    2stage on GPUs from TWO_STAGE_FROM on, 1stage otherwise
+    auto    2stage from the order TWO_STAGE_FROM gives for the device on, 1stage otherwise
 
 One-stage stays the reference and the small-n path: its flops are fewer (4n³/3 against
 4n³/3 for sy2sb plus about 2n³(b+g-1)/b more in the back-transformation with vectors), so
@@ -15,10 +15,11 @@ from .errors import InputError
 
 REDUCTIONS = ("auto", "1stage", "2stage")
 
-# PLACEHOLDER, not measured: the order from which 'auto' picks two-stage on GPU runs (the lead
-# replaces it from one-GPU measurements, docs/PERFORMANCE.md). None: never (CPU runs, where
-# nothing was measured either).
-TWO_STAGE_FROM = {"gpu": 4096, "cpu": None}
+# The order from which 'auto' picks two-stage, by device; None: never. PLACEHOLDER: nothing was
+# measured yet (the GPU path had not run when this was written), so 'auto' keeps one-stage
+# until a one-GPU measurement (python -m solvers.bench --reduction 1stage 2stage) puts the
+# crossover here and in docs/PERFORMANCE.md.
+TWO_STAGE_FROM = {"gpu": None, "cpu": None}
 
 # The bandwidth b when none is given: the largest divisor of nb up to this (PLACEHOLDER for the
 # GPU: the cost of the bulge chasing and of Q2's wasted flops grows with b, sy2sb's GEMMs get
@@ -35,7 +36,7 @@ def choose_reduction(requested, n, on_gpu):
     device = "gpu" if on_gpu else "cpu"
     start = TWO_STAGE_FROM[device]
     if start is None:
-        return "1stage", f"auto: no two-stage crossover for {device.upper()} runs"
+        return "1stage", f"auto: no two-stage crossover measured for {device.upper()} runs"
     if n >= start:
         return "2stage", f"auto: n = {n} >= {start} on {device.upper()}"
     return "1stage", f"auto: n = {n} < {start} on {device.upper()}"

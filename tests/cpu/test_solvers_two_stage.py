@@ -13,6 +13,7 @@ from solvers.distributed import ProcessGrid
 from solvers.errors import InputError
 from solvers.householder import larft
 from solvers.ormtr_sb2st import larft_batched, ormtr_sb2st
+from solvers import reduction
 from solvers.reduction import band_for, choose_reduction
 from solvers.sb2st import BulgeLayout, sb2st, steps
 from solvers.sy2sb import default_band, panel_count
@@ -125,11 +126,13 @@ def test_q2_on_some_columns_is_q2_times_them(coll, rng):
     assert ormtr_sb2st(refl, np.zeros((n, 0))).shape == (n, 0)
 
 
-def test_reduction_choice_and_bandwidth():
+def test_reduction_choice_and_bandwidth(monkeypatch):
     assert choose_reduction("1stage", 10 ** 6, True)[0] == "1stage"
     assert choose_reduction("2stage", 3, False)[0] == "2stage"
     assert choose_reduction("auto", 100, False)[0] == "1stage"
-    assert choose_reduction("auto", 10 ** 6, True)[0] == "2stage"
+    monkeypatch.setitem(reduction.TWO_STAGE_FROM, "gpu", 4096)
+    assert choose_reduction("auto", 4096, True) == ("2stage", "auto: n = 4096 >= 4096 on GPU")
+    assert choose_reduction("auto", 4095, True)[0] == "1stage"
     with pytest.raises(InputError, match="reduction must be one of"):
         choose_reduction("two", 10, False)
     assert band_for(None, 256, True) == 64 and band_for(None, 32, False) == 32 and band_for(None, 37, False) == 1

@@ -74,6 +74,23 @@ def test_subtract_product_into_a_view_is_the_plain_product(seed, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_batched_subtract_product_into_evenly_spaced_blocks(seed, dtype):
+    """ormtr_sb2st's update: blocks of 9 rows every 11 rows of a C-contiguous array."""
+    rng = np.random.default_rng(seed)
+    big = _random(rng, (60, 30), dtype)
+    a, b = _random(rng, (5, 9, 4), dtype), _random(rng, (5, 4, 30), dtype)
+    out = cupy.asarray(big)
+    item = big.itemsize
+    view = cupy.lib.stride_tricks.as_strided(out[3:], shape=(5, 9, 30), strides=(11 * 30 * item, 30 * item, item))
+    subtract_product(cupy, view, cupy.asarray(a), cupy.asarray(b))
+    want = big.copy()
+    for i in range(5):
+        want[3 + 11 * i:12 + 11 * i] -= a[i] @ b[i]
+    eps = np.finfo(dtype).eps
+    assert np.abs(cupy.asnumpy(out) - want).max() < 100 * eps * (1 + np.abs(want).max()), f"seed={seed}"
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("n,b,g", [(300, 16, 16), (257, 8, 4), (64, 64, 64), (40, 7, 9), (3, 5, 5), (2, 1, 1)])
 def test_gpu_chase_tridiagonalizes_the_band(one_rank, seed, n, b, g, dtype):
     rng = np.random.default_rng(seed)
