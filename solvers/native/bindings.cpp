@@ -190,13 +190,14 @@ PYBIND11_MODULE(_kernels, m) {
   m.def(
       "sb2st_host",
       [chase_args](int dtype, int64_t n, int band, uintptr_t work, uintptr_t v, uintptr_t tau, uintptr_t index,
-                   int64_t kmax, int group, int height, int threads) {
+                   int64_t kmax, int group, int height, int threads, int block_threads) {
         const Sb2stArgs a = chase_args(n, band, work, v, tau, index, kmax, group, height);
         py::gil_scoped_release released;
-        sb2st_host(a, static_cast<ScalarType>(dtype), threads);
+        sb2st_host(a, static_cast<ScalarType>(dtype), threads, block_threads);
       },
       py::arg("dtype"), py::arg("n"), py::arg("band"), py::arg("work"), py::arg("v"), py::arg("tau"),
-      py::arg("index"), py::arg("kmax"), py::arg("group"), py::arg("height"), py::arg("threads"));
+      py::arg("index"), py::arg("kmax"), py::arg("group"), py::arg("height"), py::arg("threads"),
+      py::arg("block_threads") = 1);
   m.def("sb2st_shared_bytes", [](int band, int dtype) { return sb2st_shared_bytes(band, static_cast<ScalarType>(dtype)); },
         py::arg("band"), py::arg("dtype"));
   m.def("sb2st_device_work_bytes", &sb2st_device_work_bytes, py::arg("n"));

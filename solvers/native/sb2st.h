@@ -27,7 +27,9 @@ struct Sb2stArgs {
 };
 
 // The chase on the host with `threads` worker threads (results do not depend on the count).
-void sb2st_host(const Sb2stArgs& args, ScalarType t, int threads);
+// block_threads > 1 (tests): the sweeps one after the other, each step run by that many host
+// threads the way a GPU thread block runs it (strided loops, barriers, sums in member order).
+void sb2st_host(const Sb2stArgs& args, ScalarType t, int threads, int block_threads = 1);
 
 // Bytes of shared memory a GPU worker needs for bandwidth b, and whether this GPU gives them.
 size_t sb2st_shared_bytes(int b, ScalarType t);

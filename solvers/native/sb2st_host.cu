@@ -1,7 +1,10 @@
-// sb2st's chase on the host: worker threads pipelined by per-sweep progress counters (sb2st.h).
+// sb2st's chase on the host: worker threads pipelined by per-sweep progress counters (sb2st.h);
+// and, for tests, a team of host threads with a barrier playing one GPU thread block.
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -22,6 +25,74 @@ struct HostExec {
   template <typename T>
   T load(const T* p) const { return *p; }
 };
+
+// A reusable barrier for a team of host threads (C++17 has no std::barrier).
+class Barrier {
+ public:
+  explicit Barrier(int count) : count_(count) {}
+  void wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const long generation = generation_;
+    if (++waiting_ == count_) {
+      waiting_ = 0;
+      ++generation_;
+      cv_.notify_all();
+      return;
+    }
+    cv_.wait(lock, [&] { return generation_ != generation; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int count_, waiting_ = 0;
+  long generation_ = 0;
+};
+
+// One member of a team that runs a step as a GPU thread block does: the same strided loops,
+// a barrier for sync, a sum posted per member and added in member order.
+struct TeamExec {
+  int tid, members;
+  Barrier* barrier;
+  unsigned char* posts;  // members * 16 bytes
+  int first() const { return tid; }
+  int stride() const { return members; }
+  void sync() const { barrier->wait(); }
+  template <typename T>
+  T sum(T x, T*) const {
+    T* slot = reinterpret_cast<T*>(posts);
+    sync();
+    slot[tid] = x;
+    sync();
+    T total = slot[0];
+    for (int m = 1; m < members; ++m) total += slot[m];
+    sync();
+    return total;
+  }
+  template <typename T>
+  T load(const T* p) const { return *p; }
+};
+
+template <typename T>
+void chase_as_a_block(const Sb2stArgs& args, int members) {
+  const int64_t n = args.n, sweeps = std::max<int64_t>(n - 1, 0);
+  const ChaseBand<T> band{static_cast<T*>(args.band), n, 2 * int64_t(args.b), args.b};
+  const ChaseReflectors<T> out{static_cast<T*>(args.v), static_cast<T*>(args.tau), args.index, args.kmax,
+                               args.group, args.height};
+  std::vector<T> scratch(chase_space_elems(args.b));
+  const ChaseSpace<T> sp = carve_space(scratch.data(), args.b);
+  std::vector<unsigned char> posts(size_t(members) * 16);
+  Barrier barrier(members);
+  auto member = [&](int tid) {
+    const TeamExec ex{tid, members, &barrier, posts.data()};
+    for (int64_t s = 0; s < sweeps; ++s)
+      for (int64_t k = 0; k < chase_steps(n, args.b, s); ++k) chase_step(ex, band, out, sp, s, k);
+  };
+  std::vector<std::thread> team;
+  for (int tid = 1; tid < members; ++tid) team.emplace_back(member, tid);
+  member(0);
+  for (auto& thread : team) thread.join();
+}
 
 template <typename T>
 void chase(const Sb2stArgs& args, int threads) {
@@ -59,11 +130,15 @@ void chase(const Sb2stArgs& args, int threads) {
 
 }  // namespace
 
-void sb2st_host(const Sb2stArgs& args, ScalarType t, int threads) {
+void sb2st_host(const Sb2stArgs& args, ScalarType t, int threads, int block_threads) {
   if (args.b < 1) throw std::invalid_argument("solvers: sb2st needs a bandwidth >= 1");
+  if (block_threads < 1) throw std::invalid_argument("solvers: sb2st's block_threads must be >= 1");
   with_scalar(t, "sb2st", [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    chase<T>(args, threads);
+    if (block_threads > 1)
+      chase_as_a_block<T>(args, block_threads);
+    else
+      chase<T>(args, threads);
   });
 }
 

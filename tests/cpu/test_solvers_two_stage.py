@@ -15,7 +15,7 @@ from solvers.householder import larft
 from solvers.ormtr_sb2st import larft_batched, ormtr_sb2st
 from solvers import reduction
 from solvers.reduction import band_for, choose_reduction
-from solvers.sb2st import BulgeLayout, sb2st, steps
+from solvers.sb2st import BulgeLayout, BulgeReflectors, sb2st, steps
 from solvers.sy2sb import default_band, panel_count
 from solvers.testing import band_to_full, random_band, shared_seed
 
@@ -74,20 +74,49 @@ def test_native_chase_is_bitwise_the_same_for_any_thread_count(rng, dtype):
     native = pytest.importorskip("solvers._kernels", reason="solvers._kernels not built (nvcc at install)")
     n, b, g = 157, 7, 5
     ab = random_band(rng, n, b, dtype)
+    results = [_native_chase(native, ab, b, g, threads=threads) for threads in (1, 2, 5)]
+    for d, e, refl in results[1:]:
+        assert np.array_equal(d, results[0][0]) and np.array_equal(e, results[0][1])
+        assert np.array_equal(refl.v, results[0][2].v) and np.array_equal(refl.tau, results[0][2].tau)
+
+
+def _native_chase(native, ab, b, g, **options):
+    """(d, e, reflectors) of the band ``ab`` by solvers._kernels.sb2st_host with ``options``."""
+    n, dtype = ab.shape[0], ab.dtype
     layout = BulgeLayout.create(n, b, g)
-    results = []
-    for threads in (1, 2, 5):
-        work = np.zeros((n, 2 * b), dtype=dtype)
-        work[:, :b + 1] = ab
-        work[:, 0] = work[:, 0].real
-        v = np.zeros((layout.groups, layout.height, g), dtype=dtype)
-        tau = np.zeros((layout.groups, g), dtype=dtype)
-        native.sb2st_host(native.DTYPES[np.dtype(dtype).name], n, b, work.ctypes.data, v.ctypes.data,
-                          tau.ctypes.data, layout.index.ctypes.data, layout.index.shape[1], g, layout.height,
-                          threads)
-        results.append((work, v, tau))
-    for other in results[1:]:
-        assert all(np.array_equal(x, y) for x, y in zip(results[0], other))
+    work = np.zeros((n, 2 * b), dtype=dtype)
+    work[:, :b + 1] = ab
+    work[:, 0] = work[:, 0].real
+    v = np.zeros((layout.groups, layout.height, g), dtype=dtype)
+    tau = np.zeros((layout.groups, g), dtype=dtype)
+    native.sb2st_host(native.DTYPES[np.dtype(dtype).name], n, b, work.ctypes.data, v.ctypes.data,
+                      tau.ctypes.data, layout.index.ctypes.data, layout.index.shape[1], g, layout.height,
+                      **options)
+    return work[:, 0].real.copy(), work[:n - 1, 1].real.copy(), BulgeReflectors(layout, v, tau)
+
+
+@pytest.mark.parametrize("members", [2, 5, 32, 128])
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_chase_run_as_a_gpu_block_runs_it(rng, dtype, members):
+    """The GPU kernel's decomposition of a step (strided loops over the block's threads, its
+    barriers, its sums) on host threads: the same tridiagonal, the same bits run after run."""
+    native = pytest.importorskip("solvers._kernels", reason="solvers._kernels not built (nvcc at install)")
+    n, b, g = (45 if members < 100 else 21), 6, 4        # (a barrier of 128 host threads is slow)
+    ab = random_band(rng, n, b, dtype)
+    d, e, refl = _native_chase(native, ab, b, g, threads=1, block_threads=members)
+    again = _native_chase(native, ab, b, g, threads=1, block_threads=members)
+    assert np.array_equal(d, again[0]) and np.array_equal(refl.v, again[2].v)
+    big = band_to_full(ab)
+    eps = np.finfo(dtype).eps
+    norm = np.abs(big).max()
+    q = ormtr_sb2st(refl, np.eye(n, dtype=dtype))
+    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    assert np.abs(q.conj().T @ big @ q - t).max() < 10 * n * eps * norm
+    assert np.abs(q.conj().T @ q - np.eye(n)).max() < 10 * n * eps
+    serial = _native_chase(native, ab, b, g, threads=1)
+    w = scipy.linalg.eigvalsh_tridiagonal(d.astype(np.float64), e.astype(np.float64))
+    w_serial = scipy.linalg.eigvalsh_tridiagonal(serial[0].astype(np.float64), serial[1].astype(np.float64))
+    assert np.abs(w - w_serial).max() < 20 * n * eps * norm
 
 
 @pytest.mark.parametrize("n,b,g", [(50, 4, 4), (50, 4, 2), (51, 3, 7), (9, 2, 1), (2, 1, 1), (1, 3, 3)])
