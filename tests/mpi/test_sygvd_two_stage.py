@@ -24,7 +24,8 @@ DTYPE_IDS = ["f32", "f64", "c64", "c128"]
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("n,nb,band,chunk", [(37, 8, 4, 5), (37, 8, 8, None), (20, 6, 3, 2), (5, 4, 4, None),
-                                             (9, 4, 2, 3), (3, 2, 1, 1), (24, 6, 2, 7), (31, 7, 7, 100)])
+                                             (9, 4, 2, 3), (3, 2, 1, 1), (24, 6, 2, 7), (31, 7, 7, 100),
+                                             (6, 8, 8, None)])
 def test_sy2sb_makes_the_band_it_returns(grid, seed, dtype, n, nb, band, chunk):
     rng = np.random.default_rng(seed)
     a = random_symmetric(rng, n, np.dtype(dtype).kind == "c").astype(dtype)
