@@ -35,7 +35,7 @@ def _wide(dtype):
     return np.complex128 if np.dtype(dtype).kind == "c" else np.float64
 
 
-def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method):
+def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method, reduction="1stage"):
     rng = np.random.default_rng(seed)
     n, nb = 45, 8
     lower = uplo == "L"
@@ -44,8 +44,11 @@ def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method):
     coll = Collectives(grid, kind, cupy)
     da = DistMatrix.from_global(cupy.asarray(with_junk(rng, a.astype(dtype), lower)), grid, nb)
     db = DistMatrix.from_global(cupy.asarray(with_junk(rng, b.astype(dtype), lower)), grid, nb)
-    w, z = sygvd(da, db, coll, itype=itype, jobz=jobz, uplo=uplo, method=method)
+    w, z = sygvd(da, db, coll, itype=itype, jobz=jobz, uplo=uplo, method=method, reduction=reduction,
+                 band=4)
     assert isinstance(w, cupy.ndarray) and w.dtype == np.zeros(1, dtype).real.dtype
+    every = grid.comm.allgather(cupy.asnumpy(w).tobytes())
+    assert all(x == every[0] for x in every), f"seed={seed}: eigenvalues differ between ranks"
     eps = float(np.finfo(dtype).eps)
     a64, b64 = a.astype(dtype).astype(_wide(dtype)), b.astype(dtype).astype(_wide(dtype))
     w_host = cupy.asnumpy(w).astype(np.float64)
@@ -59,16 +62,21 @@ def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method):
     return coll
 
 
+@pytest.mark.parametrize("reduction", ["1stage", "2stage"])
 @pytest.mark.parametrize("kind", collective_kinds())
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("jobz", ["V", "N"])
 @pytest.mark.parametrize("uplo", ["L", "U"])
 @pytest.mark.parametrize("itype", [1, 2, 3])
-def test_sygvd_on_gpu_matches_scipy(grid, seed, itype, uplo, jobz, dtype, kind):
-    """The distributed stages (hetrd, unmtr for complex: named so in the stage report)."""
-    coll = _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, "distributed")
-    trd = "hetrd" if np.dtype(dtype).kind == "c" else "sytrd"
-    assert "host_us_per_column" in coll.stats[trd].notes
+def test_sygvd_on_gpu_matches_scipy(grid, seed, itype, uplo, jobz, dtype, kind, reduction):
+    """The distributed stages (hetrd, unmtr for complex: named so in the stage report), by
+    either reduction (two-stage: bandwidth 4, half the block size; its chase on the GPU)."""
+    coll = _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, "distributed", reduction)
+    complex_ = np.dtype(dtype).kind == "c"
+    if reduction == "1stage":
+        assert "host_us_per_column" in coll.stats["hetrd" if complex_ else "sytrd"].notes
+    else:
+        assert coll.stats["hb2st" if complex_ else "sb2st"].notes["chase"].startswith("GPU kernel")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
