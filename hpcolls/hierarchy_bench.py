@@ -1,37 +1,31 @@
 """The hierarchical path's rows of `python -m hpcolls.bench --hierarchy K` (docs/PERFORMANCE.md,
-"Across nodes"), timed in the same run, on the same kind of buffers, as the bench's other rows:
+"Across nodes"), timed in the same run, on the same buffers, as the bench's other rows
+(hpcolls/bench/cli.py adds them to --algos):
 
-- hier-leaders, hier-slices, hier-auto: Allreduce through the hierarchical path over emulated nodes
-  of K ranks (HPCOLLS_NODE_SIZE=K; K=0: the nodes MPI sees), with HPCOLLS_HIERARCHY forcing each
-  scheme, or the latency model choosing (hpcolls/hierarchy_model.py). A size whose element count k
-  does not divide goes by leaders in the slices row too;
-- flat-mpi: the same device buffers through MPI over all ranks (HPCOLLS_ALGO=mpi: directly where MPI
-  is CUDA-aware, else staged through host memory), what a communicator over several nodes got
-  before the hierarchy;
-- the bench's own `auto` row (no emulation: all ranks one node) is the flat native path, the
-  upper bound the hierarchy approaches inside a node.
+- hier-leaders, hier-slices: Allreduce through the hierarchical path over emulated nodes of K ranks
+  (HPCOLLS_NODE_SIZE=K; K=0: the nodes MPI sees) with HPCOLLS_HIERARCHY forcing the scheme (a size
+  whose element count K does not divide goes by leaders in the slices row too);
+- hier-auto: every collective of the run on that communicator as the route decides it
+  (hpcolls/routes/native.py): Allreduce by the latency model's scheme, Bcast, Reduce and Allgather
+  hierarchical, Reduce_scatter and messages past the node kernels on the flat routes (the row's
+  route column says which);
+- beside them, the bench's own rows: `mpi-device`, the same device buffers through MPI over all
+  ranks (what a communicator over several nodes got before the hierarchy), and `auto`, all ranks
+  as one node: the flat native path, the upper bound the hierarchy approaches inside a node.
 
-The hierarchical rows go through MPI, so they stay eager under --graph (a capture refuses them).
+The hierarchical calls go through MPI, so they have no device time (a CUDA-graph capture refuses
+them): their rows are host-timed.
 """
-from mpi4py import MPI
+from .bench import cases, runners
 
-from . import bench
+SCHEMES = {"hier-leaders": "leaders", "hier-slices": "slices", "hier-auto": "auto"}
+ALGOS = tuple(SCHEMES)
 
-ROWS = {"hier-leaders": "leaders", "hier-slices": "slices", "hier-auto": "auto", "flat-mpi": None}
 
-
-def callers(args, cupy, count, dtype, inplace):
-    """{row: (one call, result array, send array)} as bench.gpu_callers returns them."""
-    op = bench.MPI_OPS[args.op]
-    out = {}
-    for row, scheme in ROWS.items():
-        if scheme is None:
-            comm = bench.communicator("mpi")
-        else:
-            comm = bench.communicator("auto", env={"HPCOLLS_NODE_SIZE": str(args.hierarchy),
-                                                   "HPCOLLS_HIERARCHY": scheme})
-        send = bench.make_data(cupy, count, dtype, MPI.COMM_WORLD.rank)
-        recv = send if inplace else cupy.empty_like(send)
-        sendarg = MPI.IN_PLACE if inplace else send
-        out[row] = (lambda c=comm, s=sendarg, r=recv: c.Allreduce(s, r, op=op), recv, send)
-    return out
+def caller(node_size, algo, coll, case):
+    """As hpcolls.bench.runners.caller, for one of ALGOS over emulated nodes of `node_size` ranks;
+    None where the row has no such call (the forced schemes are Allreduce's)."""
+    if SCHEMES[algo] != "auto" and coll != "allreduce":
+        return None
+    comm = runners.communicator("auto", env={"HPCOLLS_NODE_SIZE": str(node_size), "HPCOLLS_HIERARCHY": SCHEMES[algo]})
+    return runners.hpcolls_caller(comm, cases.METHOD[coll], case)

@@ -74,7 +74,7 @@ def _stream_reader():
 def _node_lines(comm, cfg, aware):
     """The node groups of COMM_WORLD and the route each device-buffer collective takes on it
     (collective: every rank builds the groups)."""
-    from .routes.hierarchical import route_lines
+    from .routes.native import route_lines
     try:
         h = hierarchy.node_hierarchy(comm, cfg.node_size)
     except ValueError as exc:

@@ -21,7 +21,9 @@ import scipy.linalg
 from .backend.arrays import is_numpy, to_host
 from .backend.lapack import stevd_vectors
 from .backend.threads import blas_threads_lent
+from .distributed.columns import RankColumns
 from .distributed.distmatrix import DistMatrix
+from .stebz import share
 from .stedc import stedc
 
 STEDC_LEAF = 512   # order of the blocks the GPU divide and conquer hands to LAPACK
@@ -30,25 +32,42 @@ STEDC_LEAF = 512   # order of the blocks the GPU divide and conquer hands to LAP
 def stevd(d, e, coll, vectors_like=None):
     """Eigenvalues (ascending, replicated xp array) and, if ``vectors_like`` (a DistMatrix
     layout) is given, the eigenvectors distributed in that layout."""
+    want = vectors_like is not None
+    if d.shape[0] == 0:
+        return d.copy(), (vectors_like.like() if want else None)
+    w, z = _replicated(d, e, coll, want)
+    if not want:
+        return w, None
+    rows, cols = vectors_like.device_index()
     xp = coll.xp
+    # Real eigenvectors of the real T; a complex problem's back-transformation makes them complex.
+    local = xp.ascontiguousarray(z[rows[:, None], cols[None, :]], dtype=vectors_like.dtype)
+    return w, DistMatrix(local, vectors_like.desc, vectors_like.grid)
+
+
+def stevd_columns(d, e, coll):
+    """Eigenvalues (ascending, replicated xp array) and this rank's equal share of the
+    eigenvector columns, whole (RankColumns, on the backend): what a back-transformation on
+    whole columns (two-stage's Q2) takes before they are moved into the block-cyclic layout."""
+    xp, grid = coll.xp, coll.grid
     n = d.shape[0]
+    w, z = _replicated(d, e, coll, True) if n else (d.copy(), xp.zeros((0, 0), dtype=d.dtype))
+    bounds = np.array([share(n, grid.size, r)[0] for r in range(grid.size)] + [n])
+    mine = z[:, int(bounds[grid.rank]):int(bounds[grid.rank + 1])]
+    return w, RankColumns(mine, bounds, np.arange(n))
+
+
+def _replicated(d, e, coll, want):
+    """(w, Z or None) of the tridiagonal (d, e) broadcast from rank 0, on the backend: the same
+    input, hence the same bits, on every rank."""
+    xp = coll.xp
     coll.bcast(d, root=0, scope="all")
     coll.bcast(e, root=0, scope="all")
-    want = vectors_like is not None
-    if n == 0:
-        return d.copy(), (vectors_like.like() if want else None)
     if is_numpy(xp):
         w, z = _stevd_host(to_host(d), to_host(e), want)
     else:
         w, z = _eigh_device(xp, d, e, want, coll)
-    w = xp.asarray(w)
-    if not want:
-        return w, None
-    rows, cols = vectors_like.device_index()
-    z = xp.asarray(z)
-    # Real eigenvectors of the real T; a complex problem's back-transformation makes them complex.
-    local = xp.ascontiguousarray(z[rows[:, None], cols[None, :]], dtype=vectors_like.dtype)
-    return w, DistMatrix(local, vectors_like.desc, vectors_like.grid)
+    return xp.asarray(w), (xp.asarray(z) if want else None)
 
 
 def _stevd_host(d, e, want):

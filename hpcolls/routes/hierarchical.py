@@ -14,7 +14,8 @@ each node), then a node bcast from that local index. Reduce: a node reduce to th
 index on every node, those send their partials to the root, which combines them in node order.
 Allgather (nodes of consecutive ranks): node allgather into the node's part of the result, the
 node parts exchanged across the nodes by every local index (each rank gets all of them at once).
-Reduce_scatter and the other methods take the flat routes.
+Reduce_scatter(_block) and larger messages take the flat routes (NCCL where every rank has its own
+GPU, else MPI): hpcolls/routes/native.py asks `takes` and calls `make` as part of its one decision.
 
 Between the nodes the step is MPI on host memory: the node's partial is copied from the GPU into
 pinned memory, exchanged with point-to-point messages polled against HPCOLLS_TIMEOUT
@@ -37,10 +38,9 @@ import contextlib
 import weakref
 
 import numpy as np
-from mpi4py import MPI
 
 from .. import dtypes, hierarchy_model, log
-from ..errors import CollectiveTimeout, CommunicatorBroken, InvalidBufferError
+from ..errors import CollectiveTimeout, CommunicatorBroken, HpcollsError
 from ..group_exchange import GroupExchange
 from ..hierarchy import node_hierarchy
 from ..missing_rank import FailureChannel, Missing
@@ -48,6 +48,7 @@ from ..reduction import reduce_in_rank_order
 from ..staging import StagingPool
 
 _NAMES_KEPT = 4096
+CARRIED = ("allreduce", "bcast", "reduce", "allgather")  # the collectives it carries, as routes/collectives.py names them
 _open_paths = weakref.WeakSet()
 
 
@@ -102,7 +103,42 @@ class HierarchicalPath:
             fits = nbytes // k <= min(self.node.largest("reduce_scatter"), self.node.largest("allgather"))
         return scheme if fits else None
 
-    # -- the collectives: True when taken (done, or enqueued on the stream) ------------------------
+    # -- as the native route asks: a DeviceCall of a collective (hpcolls/routes/collectives.py) -------
+    def takes(self, collective, call):
+        """(True, how) where this path makes `call`, a DeviceCall of `collective`, else (False, why
+        not); the same answer on every rank (it reads only what every rank passes alike)."""
+        spans = f"ranks span {self.h.describe()}"
+        if collective.native not in CARRIED:
+            return False, f"{spans}: the hierarchical path carries Allreduce, Bcast, Reduce and Allgather only"
+        if collective.native == "allreduce":
+            scheme = self.allreduce_scheme(call.count, call.code)
+            if scheme is None:
+                return False, f"{spans}: more than the node kernels take in either scheme of the hierarchical path"
+            if self.scheme == scheme:
+                by = f"HPCOLLS_HIERARCHY={scheme}"
+            elif self.scheme == "auto":
+                by = "the latency model, hpcolls/hierarchy_model.py"
+            else:
+                by = f"HPCOLLS_HIERARCHY={self.scheme}, but {call.count} elements are not {self.node_size} equal slices"
+            return True, f"{scheme} ({by}); {spans}"
+        if collective.native == "allgather" and not self.h.consecutive:
+            return False, f"{spans}, not of consecutive ranks: the hierarchical Allgather needs each node's blocks together"
+        largest = self.node.largest(collective.native)
+        if call.nbytes > largest:
+            return False, f"{spans}: more than the node kernels take in one call ({largest} B)"
+        return True, spans
+
+    def make(self, collective, call, stream):
+        """Makes `call` (a DeviceCall of `collective` that `takes` accepted) on `stream`."""
+        steps = {"allreduce": lambda: self.allreduce(call.send, call.recv, call.count, call.code, call.op, stream),
+                 "bcast": lambda: self.bcast(call.recv, call.nbytes, call.root, stream),
+                 "reduce": lambda: self.reduce(call.send, call.recv, call.count, call.code, call.op, call.root, stream),
+                 "allgather": lambda: self.allgather(call.send, call.recv, call.nbytes, stream)}
+        if not steps[collective.native]():
+            raise HpcollsError(f"hpcolls: internal error: the hierarchical path refused a {collective.method} of "
+                               f"{call.nbytes} B that it said it takes")
+
+    # -- the collectives on integer addresses: True when taken (done, or enqueued on the stream) ---
     def allreduce(self, src, dst, count, code, op, stream):
         """dst = src reduced over every rank in the hierarchy's order (src == dst: in place)."""
         if count == 0:
@@ -318,20 +354,36 @@ def node_layout(comm, cfg):
     return None
 
 
+def settings_refusal(nodes, cfg):
+    """Why the settings or the node shape leave `nodes` without a hierarchical path, or None."""
+    if cfg.hierarchy == "off":
+        return "HPCOLLS_HIERARCHY=off"
+    if not nodes.equal_nodes:
+        return "nodes of unequal size (the hierarchical path needs equal nodes)"
+    if cfg.ll_mode:
+        return f"HPCOLLS_LL_MODE={cfg.ll_mode} (the diagnostic LL variants carry Allreduce only)"
+    return None
+
+
+def scheme_line(nodes, cfg):
+    """How the path picks the Allreduce scheme on `nodes` under `cfg` (for `hpcolls info`)."""
+    k = len(nodes.nodes[0])
+    if cfg.hierarchy != "auto":
+        return f"{cfg.hierarchy} (HPCOLLS_HIERARCHY)"
+    if k == 1:
+        return "leaders (one rank per node)"
+    limit = hierarchy_model.leaders_max_bytes(len(nodes.nodes), k)
+    return f"leaders up to {limit} B, slices above (the latency model, hpcolls/hierarchy_model.py)"
+
+
 def open_path(comm, cfg, nodes, device):
     """(HierarchicalPath, why the flat native path is off) for `comm` over `nodes` (the path frees
-    them at close), or (None, why neither runs: the caller keeps `nodes`); collective, and every
-    rank reaches the same verdict."""
+    them at close), or (None, why neither runs: `nodes` freed); collective, and every rank
+    reaches the same verdict."""
     from ..peer_group import _agreed_reason, open_native
     spans = f"ranks span {nodes.describe()}"
-    why = None
-    if cfg.hierarchy == "off":
-        why = "HPCOLLS_HIERARCHY=off"
-    elif not nodes.equal_nodes:
-        why = "nodes of unequal size (the hierarchical path needs equal nodes)"
-    elif cfg.ll_mode:
-        why = f"HPCOLLS_LL_MODE={cfg.ll_mode} (the diagnostic LL variants carry Allreduce only)"
-    else:
+    why = settings_refusal(nodes, cfg)
+    if why is None:
         try:
             import cupy  # noqa: F401  (its allocator holds the path's device work space)
         except ImportError as exc:
@@ -347,6 +399,7 @@ def open_path(comm, cfg, nodes, device):
     if why:
         if nc is not None:
             nc.release()
+        nodes.free()
         return None, f"{spans} (CUDA IPC reaches one node only); no hierarchical path: {why}"
     from ..node_steps import NativeNodeSteps
     path = HierarchicalPath(comm, nodes, NativeNodeSteps(nc, nodes.nodes[nodes.node_index], nodes.node_index), cfg)
@@ -364,100 +417,3 @@ def _ranks_on_device(comm, device):
         uuid = None
     count = comm.allgather(uuid).count(uuid)
     return count if uuid is not None else None
-
-
-# -- device-buffer calls routed here (hpcolls.routes.call) -------------------------------------------------
-# Each method's parse reads only what every rank passes alike (the buffer all ranks use, the root,
-# the op), so every rank decides the same before the path opens (collective, on first use); what
-# only the root passes is checked after, where a refusal is a bounded failure on the other ranks.
-def _native(spec):
-    """The DeviceBuffer of a spec the native kernels read, or None."""
-    from .. import buffers
-    arr = buffers.device_array(spec)
-    return None if arr is None else buffers.native_buffer(spec, arr)
-
-
-def _bcast(method, args, kwargs, rank):
-    buf, root = _native(method.argument(args, kwargs, "buf")), method.argument(args, kwargs, "root")
-    if buf is None:
-        return None
-    return lambda path, stream: path.bcast(buf.ptr, buf.nbytes, root, stream)
-
-
-def _reduce(method, args, kwargs, rank):
-    sendbuf, recvbuf = method.argument(args, kwargs, "sendbuf"), method.argument(args, kwargs, "recvbuf")
-    root, opc = method.argument(args, kwargs, "root"), dtypes.op_code(method.argument(args, kwargs, "op"))
-    send = _native(recvbuf if sendbuf is MPI.IN_PLACE else sendbuf)
-    if send is None or opc not in dtypes.OPS_OF[send.code]:
-        return None
-
-    def run(path, stream):
-        dst = send.ptr
-        if rank == root:
-            recv = _native(recvbuf)
-            if recv is None or (recv.count, recv.code) != (send.count, send.code):
-                raise InvalidBufferError(f"hpcolls: Reduce: the root's receive buffer does not hold the send "
-                                         f"buffer's {send.count} x {dtypes.NAMES[send.code]}")
-            dst = recv.ptr
-        return path.reduce(send.ptr, dst, send.count, send.code, opc, root, stream)
-    return run
-
-
-def _allgather(method, args, kwargs, rank):
-    sendbuf, recvbuf = method.argument(args, kwargs, "sendbuf"), method.argument(args, kwargs, "recvbuf")
-    recv = _native(recvbuf)
-    send = None if sendbuf is MPI.IN_PLACE else _native(sendbuf)
-    if recv is None or (send is None and sendbuf is not MPI.IN_PLACE):
-        return None
-
-    def run(path, stream):
-        if recv.count % path.size or (send is not None and send.nbytes * path.size != recv.nbytes):
-            return False
-        return path.allgather(None if send is None else send.ptr, recv.ptr, recv.nbytes // path.size, stream)
-    return run
-
-
-_PARSERS = {"Bcast": _bcast, "Reduce": _reduce, "Allgather": _allgather}
-METHODS = frozenset(_PARSERS)
-
-
-def call(comm, method, args, kwargs, device, stream):
-    """A device-buffer call of `method` on hpcolls communicator `comm` through the hierarchical
-    path, or NotImplemented when it does not take it (then the flat routes do). Every rank must
-    pass device buffers to a collective this path may carry (as to the native Allreduce): the
-    path's set-up on first use is collective."""
-    parse = _PARSERS.get(method.name)
-    run = parse and parse(method, args, kwargs, MPI.Comm.Get_rank(comm))
-    if run is None:
-        return NotImplemented
-    path = comm._hierarchical_path(next(iter(device.values()))[0].device, stream)
-    if path is None or not run(path, stream):
-        return NotImplemented
-    return None
-
-
-def route_lines(nodes, cfg, cuda_aware):
-    """`python -m hpcolls info`'s lines: where each collective of device buffers goes on a
-    communicator over `nodes` (a NodeHierarchy) under `cfg`."""
-    mpi = "MPI, directly (CUDA-aware)" if cuda_aware else "MPI, staged through host memory"
-    flat_allreduce = f"then NCCL where every rank has its own GPU, else {'the native kernels in pieces' if len(nodes.nodes) == 1 else mpi}"
-    if cfg.algo in ("nccl", "mpi"):
-        return [f"every collective: {'NCCL (Allreduce), else ' if cfg.algo == 'nccl' else ''}{mpi} (HPCOLLS_ALGO={cfg.algo})"]
-    if len(nodes.nodes) == 1:
-        return [f"Allreduce: native kernels (one-shot, two-shot by size), {flat_allreduce}",
-                f"Bcast, Reduce, Allgather, Reduce_scatter and the rest: {mpi}"]
-    if cfg.hierarchy == "off" or not nodes.equal_nodes:
-        why = "HPCOLLS_HIERARCHY=off" if cfg.hierarchy == "off" else "nodes of unequal size"
-        return [f"no hierarchical path ({why}), no CUDA IPC between nodes: Allreduce by NCCL where every rank "
-                f"has its own GPU, else {mpi}; the rest: {mpi}"]
-    k = len(nodes.nodes[0])
-    if cfg.hierarchy == "auto":
-        limit = hierarchy_model.leaders_max_bytes(len(nodes.nodes), k)
-        scheme = "leaders" if k == 1 else f"leaders up to {limit} B, slices above (the latency model, hpcolls/hierarchy_model.py)"
-    else:
-        scheme = f"{cfg.hierarchy} (HPCOLLS_HIERARCHY)"
-    carried = "while the node's native kernels carry the message"
-    return [f"Allreduce: hierarchical, {scheme}, {carried}; larger: {flat_allreduce.replace('then ', '')}",
-            f"Bcast, Reduce, Allgather: hierarchical (native in each node, bounded MPI messages between them), "
-            f"{carried}; larger: {mpi}",
-            f"Reduce_scatter and the rest: {mpi}"]

@@ -4,21 +4,39 @@ A rank that computed some columns of a global n × k matrix whole (eigenvectors 
 the eigenvalues, for one) sends every other rank the rows and columns that rank owns in the
 block-cyclic layout, in one host Alltoallv. The columns are contiguous in a storage order
 (rank r holds storage positions bounds[r]:bounds[r+1]) that a permutation maps to the global
-column order, so a rank may compute its columns in any order it likes.
+column order, so a rank may compute its columns in any order it likes. On one rank nothing moves (the columns,
+on the run's backend, are put in order and kept where they are).
 """
+from typing import NamedTuple
+
 import numpy as np
 
+from ..backend.arrays import array_module, to_host
 from .descriptor import Descriptor
 from .distmatrix import DistMatrix
 from .indexing import local_indices
 
 
+class RankColumns(NamedTuple):
+    """Columns of an n × k matrix held whole per rank: this rank's ``mine`` (n × its count, numpy
+    or cupy), storage positions ``bounds[r]:bounds[r+1]`` on rank r, position s being column
+    ``place[s]`` (host arrays, the same on every rank)."""
+    mine: object
+    bounds: np.ndarray
+    place: np.ndarray
+
+
 def columns_to_block_cyclic(mine, bounds, place, n, k, nb, grid, coll, dtype, xp):
     """The vectors at storage positions bounds[rank]:bounds[rank+1], held whole by each rank
-    (``mine``), into the block-cyclic n × k layout, storage position s going to column
-    place[s] (one host Alltoallv; sender and receiver derive every piece's place from bounds
-    and place, which every rank has, so no index travels)."""
+    (``mine``, numpy or cupy), into the block-cyclic n × k layout of backend ``xp``, storage
+    position s going to column place[s] (one host Alltoallv; sender and receiver derive every
+    piece's place from bounds and place, which every rank has, so no index travels)."""
     desc = Descriptor.create(n, k, nb, nb, grid)
+    if grid.size == 1:
+        order = np.argsort(place)
+        local = mine if np.array_equal(order, np.arange(k)) else mine[:, array_module(mine).asarray(order)]
+        return DistMatrix(xp.ascontiguousarray(xp.asarray(local), dtype=dtype), desc, grid)
+    mine = to_host(mine)
     row_sets = [local_indices(n, nb, p, 0, grid.nprow) for p in range(grid.nprow)]
     col_sets = [local_indices(k, nb, q, 0, grid.npcol) for q in range(grid.npcol)]
     holder = np.repeat(np.arange(grid.size), np.diff(bounds))     # rank holding storage s

@@ -194,7 +194,7 @@ def test_integer_sum_wraps_like_the_kernels():
 def test_stream_arguments_read_as_handles():
     """stream= as the Allreduce method (and the native entry, for int and `ptr`) reads it: an
     integer, else the first integer of `ptr`, `cuda_stream`, `handle`; anything else is refused."""
-    from hpcolls.communicator import _stream_ptr
+    from hpcolls.streams import stream_ptr as _stream_ptr
 
     class Attrs:
         def __init__(self, **kw):

@@ -77,6 +77,19 @@ def assert_bitwise(got, want, what):
                                 f"{mismatch[0]}: got {got[mismatch[0]]!r} want {want[mismatch[0]]!r}")
 
 
+def assert_sum_within_rounding(got, want, inputs, code, what):
+    """Where NCCL sums (it promises the sum, not our rank order): floating-point results within
+    the usual 2 N eps sum|x| of the rank-order reference, over the N `inputs`; others bitwise."""
+    if code not in (dtypes.F16, dtypes.BF16, dtypes.F32, dtypes.F64, dtypes.C64, dtypes.C128):
+        assert_bitwise(got, want, what)
+        return
+    scale = sum(np.abs(x.astype(np.complex128 if code in dtypes.COMPLEX else np.float64)) for x in inputs)
+    eps = float(np.finfo(dtypes.numpy_dtype(code)).eps) if code != dtypes.BF16 else 2.0 ** -7
+    err = np.abs(got.astype(np.complex128) - want.astype(np.complex128))
+    bound = 2 * len(inputs) * eps * scale
+    assert np.all(err <= bound), f"{what}: {int(np.sum(err > bound))} elements beyond rounding"
+
+
 def as_argument(arr, code):
     """The array to hand to Allreduce: bfloat16 (held as uint16 bits) travels as a torch
     bfloat16 view of the same memory, since cupy and numpy have no bfloat16 dtype."""

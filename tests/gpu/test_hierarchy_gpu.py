@@ -4,9 +4,10 @@ environment sets), all on one GPU under MPS, so that the native kernels run insi
 bounded MPI messages between the nodes, never CUDA IPC. Every type x op of both Allreduce schemes
 and of Reduce against the host reference of the hierarchy's fixed order, bitwise and equal on every
 rank, Bcast and Allgather of every type; the four through the communicator at every root; a
-message past the node kernels left to the flat routes; a CUDA-graph capture refused (the step
-between nodes is MPI: no replay); a random mix of all four against references; a rank skipping a
-call named on every other rank; the bench's hierarchical rows.
+message past the node kernels and Reduce_scatter left to the flat routes, no native entry
+installed over the nodes; a CUDA-graph capture refused (the step between nodes is MPI: no
+replay); a random mix of all four against references; a rank skipping a call named on every other
+rank; the bench's hierarchical rows.
 
     bash tests/gpu_harness.sh --no-build --ranks "4 8" -- -k hierarchy
 
@@ -70,6 +71,11 @@ def same_everywhere(got, what):
 
 
 def test_emulated_nodes_take_the_hierarchy_never_ipc_between_them(k):
+    """The flat native path is never opened over the nodes, so no native entry (fast_entry.cpp)
+    is installed to bypass the route; the route's one decision sends the four collectives the
+    hierarchy carries to it."""
+    from hpcolls.routes.collectives import COLLECTIVES
+    from hpcolls.routes.native import route_of
     comm = emulated(k)
     try:
         assert comm._native is None, "the flat native path (CUDA IPC over every rank) is open"
@@ -77,6 +83,30 @@ def test_emulated_nodes_take_the_hierarchy_never_ipc_between_them(k):
         assert comm._hier.node.nc.nranks == k  # the native kernels span one emulated node only
         assert comm._hier.h.nodes == [list(range(s, s + k)) for s in range(0, N, k)]
         assert "hierarchical path" in comm.native_path
+        assert not set(COLLECTIVES) & set(vars(comm)), "a native entry shadows a method of a communicator over nodes"
+        x, y = cupy.ones(4 * N), cupy.zeros(4 * N)
+        for name, args in {"Allreduce": (x, y), "Bcast": (y,), "Reduce": (x, y), "Allgather": (x[:4], y)}.items():
+            assert route_of(comm, name, *args).route == "hierarchical", name
+        for name in ("Reduce_scatter_block", "Reduce_scatter"):
+            assert route_of(comm, name, x, y[:4], *([[4] * N] if name == "Reduce_scatter" else [])).route == "mpi"
+    finally:
+        comm.close()
+
+
+def test_reduce_scatter_takes_the_flat_routes(k, seed):
+    """Reduce_scatter(_block) on a communicator over nodes: MPI over all ranks (NCCL refuses ranks
+    sharing a GPU), the hierarchical path untouched; integer data, exact in MPI's order."""
+    comm = emulated(k)
+    try:
+        calls = comm._hier.calls
+        inputs = [host_input(dtypes.I64, dtypes.SUM, 5 * N, seed, r) for r in range(N)]
+        want = np.sum(inputs, axis=0)[5 * RANK:5 * RANK + 5]
+        for name, extra in (("Reduce_scatter_block", ()), ("Reduce_scatter", ([5] * N,))):
+            got = cupy.full(5, -1, cupy.int64)
+            getattr(comm, name)(cupy.asarray(inputs[RANK]), got, *extra)
+            finish(comm)
+            assert np.array_equal(cupy.asnumpy(got), want), name
+        assert comm._hier.calls == calls
     finally:
         comm.close()
 
@@ -296,19 +326,20 @@ def test_a_rank_that_skips_a_call_is_named_on_every_rank(k, call):
 
 
 def test_bench_times_the_hierarchy_beside_flat_mpi_and_flat_native(k, tmp_path_factory):
-    """python -m hpcolls.bench --hierarchy K: its rows, each checked (0 wrong elements), eager under
-    --graph (a capture refuses them) while the flat native row is graph-timed."""
+    """python -m hpcolls.bench --hierarchy K: its rows, each checked (0 wrong elements), host-timed
+    (a capture refuses them) while the flat native row is graph-timed."""
     import json
 
     from hpcolls import bench
     path = WORLD.bcast(str(tmp_path_factory.mktemp("bench") / "bench.json") if RANK == 0 else None)
-    rc = bench.main(["--hierarchy", str(k), "--algos", "auto", "--graph", "--no-inplace", "--min-bytes", "8",
+    rc = bench.main(["--hierarchy", str(k), "--algos", "auto,mpi-device", "--no-inplace", "--min-bytes", "8",
                      "--max-bytes", "65536", "--factor", "32", "--reps", "3", "--warmup", "1", "--iters", "3",
                      "--graph-calls", "10", "--no-kernel-trace", "--json", path])
     assert rc == 0, "the bench counted wrong elements"
     if RANK == 0:
         with open(path) as f:
             rows = json.load(f)["rows"]
-        assert {r["algo"] for r in rows} == {"auto", "hier-leaders", "hier-slices", "hier-auto", "flat-mpi"}
-        assert all(r["timing"] == "eager" for r in rows if r["algo"] != "auto")
+        assert {r["algo"] for r in rows} == {"auto", "hier-leaders", "hier-slices", "hier-auto", "mpi-device"}
+        assert all(r["timing"] == "host" for r in rows if r["algo"] != "auto")
         assert all(r["timing"] == "graph" for r in rows if r["algo"] == "auto")
+        assert all(r["route"] == "hierarchical" for r in rows if r["algo"].startswith("hier-"))

@@ -217,14 +217,15 @@ def pretend_device(monkeypatch):
     import hpcolls
     from hpcolls import buffers
     from hpcolls.mpi_support import cuda_aware
+    from pretend_device import PretendDevice
     native = types.SimpleNamespace(stream_is_capturing=lambda s: False, stream_synchronize=lambda s: None,
-                                   memcpy=lambda dst, src, n, s: ctypes.memmove(dst, src, n))
+                                   memcpy=lambda dst, src, n, s: ctypes.memmove(dst, src, n),
+                                   device_info=lambda d: {"uuid": "pretend"})  # NCCL asks; it refuses a shared GPU
     monkeypatch.setitem(sys.modules, "hpcolls._native", native)
     monkeypatch.setattr(hpcolls, "_native", native, raising=False)
     monkeypatch.setattr(buffers, "_pointer_is_device", lambda ptr: (True, 0))
     monkeypatch.setenv("HPCOLLS_MPI_CUDA_AWARE", "0")
     cuda_aware.cache_clear()
-    from test_staged_route_mpi import PretendDevice
     yield PretendDevice
     cuda_aware.cache_clear()
 
@@ -233,10 +234,9 @@ def pretend_device(monkeypatch):
 def routed(monkeypatch, k, pretend_device):
     """COMM_WORLD wrapped on emulated nodes of k ranks, its hierarchical path's node steps on the
     host model: what runs for real is the routing, from hpcolls.Communicator's methods through
-    hpcolls.routes to the hierarchical path, and the path."""
+    hpcolls.routes' one decision (routes/native.py) to the hierarchical path, and the path."""
     import hpcolls
-    from hpcolls import routes
-    from hpcolls.routes import hierarchical
+    from hpcolls import native_path
     monkeypatch.setenv("HPCOLLS_NODE_SIZE", str(k))
 
     def never(*args):
@@ -245,8 +245,8 @@ def routed(monkeypatch, k, pretend_device):
     def on_host(comm, cfg, nodes, device):
         nodes.free()
         return HierarchicalPath.on_host(comm, cfg), "the host model"
-    monkeypatch.setattr(routes.native, "open_native", never)
-    monkeypatch.setattr(hierarchical, "open_path", on_host)
+    monkeypatch.setattr(native_path, "open_native", never)
+    monkeypatch.setattr(native_path, "open_path", on_host)
     comm = hpcolls.wrap(WORLD)
     yield comm, pretend_device
     comm.close()
@@ -276,22 +276,64 @@ def test_the_communicators_methods_reach_the_hierarchical_path(routed, seed):
         gathered = PretendDevice(np.zeros(12 * N, dtype))
         comm.Allgather(PretendDevice(inputs[RANK].copy()), gathered)
         assert gathered.memory.tobytes() == np.concatenate(inputs).tobytes()
-        assert comm._hier.calls == calls + 1 + 2 * N + 1, "a call went past the hierarchical path"
+        in_place = PretendDevice(np.zeros(12 * N, dtype))
+        in_place.memory[RANK * 12:(RANK + 1) * 12] = inputs[RANK]
+        comm.Allgather(MPI.IN_PLACE, in_place)
+        assert in_place.memory.tobytes() == np.concatenate(inputs).tobytes()
+        assert comm._hier.calls == calls + 1 + 2 * N + 2, "a call went past the hierarchical path"
     assert comm._native is None and comm.native_path == "the host model"
 
 
-def test_on_one_node_a_bcast_may_mix_device_and_host_buffers_across_ranks(pretend_device, monkeypatch):
-    """Without emulated nodes, Bcast, Reduce and Allgather make no collective set-up of their own
-    (the nodes are asked of MPI at the first device Allreduce), so a root with a device buffer and
-    ranks with host buffers still meet in one MPI call."""
-    import hpcolls
-    monkeypatch.delenv("HPCOLLS_NODE_SIZE", raising=False)
-    comm = hpcolls.wrap(WORLD)
-    try:
-        x = np.arange(5.0) * 3
-        buf = pretend_device(x.copy()) if RANK == 0 else np.zeros(5)
-        comm.Bcast(buf, root=0)
-        assert np.array_equal(buf.memory if RANK == 0 else buf, x)
-        assert comm._hier is None and comm._device is None
-    finally:
-        comm.close()
+def test_reduce_scatter_takes_the_flat_routes_and_nothing_bypasses_the_path(routed, seed):
+    """The one decision (routes/native.py, `choice`) sends the four collectives the hierarchy
+    carries to it and Reduce_scatter(_block) to the flat routes (NCCL where every rank has its own
+    GPU, else MPI: staged here); the flat native path is never opened, so no native entry
+    (fast_entry.cpp) is installed on the instance to bypass the route."""
+    from hpcolls.routes.collectives import COLLECTIVES
+    from hpcolls.routes.native import route_of
+    comm, PretendDevice = routed
+    x, y = PretendDevice(np.arange(4.0 * N)), PretendDevice(np.zeros(4 * N))
+    comm.Allreduce(x, y)  # opens the device paths (collective)
+    for name, args in {"Allreduce": (x, y), "Bcast": (y,), "Reduce": (x, y), "Allgather": (PretendDevice(np.zeros(4)), y)}.items():
+        chosen = route_of(comm, name, *args)
+        assert chosen.route == "hierarchical" and f"span {comm._hier.h.describe()}" in chosen.why, (name, chosen)
+    assert "leaders" in route_of(comm, "Allreduce", x, y).why
+    calls = comm._hier.calls
+    inputs = [host_input(dtypes.I64, dtypes.SUM, 3 * N, seed, r) for r in range(N)]
+    want = np.sum(inputs, axis=0)  # integers: exact in MPI's order too
+    for name, args in {"Reduce_scatter_block": (), "Reduce_scatter": ([3] * N,)}.items():
+        chosen = route_of(comm, name, PretendDevice(inputs[RANK].copy()), PretendDevice(np.zeros(3, np.int64)), *args)
+        assert chosen.route == "mpi" and "the hierarchical path carries Allreduce, Bcast, Reduce and Allgather only" \
+            in chosen.why, (name, chosen)
+        got = PretendDevice(np.full(3, -1, np.int64))
+        getattr(comm, name)(PretendDevice(inputs[RANK].copy()), got, *args)
+        assert np.array_equal(got.memory, want[3 * RANK:3 * RANK + 3]), name
+    assert comm._hier.calls == calls, "Reduce_scatter went through the hierarchical path"
+    assert comm._native is None
+    assert not set(COLLECTIVES) & set(vars(comm)), "a native entry shadows a method of a communicator over nodes"
+
+
+def test_past_the_node_kernels_the_flat_routes_take_over(routed, monkeypatch):
+    """A message larger than the node kernels take goes to NCCL or MPI over all ranks (never in
+    pieces: there is no flat native path to cut it for), and is logged with why."""
+    from hpcolls import log
+    from hpcolls.routes.native import route_of
+    comm, PretendDevice = routed
+    x = PretendDevice(np.arange(64.0) + RANK)
+    comm.Allreduce(MPI.IN_PLACE, x)
+    monkeypatch.setattr(comm._hier.node, "largest", lambda collective: 256)
+    calls = comm._hier.calls
+    big = PretendDevice(np.arange(64.0) + RANK)
+    chosen = route_of(comm, "Allreduce", MPI.IN_PLACE, big)
+    assert chosen.route == "mpi" and "more than the node kernels take" in chosen.why, chosen
+    said = []
+    monkeypatch.setattr(log, "level", 2)
+    monkeypatch.setattr(log, "info_once", lambda key, text: said.append(text))
+    comm.Allreduce(MPI.IN_PLACE, big)
+    comm.Bcast(big, root=0)
+    assert comm._hier.calls == calls
+    assert np.array_equal(big.memory, np.arange(64.0) * N + sum(range(N)))
+    assert any(t.startswith("Allreduce 512 B float64 sum: mpi (ranks span") for t in said), said
+    small = PretendDevice(np.arange(4.0))
+    comm.Allreduce(MPI.IN_PLACE, small)
+    assert any(t.startswith("Allreduce 32 B float64 sum: hierarchical (leaders") for t in said), said

@@ -70,3 +70,20 @@ def test_subset_and_factored_rows(comm, tmp_path_factory, capsys):
         if selection[0] == "--lowest":
             assert row["range"] == "I:1:6" and row["eigenpairs"] == 6
         assert "no cuSOLVERMp (its sygvd has no subsets)" in out
+
+
+def test_reduction_rows(comm, tmp_path_factory, capsys):
+    """--reduction 1stage 2stage: one row each, the two-stage stages and sy2sb's TFLOP/s."""
+    path = comm.bcast(str(tmp_path_factory.mktemp("bench") / "reduction.json") if comm.rank == 0 else None)
+    assert bench.main(["--device", "cpu", "--n", "50", "--nb", "8", "--band", "4", "--repeat", "1",
+                       "--warmup", "0", "--reduction", "1stage", "2stage", "--json", path]) == 0
+    out = capsys.readouterr().out
+    if comm.rank != 0:
+        return
+    with open(path) as f:
+        rows = json.load(f)["rows"]
+    assert [r["reduction"] for r in rows] == ["1stage", "2stage"]
+    assert {"sytrd", "ormtr"} <= set(rows[0]["ours_stages_s"]) and rows[0]["sy2sb_tflops"] is None
+    assert {"sy2sb", "sb2st", "ormtr_sb2st", "ormtr_sy2sb"} <= set(rows[1]["ours_stages_s"])
+    assert rows[1]["sy2sb_tflops"] > 0 and "sy2sb achieved" in out
+    assert max(r["ours_max_eig_err"] for r in rows) < 1e-10
