@@ -1,7 +1,10 @@
 """The part of hpcolls.Communicator that holds its native path: scratch and peer mappings (the
 hpcolls._native.NativeComm), the NCCL communicator behind it, and the native entries installed
-on the instance. Opened collectively by the first collective on device buffers the native route
-carries (hpcolls/routes/native.py decides where each call goes; this holds what it needs).
+on the instance; where the ranks span several nodes (real, or emulated with HPCOLLS_NODE_SIZE),
+the hierarchical path (routes/hierarchical.py) in place of the flat native one, which is then
+never opened (CUDA IPC reaches one node only) and so installs no native entries. Opened
+collectively by the first collective on device buffers the native route carries
+(hpcolls/routes/native.py decides where each call goes; this holds what it needs).
 """
 import types
 
@@ -11,6 +14,7 @@ from . import dtypes, log
 from .capture import refuse_capture
 from .errors import InvalidBufferError
 from .peer_group import open_native
+from .routes.hierarchical import node_layout, open_path
 
 try:
     import cupy as _cupy
@@ -27,6 +31,7 @@ class NativePath:
         self._native_off = None      # reason the native path is off, once decided
         self._device = None
         self._nccl = None
+        self._hier = None            # routes/hierarchical.py's path, where the ranks span nodes
 
     def _use_device(self, device, stream):
         """Opens the native path on GPU `device` at the first device-buffer call (collective: every
@@ -46,12 +51,18 @@ class NativePath:
             self._native_off = f"HPCOLLS_ALGO={self._cfg.algo}"
         else:
             try:
-                self._native, self._native_off = open_native(self.mpi, self._cfg, device)
+                nodes = node_layout(self.mpi, self._cfg)
+                if nodes is None:
+                    self._native, self._native_off = open_native(self.mpi, self._cfg, device)
+                else:
+                    self._hier, self._native_off = open_path(self.mpi, self._cfg, nodes, device)
             except Exception:
                 self._device = None  # not opened: the next call tries again (and says why again)
                 raise
         # The fast path skips validation and the once-per-decision INFO log, so it stays off
-        # when either is asked for, and for algos that never use the native kernels.
+        # when either is asked for, and for algos that never use the native kernels. It launches
+        # on the flat native path only: a communicator over several nodes, which has none, never
+        # gets it, so nothing bypasses the hierarchical path.
         if self._native is not None and not self._cfg.validate and log.level < 2:
             self._install_fast()
         if self._native_off:
@@ -108,28 +119,37 @@ class NativePath:
         if self._nccl is not None:
             self._nccl.destroy()
             self._nccl = None
+        if self._hier is not None:
+            self._hier.close()  # collective too; frees the node groups
+            self._hier = None
         self._native_off = "communicator closed"
 
     def synchronize(self):
         """Waits for this communicator's last stream and raises if a collective timed out."""
         if self._native is not None:
             self._native.synchronize()
+        if self._hier is not None:
+            self._hier.synchronize()
 
     def check(self):
         """Raises CollectiveTimeout if an earlier collective timed out (no device wait)."""
         if self._native is not None:
             self._native.check()
+        if self._hier is not None:
+            self._hier.check()
 
     @property
     def native_path(self):
-        """'on', or why the native path is off (None before the first device-buffer call)."""
+        """'on', or why the native path is off (None before the first device-buffer call); over
+        several nodes, whether the hierarchical path took its place and why."""
         return "on" if self._native is not None else self._native_off
 
     def native_comm(self, device):
         """The hpcolls._native.NativeComm carrying this communicator's device-buffer collectives
         on GPU ``device`` (collective the first time: it opens the native path), or None when
         that path is off (``native_path`` says why). For native code that issues its own
-        collectives, such as the solver's tridiagonalization loop."""
+        collectives, such as the solver's tridiagonalization loop. None over several nodes: no
+        NativeComm spans them (the communicator's own methods take the hierarchical path)."""
         if self._device is None:
             self._open(device)
         elif device != self._device:

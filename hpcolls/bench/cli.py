@@ -14,7 +14,9 @@ factor per collective: allreduce 2(n-1)/n, allgather and reduce_scatter (n-1)/n,
 --iters back-to-back calls, medians over --reps repetitions each taken at the slowest rank, the
 route the call took, the number of wrong elements in a checked call, and the ratios the targets
 are stated in: the device time against the native (auto) Allreduce of the same size ('xAR'), and
-the MPI route's time (device buffers: 'mpi/'; host buffers: 'mpih/') over this row's.
+the MPI route's time (device buffers: 'mpi/'; host buffers: 'mpih/') over this row's. With
+--hierarchy K, the hierarchical path's rows over emulated nodes of K ranks join them
+(hpcolls/hierarchy_bench.py).
 
 Also measured, once per run unless --no-floors: the host time of one Python Allreduce call next to
 a bare kernel launch and cupy's NCCL call, and the device time of a one-shot call in a graph beside
@@ -27,7 +29,7 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
-from .. import dtypes
+from .. import dtypes, hierarchy_bench
 from . import cases, floors, runners
 from .timing import graph_timed, host_timed
 
@@ -66,6 +68,11 @@ def parse_args(argv):
                    help="draw µs against bytes, log-log, a panel per collective and a line per algorithm "
                         "(needs matplotlib: pip install hpcolls[plot])")
     p.add_argument("--no-inplace", action="store_true", help="skip the in-place rows")
+    p.add_argument("--hierarchy", type=int, metavar="K",
+                   help="also the hierarchical path's rows (hpcolls/hierarchy_bench.py: "
+                        f"{', '.join(hierarchy_bench.ALGOS)}) over emulated nodes of K ranks (HPCOLLS_NODE_SIZE=K; "
+                        "0: the nodes MPI sees), beside the other --algos (mpi-device: flat MPI on the same device "
+                        "buffers; auto: all ranks one node, the flat native upper bound); GPU runs")
     args = p.parse_args(argv)
     colls = args.coll.split(",")
     unknown = [c for c in colls if c not in cases.COLLECTIVES]
@@ -76,6 +83,10 @@ def parse_args(argv):
     unknown = [a for a in args.algo_list if a not in runners.GPU_ALGOS]
     if unknown:
         p.error(f"--algos: {','.join(unknown)} not among {','.join(runners.GPU_ALGOS)}")
+    if args.hierarchy is not None:
+        if args.hierarchy < 0:
+            p.error("--hierarchy: K is a node size (0: the nodes MPI sees)")
+        args.algo_list += list(hierarchy_bench.ALGOS)
     if args.plot:
         from .plot import require_matplotlib
         require_matplotlib(p.error)
@@ -89,8 +100,8 @@ def steps(args):
         b *= args.factor
 
 
-HEAD = (f"{'coll':>14} {'size(B)':>10} {'count':>9} {'type':>8} {'redop':>5} {'root':>4} {'algo':>10} "
-        f"{'route':>6} {'place':>5} {'dev us':>8} {'host us':>8} {'algbw':>8} {'busbw':>8} {'xAR':>5} "
+HEAD = (f"{'coll':>14} {'size(B)':>10} {'count':>9} {'type':>8} {'redop':>5} {'root':>4} {'algo':>12} "
+        f"{'route':>12} {'place':>5} {'dev us':>8} {'host us':>8} {'algbw':>8} {'busbw':>8} {'xAR':>5} "
         f"{'mpi/':>6} {'mpih/':>6} {'#wrong':>6}")
 
 
@@ -100,7 +111,7 @@ def _f(value, width, precision):
 
 def print_row(r):
     print(f"{r['coll']:>14} {r['bytes']:>10} {r['count']:>9} {r['dtype']:>8} {r['op']:>5} {r['root']:>4} "
-          f"{r['algo']:>10} {r['route']:>6} {'in' if r['inplace'] else 'out':>5} {_f(r['device_us'], 8, 2)} "
+          f"{r['algo']:>12} {r['route']:>12} {'in' if r['inplace'] else 'out':>5} {_f(r['device_us'], 8, 2)} "
           f"{r['host_us']:8.2f} {r['algbw_GBs']:8.3f} {r['busbw_GBs']:8.3f} {_f(r['x_allreduce'], 5, 2)} "
           f"{_f(r['mpi_device_over'], 6, 1)} {_f(r['mpi_host_over'], 6, 1)} {r['wrong']:>6}", flush=True)
 
@@ -122,7 +133,8 @@ def measure(args, cupy, coll, algo, block, dtype, inplace, want):
     on_device = cupy is not None and algo != "mpi"
     xp = cupy if on_device else np
     case = cases.case(xp, coll, block, dtype, inplace, comm.rank, comm.size, args.root, args.op)
-    found = runners.caller(cupy, algo, coll, case)
+    found = hierarchy_bench.caller(args.hierarchy, algo, coll, case) if algo in hierarchy_bench.ALGOS else \
+        runners.caller(cupy, algo, coll, case)
     if found is None:
         return None
     fn, route, detail = found

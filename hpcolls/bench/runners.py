@@ -24,23 +24,28 @@ COMMS = {}
 _NCCL = {}
 
 
-def communicator(algo, dependent_launch=None):
+def communicator(algo, dependent_launch=None, env=None):
     """The run's hpcolls communicator over COMM_WORLD for `algo` (HPCOLLS_ALGO's values), made on
     first use; with dependent_launch True/False, one of its own made with HPCOLLS_DEPENDENT_LAUNCH
-    set so."""
+    set so; with `env` ({HPCOLLS_* name: value}), one of its own made with those settings. A
+    communicator reads its settings at its first use: that happens here, while they hold."""
     import hpcolls
-    key = algo if dependent_launch is None else f"{algo}-dependent-launch-{int(dependent_launch)}"
+    env = dict(env or {})
+    if dependent_launch is not None:
+        env["HPCOLLS_DEPENDENT_LAUNCH"] = str(int(dependent_launch))
+    key = "-".join([algo, *(f"{name}={value}" for name, value in sorted(env.items()))])
     if key not in COMMS:
-        saved = os.environ.get("HPCOLLS_DEPENDENT_LAUNCH")
-        if dependent_launch is not None:
-            os.environ["HPCOLLS_DEPENDENT_LAUNCH"] = str(int(dependent_launch))
+        saved = {name: os.environ.get(name) for name in env}
+        os.environ.update(env)
         try:
             COMMS[key] = hpcolls.Communicator(MPI.COMM_WORLD, algo=algo)
+            COMMS[key]._cfg  # noqa: B018 - reads the settings now, while `env` holds
         finally:
-            if saved is None:
-                os.environ.pop("HPCOLLS_DEPENDENT_LAUNCH", None)
-            else:
-                os.environ["HPCOLLS_DEPENDENT_LAUNCH"] = saved
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
     return COMMS[key]
 
 
@@ -72,18 +77,23 @@ def caller(cupy, algo, coll, case):
     if algo in HPCOLLS_ALGOS or algo == "mpi-device":
         if algo in ("oneshot", "twoshot") and coll != "allreduce":
             return None
-        comm = communicator("mpi" if algo == "mpi-device" else algo)
-        from ..routes.native import route_of
-        chosen = route_of(comm, method, *case.args, **case.kwargs)  # opens the native path: its entries first
-        fn = getattr(comm, method)
-        call = (lambda: fn(*case.args, **case.kwargs))
+        found = hpcolls_caller(communicator("mpi" if algo == "mpi-device" else algo), method, case)
         if algo == "mpi-device":
-            return call, "mpi", "HPCOLLS_ALGO=mpi: the MPI routes"
-        return call, chosen.route, chosen.why
+            return found[0], "mpi", "HPCOLLS_ALGO=mpi: the MPI routes"
+        return found
     if algo == "nccl":
         return _nccl_caller(cupy, coll, case)
     fn = getattr(MPI.COMM_WORLD, method)  # mpi: host buffers
     return (lambda: fn(*case.args, **case.kwargs)), "mpi", "mpi4py on host buffers"
+
+
+def hpcolls_caller(comm, method, case):
+    """(a callable making mpi4py's `method` on the Case's buffers through hpcolls communicator
+    `comm`, the route it takes, why)."""
+    from ..routes.native import route_of
+    chosen = route_of(comm, method, *case.args, **case.kwargs)  # opens the native path: its entries first
+    fn = getattr(comm, method)
+    return (lambda: fn(*case.args, **case.kwargs)), chosen.route, chosen.why
 
 
 def _nccl_caller(cupy, coll, case):

@@ -3,6 +3,11 @@ their limits send a call. One place decides, for every collective the kernels ca
 (routes/collectives.py: Allreduce, Bcast, Reduce, Allgather, Reduce_scatter_block,
 Reduce_scatter), in this order:
 
+0. hierarchical, where the ranks span several nodes (real, or emulated with HPCOLLS_NODE_SIZE):
+   Allreduce, Bcast, Reduce and Allgather that the node's kernels carry run native inside each
+   node and as bounded MPI messages between the nodes (routes/hierarchical.py). The flat native
+   path is never opened there (CUDA IPC reaches one node only), so steps 1 and 3 do not apply:
+   what the hierarchy does not take (Reduce_scatter(_block), larger messages) goes to 2 or 4;
 1. native: the kernels take the whole call (device buffers on the communicator's GPU, peers that
    reach each other's memory, a message within the kernel's scratch, a type and op it carries,
    a buffer spec it can read); the plan (native/include/hpcolls/plan.h) decides and the launch
@@ -20,6 +25,7 @@ from collections import namedtuple
 
 from .. import dtypes, log
 from ..methods import METHODS
+from . import hierarchical
 from .collectives import COLLECTIVES
 from .mpi_staged import reduce_rank_order
 
@@ -37,6 +43,7 @@ def past_native(plan, itemsize, algo, native_off, nccl, refusal=None):
     None where the native path is off (`native_off` says why); itemsize: bytes of one element;
     nccl(): (NCCL takes the call, why not), asked only where HPCOLLS_ALGO allows NCCL (the first
     ask sets NCCL up); refusal: why the kernels take this call at no size (None: size decides)."""
+    in_pieces = False
     if refusal:
         native_why = refusal
     elif plan is None:
@@ -44,24 +51,29 @@ def past_native(plan, itemsize, algo, native_off, nccl, refusal=None):
     elif plan[0] == 0 or plan[1] < itemsize:
         native_why = "not a call the native kernels carry"
     else:
-        native_why = f"larger than the native kernels take in one call ({plan[1]} B)"
+        native_why, in_pieces = f"larger than the native kernels take in one call ({plan[1]} B)", True
     why = f"HPCOLLS_ALGO={algo}"
     if algo in ("auto", "nccl"):
         takes, not_nccl = nccl()
         if takes:
             return Choice("nccl", native_why, 0)
         why = f"NCCL: {not_nccl}"
-    if native_why.startswith("larger"):
+    if in_pieces:
         return Choice("pieces", f"{native_why}; {why}", plan[1])
     return Choice("mpi", f"{native_why}; {why}", 0)
 
 
 def choice(comm, collective, call, stream):
-    """The Choice for `call` (a DeviceCall of `collective`) on communicator `comm`: "native"
-    (why: the kernel) where the kernels take it whole, else past_native's. Collective where it
-    sets NCCL up."""
+    """The Choice for `call` (a DeviceCall of `collective`) on communicator `comm`: "hierarchical"
+    (why: the scheme) where the ranks span nodes and that path takes it, "native" (why: the
+    kernel) where the kernels take it whole, else past_native's. Collective where it sets NCCL up."""
     nc = comm._native
     refusal = collective.refusal(call)
+    if comm._hier is not None:
+        takes, how = comm._hier.takes(collective, call)
+        if takes:
+            return Choice("hierarchical", how, call.nbytes)
+        refusal = refusal or how
     plan = None
     if nc is not None:
         p = nc.plan(call.nbytes, call.code, call.op, NATIVE_ORDER.index(collective.native))
@@ -100,7 +112,9 @@ def call(comm, method, args, kwargs, stream):
             _log(method, c, choice(comm, collective, c, stream))
         return True
     chosen = choice(comm, collective, c, stream)
-    if chosen.route == "nccl":
+    if chosen.route == "hierarchical":
+        comm._hier.make(collective, c, stream)
+    elif chosen.route == "nccl":
         collective.nccl(comm._nccl, c, stream)
     elif chosen.route == "pieces":
         collective.in_pieces(nc, c, chosen.piece_bytes, stream)
@@ -119,3 +133,30 @@ def _log(method, call, chosen):
         what = "" if not COLLECTIVES[method.name].reduces else f" {dtypes.NAMES[call.code]} {dtypes.OP_NAMES[call.op]}"
         log.info_once((method.name, chosen.route, call.nbytes.bit_length()),
                       f"{method.name} {call.nbytes} B{what}: {chosen.route} ({chosen.why})")
+
+
+def route_lines(nodes, cfg, cuda_aware):
+    """`python -m hpcolls info`'s lines: the route each collective of this module takes on device
+    buffers over a communicator on `nodes` (a NodeHierarchy) under `cfg`, as `choice` decides it
+    (described from the settings and the node shape: nothing is opened, so a path that cannot
+    open on this machine, such as one without cupy, is not foreseen)."""
+    mpi = "MPI directly (CUDA-aware)" if cuda_aware else "MPI staged through host memory"
+    flat = f"NCCL where every rank has its own GPU and NCCL has the type and op, else {mpi}"
+    if cfg.algo in ("nccl", "mpi"):
+        return [f"every collective: {flat if cfg.algo == 'nccl' else mpi} (HPCOLLS_ALGO={cfg.algo})"]
+    if len(nodes.nodes) == 1:
+        native = (f"native kernels; past their limit NCCL where every rank has its own GPU, else the kernels in "
+                  f"pieces; what they do not carry: {flat}")
+        return [f"{name}: {native}" for name in COLLECTIVES]
+    off = hierarchical.settings_refusal(nodes, cfg)
+    if off:
+        return [f"{name}: {flat} (no hierarchical path: {off}; no CUDA IPC between nodes)" for name in COLLECTIVES]
+    lines = []
+    for name, collective in COLLECTIVES.items():
+        if collective.native not in hierarchical.CARRIED or (collective.native == "allgather" and not nodes.consecutive):
+            lines.append(f"{name}: {flat} (not on the hierarchical path; no CUDA IPC between nodes)")
+            continue
+        how = f", {hierarchical.scheme_line(nodes, cfg)}" if collective.native == "allreduce" else ""
+        lines.append(f"{name}: hierarchical{how} (native in each node, bounded MPI between them) while the node's "
+                     f"kernels carry the message; larger or not carried: {flat}")
+    return lines

@@ -251,6 +251,19 @@ PYBIND11_MODULE(_native, m) {
       .def("probe", &NativeComm::probe, py::call_guard<py::gil_scoped_release>())
       // Where rank r's scratch is mapped in this process (hpcolls._native_diag.peek/poke read it).
       .def("scratch_address", [](const NativeComm& c, int r) { return reinterpret_cast<uintptr_t>(c.scratch_base(r)); })
+      .def_property_readonly(
+          "error_record",
+          [](const NativeComm& c) -> py::object {
+            const ErrorRecord r = c.error_record();
+            if (r.code == 0) return py::none();
+            py::dict d;
+            d["rank"] = r.rank;
+            d["peer"] = r.peer;
+            d["epoch"] = r.epoch;
+            d["collective"] = collective_name(Collective(r.collective));
+            return d;
+          },
+          "None, or the time-out a kernel recorded: {rank, peer it waited for, epoch, collective}")
       .def("check", &NativeComm::check)
       .def("synchronize", &NativeComm::synchronize, py::call_guard<py::gil_scoped_release>())
       .def("release", &NativeComm::release)

@@ -388,6 +388,20 @@ void NativeComm::synchronize() {
   check();
 }
 
+ErrorRecord NativeComm::error_record() const {
+  if (host_error_ == nullptr) return ErrorRecord{};
+  const volatile ErrorRecord* r = host_error_;
+  if (r->code == 0) return ErrorRecord{};  // code is written last: a set code means the rest is complete
+  ErrorRecord copy;
+  copy.code = r->code;
+  copy.rank = r->rank;
+  copy.peer = r->peer;
+  copy.algo = r->algo;
+  copy.epoch = r->epoch;
+  copy.collective = r->collective;
+  return copy;
+}
+
 void NativeComm::raise_timeout() {
   const volatile ErrorRecord* r = host_error_;
   const std::string why = "rank " + std::to_string(r->rank) + " timed out after " +

@@ -113,3 +113,37 @@ def test_the_native_entries_take_each_collective_with_mpi4py_s_parameters():
         assert params == (*method.parameters, "stream"), name
         signature = inspect.signature(getattr(method.owner, name)).parameters.values()
         assert required == sum(p.default is inspect.Parameter.empty for p in signature) - 1, name  # less self
+
+
+def test_info_gives_each_collective_its_route_from_the_settings_and_the_node_shape():
+    """`python -m hpcolls info`'s route lines (routes/native.py, route_lines): over one node the
+    native kernels for all six; over several, the four the hierarchy carries hierarchical (with
+    Allreduce's scheme) and Reduce_scatter(_block) on NCCL or MPI; the flat routes only where the
+    settings or the node shape leave no hierarchical path."""
+    from hpcolls.config import Config
+    from hpcolls.hierarchy import NodeHierarchy
+    from hpcolls.routes.native import route_lines
+
+    def layout(nodes):
+        return NodeHierarchy("HPCOLLS_NODE_SIZE=2", nodes, 0, 0, None, None)
+
+    def lines(nodes, aware=False, **settings):
+        found = route_lines(layout(nodes), replace(Config.from_env(4), **settings), aware)
+        return dict(line.split(": ", 1) for line in found) if len(found) > 1 else found
+
+    one = lines([[0, 1, 2, 3]])
+    assert list(one) == list(COLLECTIVES) and all(v.startswith("native kernels") for v in one.values())
+    two = lines([[0, 1], [2, 3]])
+    assert list(two) == list(COLLECTIVES)
+    for name in ("Allreduce", "Bcast", "Reduce", "Allgather"):
+        assert two[name].startswith("hierarchical"), name
+    assert "leaders up to" in two["Allreduce"] and "slices above" in two["Allreduce"]
+    for name in ("Reduce_scatter_block", "Reduce_scatter"):
+        assert two[name].startswith("NCCL where every rank has its own GPU") and "MPI staged" in two[name], name
+    assert "HPCOLLS_HIERARCHY" in lines([[0, 1], [2, 3]], hierarchy="slices")["Allreduce"]
+    assert lines([[0, 2], [1, 3]])["Allgather"].startswith("NCCL")  # nodes not of consecutive ranks
+    for settings, why in (({"hierarchy": "off"}, "HPCOLLS_HIERARCHY=off"), ({}, "unequal size")):
+        flat = lines([[0, 1], [2, 3]] if settings else [[0, 1, 2], [3]], **settings)
+        assert all(v.startswith("NCCL") and why in v for v in flat.values()), flat
+    assert lines([[0, 1], [2, 3]], aware=True, algo="mpi") == ["every collective: MPI directly (CUDA-aware) "
+                                                               "(HPCOLLS_ALGO=mpi)"]

@@ -44,19 +44,9 @@ def host_input(code, op, count, seed, rank):
     return real.astype(dtypes.numpy_dtype(code))
 
 
-# numpy's own bitwise and logical ufuncs: the reference for MPI's BAND ... LXOR (the logical ones
-# give 0 or 1 in the operands' type, as MPI's do).
-_NUMPY_STEPS = {dtypes.BAND: np.bitwise_and, dtypes.BOR: np.bitwise_or, dtypes.BXOR: np.bitwise_xor,
-                dtypes.LAND: np.logical_and, dtypes.LOR: np.logical_or, dtypes.LXOR: np.logical_xor}
-
-
-def reduce_in_rank_order(code, op, contributions):
-    """contributions[0] op contributions[1] op ..., left to right: hpcolls.reduction for the
-    arithmetic ops, numpy's ufuncs for the bitwise and logical ones."""
-    acc = np.array(contributions[0], copy=True)
-    for x in contributions[1:]:
-        acc = _NUMPY_STEPS[op](acc, x).astype(acc.dtype) if op in _NUMPY_STEPS else reduction.step(code, op, acc, x)
-    return acc
+# contributions[0] op contributions[1] op ..., left to right (the bitwise and logical ops as
+# numpy's ufuncs): the library's own host reference.
+reduce_in_rank_order = reduction.reduce_in_rank_order
 
 
 def reference(code, op, count, seed, nranks):

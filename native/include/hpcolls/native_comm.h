@@ -88,6 +88,10 @@ class NativeComm {
   void check();
   // Waits for the communicator's last stream, then check().
   void synchronize();
+  // The time-out record a kernel wrote (code 0: none yet), copied: which rank waited for which
+  // peer in which call (epoch). A caller that composes calls of several communicators names the
+  // missing rank from it (hpcolls/node_steps.py).
+  ErrorRecord error_record() const;
   uint32_t host_epoch() const { return calls_; }
   void release();
 
