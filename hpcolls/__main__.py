@@ -23,7 +23,7 @@ def _bench(argv):
 SUBCOMMANDS = {
     "info": ("versions, GPUs, the MPI library (CUDA-aware or not) and the rank->GPU mapping; "
              "under mpiexec, of every rank", _info),
-    "bench": ("AllReduce benchmark against NCCL and MPI (the same as python -m hpcolls.bench; "
+    "bench": ("collectives benchmark against NCCL and MPI, nccl-tests style (the same as python -m hpcolls.bench; "
               "bench --help lists its options)", _bench),
 }
 

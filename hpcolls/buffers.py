@@ -126,18 +126,22 @@ def device_array(spec):
     return None
 
 
-def native_buffer(spec, arr):
+def native_buffer(spec, arr, blocks=1):
     """DeviceBuffer for `spec`, whose array `arr` (device_array) is in device memory, as the
     native kernels read it, or None when the spec is not one they take (displacements, vector
     counts, a datatype the native layer does not carry: those go to MPI, which interprets them).
 
     `[buf, MPI.TYPE]` and `[buf, count, MPI.TYPE]` override the array's own element type the way
-    mpi4py does: the count is then taken from the byte size (or given) in units of TYPE."""
+    mpi4py does: the count is then taken from the byte size (or given) in units of TYPE. With
+    `blocks` > 1 (a buffer holding a block per rank: Allgather's receive buffer, an in-place
+    Reduce_scatter_block's) the count is per block, as mpi4py reads it: a given count is one
+    block's, an inferred one the whole buffer's divided by `blocks` (None where it does not
+    divide: mpi4py says what is wrong)."""
     if not isinstance(spec, (list, tuple)):
         code = dtypes.code_of_numpy(arr.dtype) if arr.dtype is not None else dtypes.BF16
         if code is None:
             return None
-        return DeviceBuffer(arr.ptr, arr.nbytes // dtypes.ITEMSIZE[code], code, arr.device, arr.nbytes)
+        return _per_block(arr, None, code, dtypes.ITEMSIZE[code], blocks)
     if not 2 <= len(spec) <= 3 or not isinstance(spec[-1], MPI.Datatype):
         return None
     count = spec[1] if len(spec) == 3 else None
@@ -146,14 +150,43 @@ def native_buffer(spec, arr):
     code = dtypes.code_of_mpi(spec[-1])
     if code is None:
         return None
-    size = dtypes.ITEMSIZE[code]
+    return _per_block(arr, count, code, dtypes.ITEMSIZE[code], blocks, spec[-1])
+
+
+def byte_buffer(spec, arr, blocks=1):
+    """DeviceBuffer of the bytes a data-moving collective (Bcast, Allgather) moves for `spec`, whose
+    array `arr` is in device memory: `count` and `nbytes` are bytes (per block, as native_buffer
+    reads `blocks`), code U8; any element type the array or a predefined contiguous MPI datatype
+    names, since only the bytes move. None for what MPI must interpret: a derived datatype (MPI
+    decides its layout), a predefined one with gaps (MPI.DOUBLE_INT), displacements, vector counts."""
+    if not isinstance(spec, (list, tuple)):  # blocks of whole elements, as mpi4py counts them
+        return _per_block(arr, None, dtypes.U8, arr.dtype.itemsize if arr.dtype is not None else 2, blocks)
+    if not 2 <= len(spec) <= 3 or not isinstance(spec[-1], MPI.Datatype):
+        return None
+    count, datatype = (spec[1] if len(spec) == 3 else None), spec[-1]
+    if count is not None and not isinstance(count, (int, np.integer)):
+        return None
+    if not datatype.is_predefined or datatype.Get_extent() != (0, datatype.Get_size()):
+        return None
+    return _per_block(arr, count, dtypes.U8, datatype.Get_size(), blocks, datatype)
+
+
+def _per_block(arr, count, code, size, blocks, datatype=None):
+    """DeviceBuffer of `count` units of `size` bytes per block (None: inferred from the array's
+    bytes, None where they do not divide into `blocks` blocks of whole units), of native `code`."""
     if count is None:
-        if arr.nbytes % size:
-            raise InvalidBufferError(f"hpcolls: buffer of {arr.nbytes} bytes is not a whole number of {spec[-1].Get_name()}")
-        count = arr.nbytes // size
-    elif count * size > arr.nbytes:
-        raise InvalidBufferError(f"hpcolls: count {count} of {spec[-1].Get_name()} exceeds the buffer's {arr.nbytes} bytes")
-    return DeviceBuffer(arr.ptr, int(count), code, arr.device, int(count) * size)
+        units, rest = divmod(arr.nbytes, size)
+        if rest and datatype is not None:
+            raise InvalidBufferError(f"hpcolls: buffer of {arr.nbytes} bytes is not a whole number of {datatype.Get_name()}")
+        if rest or units % blocks:
+            return None
+        count = units // blocks
+    elif count * size * blocks > arr.nbytes:
+        what = datatype.Get_name() if datatype is not None else "bytes"
+        raise InvalidBufferError(f"hpcolls: count {count} of {what}{' per rank' if blocks > 1 else ''} exceeds the "
+                                 f"buffer's {arr.nbytes} bytes")
+    count = int(count)
+    return DeviceBuffer(arr.ptr, count * size // dtypes.ITEMSIZE[code], code, arr.device, count * size)
 
 
 def _host_layout(obj):

@@ -13,13 +13,10 @@ import weakref
 
 from mpi4py import MPI
 
-from . import buffers, dtypes, log, methods, routes, validation
+from . import log, methods, routes
 from .config import Config
-from .errors import InvalidBufferError
-from .routes.mpi_staged import allreduce_rank_order
-from .routes.native import NativeAllreduce, carries
+from .native_path import NativePath
 from .staging import StagingPool
-from .streams import stream_ptr as _stream_ptr
 
 _live = weakref.WeakValueDictionary()  # id -> communicator (mpi4py's communicators are not hashable)
 # (name, overrides) -> the first live wrapper of that predefined communicator: what unpickling
@@ -79,7 +76,7 @@ _MAKERS = ("Dup", "Dup_with_info", "Idup", "Idup_with_info", "Clone", "Create", 
            "Split_type", "Create_cart", "Create_graph", "Create_dist_graph", "Create_dist_graph_adjacent")
 
 
-class Communicator(NativeAllreduce, MPI.Intracomm):
+class Communicator(NativePath, MPI.Intracomm):
     """Drop-in for an mpi4py intracommunicator: it is one (isinstance, MPI.Comm.Compare, MPI.Win,
     MPI.File, pkl5, ... accept it), sharing the wrapped communicator's handle.
 
@@ -176,45 +173,6 @@ class Communicator(NativeAllreduce, MPI.Intracomm):
         found = MPI.Comm.Improbe(self, source, tag, status)
         return None if found is None else Message(found, self)
 
-    # -- Allreduce: the native route first ---------------------------------------------------
-    def Allreduce(self, sendbuf, recvbuf, op=MPI.SUM, stream=None):
-        """mpi4py's Allreduce. Device buffers of a type and op the native kernels carry go to them
-        (then NCCL, the kernels in pieces, or MPI: routes/native.py); any other call to the MPI
-        routes. Once the native path is open, the instance's own `Allreduce` is native code that
-        launches the common call (cupy arrays on this GPU, a type and op the kernels carry, cupy's
-        current stream) and hands every other call to this method."""
-        method = methods.METHODS["Allreduce"]
-        args = (sendbuf, recvbuf, op)
-        if self._cfg.validate:
-            validation.check(self, method, args, {})
-        in_place = sendbuf is MPI.IN_PLACE
-        recv_arr = buffers.device_array(recvbuf)
-        send_arr = None if in_place else buffers.device_array(sendbuf)
-        if recv_arr is None or (send_arr is None and not in_place):
-            return routes.call(self, method, self, args, {}, stream, validate=False)
-        recv = buffers.native_buffer(recvbuf, recv_arr)
-        send = None if in_place else buffers.native_buffer(sendbuf, send_arr)
-        opc = dtypes.op_code(op)
-        if recv is not None and recv.code in (dtypes.F16, dtypes.BF16) and not carries(recv.code, opc):
-            raise ValueError(f"hpcolls: {op} is not supported for {dtypes.NAMES[recv.code]} (SUM, PROD, MIN, MAX are; "
-                             "MPI has no datatype for it)")
-        if recv is not None and recv.code in dtypes.COMPLEX and opc in (dtypes.MIN, dtypes.MAX):
-            raise ValueError("hpcolls: MPI.MIN/MPI.MAX are not defined for complex numbers")
-        if recv is None or (send is None and not in_place) or not carries(recv.code, opc):
-            return routes.call(self, method, self, args, {}, stream, validate=False)
-        if send is not None:
-            _check_pair(send, recv)
-            if send.ptr == recv.ptr:
-                send = None
-        stream_ptr = _stream_ptr(stream)
-
-        def through_mpi():
-            if recv.code in (dtypes.F16, dtypes.BF16):  # no MPI datatype: reduced on the host
-                allreduce_rank_order(self, send, recv, opc, stream_ptr)
-            else:
-                routes.call(self, method, self, args, {}, stream_ptr, validate=False)
-        return self._allreduce_device(send, recv, op, opc, stream_ptr, through_mpi)
-
 
 class Message(MPI.Message):
     """A matched message (Mprobe/Improbe of an hpcolls communicator) whose Recv and Irecv take
@@ -264,17 +222,6 @@ for _owner, _cls in ((MPI.Comm, Communicator), (MPI.Intracomm, Communicator), (M
 for _name in _MAKERS:
     if hasattr(MPI.Intracomm, _name):
         setattr(Communicator, _name, _making(MPI.Intracomm, _name))
-
-
-def _check_pair(send, recv):
-    if send.count != recv.count or send.code != recv.code:
-        raise InvalidBufferError(
-            f"hpcolls: send buffer ({send.count} x {dtypes.NAMES[send.code]}) and receive buffer "
-            f"({recv.count} x {dtypes.NAMES[recv.code]}) differ")
-    if send.device != recv.device:
-        raise InvalidBufferError(f"hpcolls: send buffer on GPU {send.device}, receive buffer on GPU {recv.device}")
-    if send.ptr != recv.ptr and send.ptr < recv.ptr + recv.nbytes and recv.ptr < send.ptr + send.nbytes:
-        raise InvalidBufferError("hpcolls: send and receive buffers overlap (use MPI.IN_PLACE)")
 
 
 def wrap(comm=None, **kwargs):

@@ -46,6 +46,8 @@ class Config:
     dependent_launch: bool = True  # where the GPU has it (compute capability 9.0+); HPCOLLS_DEPENDENT_LAUNCH=0: off
 
     staging: str = "pinned"  # HPCOLLS_STAGING
+    node_size: int = 0       # HPCOLLS_NODE_SIZE (0: nodes as MPI sees them)
+    hierarchy: str = "auto"  # HPCOLLS_HIERARCHY
 
     @classmethod
     def from_env(cls, nranks, algo=None, timeout=None, validate=None):
@@ -76,4 +78,6 @@ class Config:
                    dependent_launch=settings.get("HPCOLLS_DEPENDENT_LAUNCH") != 0,
                    timeout_s=timeout,
                    validate=settings.get("HPCOLLS_VALIDATE") if validate is None else bool(validate),
-                   staging=settings.get("HPCOLLS_STAGING"))
+                   staging=settings.get("HPCOLLS_STAGING"),
+                   node_size=settings.get("HPCOLLS_NODE_SIZE"),
+                   hierarchy=settings.get("HPCOLLS_HIERARCHY"))

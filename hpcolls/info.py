@@ -71,15 +71,20 @@ def _stream_reader():
         return f"none ({exc})"
 
 
-def _node_lines(comm):
-    """The node groups of COMM_WORLD (collective: every rank builds them)."""
+def _node_lines(comm, cfg, aware):
+    """The node groups of COMM_WORLD and the route each device-buffer collective takes on it
+    (collective: every rank builds the groups)."""
+    from .routes.native import route_lines
     try:
-        h = hierarchy.node_hierarchy(comm)
+        h = hierarchy.node_hierarchy(comm, cfg.node_size)
     except ValueError as exc:
         return [f"node groups: {exc}"]
+    lines = [f"node groups: {h.describe()}; leaders {h.leaders}:",
+             *[f"  node {i}: world ranks {members}" for i, members in enumerate(h.nodes)],
+             "routes of device-buffer collectives over COMM_WORLD:",
+             *[f"  {line}" for line in route_lines(h, cfg, aware)]]
     h.free()
-    return [f"node groups ({len(h.nodes)} nodes, from {h.source}; leaders {h.leaders}):",
-            *[f"  node {i}: world ranks {members}" for i, members in enumerate(h.nodes)]]
+    return lines
 
 
 def report():
@@ -88,11 +93,11 @@ def report():
     from . import _native
     comm = MPI.COMM_WORLD
     mapping = comm.gather((comm.Get_rank(), socket.gethostname(), os.getpid(), _my_gpu()), root=0)
-    nodes = _node_lines(comm)
-    if comm.Get_rank() != 0:
-        return None
     aware, how = cuda_aware()
     cfg = config.Config.from_env(comm.Get_size())
+    nodes = _node_lines(comm, cfg, aware)
+    if comm.Get_rank() != 0:
+        return None
     lines = [
         f"hpcolls {__version__}  (python {platform.python_version()}, numpy {_version('numpy')}, "
         f"mpi4py {_version('mpi4py')}, cupy {_version('cupy')})",

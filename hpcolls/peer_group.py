@@ -38,8 +38,10 @@ def _diagnostics_missing(ll_mode):
                 "environment, e.g. HPCOLLS_DIAGNOSTICS=1 pip install --no-build-isolation -e .")
 
 
-def open_native(comm, cfg, device):
-    """(NativeComm, None) when every rank can store into every peer's scratch, else (None, why)."""
+def open_native(comm, cfg, device, ranks_on_device=None):
+    """(NativeComm, None) when every rank can store into every peer's scratch, else (None, why).
+    `ranks_on_device`: how many ranks share this rank's GPU, which sizes the kernels' share of it;
+    by default those of `comm` (the hierarchy passes its own count: emulated nodes share a GPU)."""
     native, why = _native_module()
     size = comm.Get_size()
     if why is None and size > native.MAX_RANKS:
@@ -61,7 +63,8 @@ def open_native(comm, cfg, device):
         raise RuntimeError(f"hpcolls: {missing}")
 
     uuid = native.device_info(device)["uuid"]
-    ranks_on_device = comm.allgather(uuid).count(uuid)
+    if ranks_on_device is None:
+        ranks_on_device = comm.allgather(uuid).count(uuid)
     nc = handle = None
     try:
         nc = native.NativeComm(comm.Get_rank(), size, device, cfg.scratch_bytes, cfg.timeout_s, ranks_on_device)

@@ -68,13 +68,14 @@ def _text(_name, text):
 ALGOS = ("auto", "oneshot", "twoshot", "nccl", "mpi")
 DEBUG_LEVELS = ("none", "warn", "info", "trace")
 STAGING_KINDS = ("pinned", "pageable")
+HIERARCHY_SCHEMES = ("auto", "leaders", "slices", "off")
 
 SETTINGS = (
     Setting("HPCOLLS_DEBUG", _text, "WARN",
             "`NONE`, `WARN`, `INFO` (each decision once: the route each method takes and why) or `TRACE`; "
-            "rank-prefixed, on stderr. `INFO` and above (and `HPCOLLS_VALIDATE=1`) route every Allreduce "
-            "through the full Python method, which logs, instead of the native entry that takes common cupy "
-            "calls (`native/src/fast_allreduce.cpp`)", "`WARN`"),
+            "rank-prefixed, on stderr. `INFO` and above (and `HPCOLLS_VALIDATE=1`) route every collective the "
+            "native kernels carry through the full Python method, which logs, instead of the native entries that "
+            "take common cupy calls (`native/src/fast_entry.cpp`)", "`WARN`"),
     Setting("HPCOLLS_ALGO", _choice(*ALGOS), "auto", "`auto`, `oneshot`, `twoshot`, `nccl`, `mpi`", "`auto`"),
     Setting("HPCOLLS_ONESHOT_MAX_BYTES", _int, None,
             "largest Allreduce for one-shot: overrides the selection table (hpcolls/config.py)", "table"),
@@ -98,9 +99,13 @@ SETTINGS = (
             "(page-locked, reused per communicator) or `pageable` (fresh per call; for comparison)", "`pinned`"),
     Setting("HPCOLLS_DEVICE", _int, None, "GPU index for this rank (else chosen from the node-local rank)", ""),
     Setting("HPCOLLS_NODE_SIZE", _int, 0,
-            "`k`: consecutive groups of k ranks of a communicator count as one node (emulated nodes on one "
-            "host; hpcolls/hierarchy.py); must divide the communicator size. Read by `info` and the node "
-            "groups only: no route uses the node groups yet", "node from MPI (`0`)"),
+            "`k`: world ranks k·i .. k·i+k−1 count as one node (emulated nodes on one host: traffic between "
+            "them takes the inter-node route, never CUDA IPC; hpcolls/hierarchy.py)", "node from MPI (`0`)"),
+    Setting("HPCOLLS_HIERARCHY", _choice(*HIERARCHY_SCHEMES), "auto",
+            "a communicator over several nodes: `auto` (the latency model picks per size, "
+            "hpcolls/hierarchy_model.py), `leaders` (node reduce → node leaders → node bcast), `slices` "
+            "(node reduce-scatter → each local rank's slice between nodes → node allgather), or `off` (no "
+            "hierarchical path: NCCL or MPI over all ranks); docs/ARCHITECTURE.md, \"Hierarchy\"", "`auto`"),
     Setting("HPCOLLS_ALLOW_GPU_SHARING", _flag, False,
             "`1`: allow more ranks than GPUs on a node without MPS", "`0`"),
     Setting("HPCOLLS_CUDA_ARCHITECTURES", _text, "90-real;100-real;100-virtual",

@@ -12,6 +12,10 @@ does not, why. Every solve is repeated; warm-up solves are excluded; medians are
 the per-stage times of the median solve and its ratio to each peer. Eigenvalues are checked
 against the exact ones.
 
+``--reduction 1stage 2stage`` times each reduction to tridiagonal form (solvers/reduction.py) in
+its own row, beside the same peers; a two-stage row also gives the achieved TFLOP/s of sy2sb /
+he2hb (4n³/3 real flops; 4 times that for complex data), and ``--band`` sets its bandwidth.
+
 ``--range I:IL:IU`` / ``V:VL:VU`` (1-based, as the CLI's) or ``--lowest F`` (the lowest
 ⌈F·n⌉ eigenpairs, e.g. 0.1) solve a subset, and the cuSOLVER peer is then ``<t>sygvdx`` /
 ``<t>hegvdx`` with the same range (cuSOLVERMp has no subsets and is skipped). Several ranges
@@ -47,6 +51,11 @@ def parse_args(argv):
     p.add_argument("--method", nargs="+", choices=("distributed", "single", "auto"), default=["distributed"],
                    help="how solvers.sygvd solves (solvers/method.py); several: one row each "
                         "(default distributed)")
+    p.add_argument("--reduction", nargs="+", choices=("auto", "1stage", "2stage"), default=["auto"],
+                   help="reduction to tridiagonal form (solvers/reduction.py); several: one row each "
+                        "(default auto)")
+    p.add_argument("--band", type=int, default=None,
+                   help="two-stage bandwidth, a divisor of nb (default: solvers/reduction.py's)")
     p.add_argument("--jobz", choices=("N", "V"), default="V")
     p.add_argument("--collectives", default="auto", choices=("auto", "hpcolls", "nccl", "mpi"))
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
@@ -221,7 +230,7 @@ def main(argv=None):
         mp_peer, mp_why = CusolverMpSygvd.create(grid, xp, device, args.jobz)
     say(f"# solvers.bench: {comm.size} rank(s), grid {grid.nprow}x{grid.npcol}, device {device}, "
         f"collectives {coll.kind} via {coll.transport}, {dtype.name}, jobz {args.jobz}, "
-        f"method {' '.join(args.method)}, "
+        f"method {' '.join(args.method)}, reduction {' '.join(args.reduction)}, "
         f"repeat {args.repeat} (warm-up {args.warmup}); BLAS threads {blas_line}; peers: "
         f"{f'cuSOLVER {_peer_routines(dtype, args, n_first=args.n[0])}, same GPU' if peer else 'no cuSOLVER (it runs on one-rank GPU runs)'}; "
         f"{'cuSOLVERMp sygvd, same grid' if mp_peer else f'no cuSOLVERMp ({mp_why})'}")
@@ -234,17 +243,25 @@ def main(argv=None):
             a_root, b_root = a_root.astype(dtype), b_root.astype(dtype)
         a = DistMatrix.scatter(a_root, (n, n), dtype, grid, nb, coll, xp=xp)
         b = DistMatrix.scatter(b_root, (n, n), dtype, grid, nb, coll, xp=xp)
-        for subset, method in [(s, m) for s in subsets_for(args, n) for m in args.method]:
+        for subset in subsets_for(args, n):
             kept = None if exact is None else exact[positions(exact, subset)]
-            row = _time_ours(args, coll, a, b, method, kept, xp, subset)
-            if args.factored:
-                row.update(_time_factored(args, coll, a, b, method, xp, subset, row["ours_median_s"]))
-            if peer is not None:
-                row.update(_time_peer(args, peer, a_root, b_root, kept, xp, row["ours_median_s"], subset))
-            if mp_peer is not None:
-                row.update(_time_cusolvermp(args, mp_peer, a, b, kept, xp, row["ours_median_s"]))
-            rows.append(row)
-            _report(say, row)
+            peers = {}   # each peer is timed once per n and range, beside the first row
+            for method, reduction in [(m, r) for m in args.method for r in args.reduction]:
+                row = _time_ours(args, coll, a, b, method, kept, xp, subset, reduction)
+                ours_s = row["ours_median_s"]
+                if args.factored:
+                    row.update(_time_factored(args, coll, a, b, method, xp, subset, ours_s, reduction))
+                if peer is not None:
+                    if "cusolver" not in peers:
+                        peers["cusolver"] = _time_peer(args, peer, a_root, b_root, kept, xp, subset)
+                    row.update(peers["cusolver"], ratio=ours_s / peers["cusolver"]["cusolver_median_s"])
+                if mp_peer is not None:
+                    if "cusolvermp" not in peers:
+                        peers["cusolvermp"] = _time_cusolvermp(args, mp_peer, a, b, kept, xp)
+                    row.update(peers["cusolvermp"],
+                               ratio_cusolvermp=ours_s / peers["cusolvermp"]["cusolvermp_median_s"])
+                rows.append(row)
+                _report(say, row)
         _report_savings(say, [row for row in rows if row["n"] == n])
     if comm.rank == 0 and args.json:
         with open(args.json, "w") as f:
@@ -257,8 +274,9 @@ def main(argv=None):
     return 0
 
 
-def _time_ours(args, coll, a, b, method, exact, xp, subset=None):
-    """One row: solvers.sygvd by ``method``, timed as ``timed`` does, with its stage table."""
+def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto"):
+    """One row: solvers.sygvd by ``method`` and ``reduction``, timed as ``timed`` does, with its
+    stage table."""
     from .backend.arrays import synchronize
     from .sygvd.driver import sygvd
     from .sygvd.report import stage_table
@@ -266,7 +284,8 @@ def _time_ours(args, coll, a, b, method, exact, xp, subset=None):
 
     def ours():
         coll.reset()
-        w, _ = sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", method=method, subset=subset)
+        w, _ = sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", method=method, subset=subset,
+                     reduction=reduction, band=args.band)
         stages = {k: v.wall_s for k, v in coll.stats.items()}
         return w, stages, stage_table(coll.stats, sum(stages.values()))
 
@@ -274,11 +293,22 @@ def _time_ours(args, coll, a, b, method, exact, xp, subset=None):
     memory = _memory_high_water(comm, xp)
     row = dict(**memory, n=a.shape[0], nb=a.nb, ranks=comm.size, dtype=a.dtype.name, jobz=args.jobz,
                range=str(subset or "A"), eigenpairs=int(w.shape[0]),
-               collectives=coll.kind, method=method, ours_median_s=med, ours_samples_s=samples,
+               collectives=coll.kind, method=method, reduction=reduction, ours_median_s=med,
+               ours_samples_s=samples, sy2sb_tflops=_sy2sb_tflops(stages, a.shape[0], a.dtype),
                ours_stages_s=stages, ours_stage_table=table)
     if comm.rank == 0:
         row["ours_max_eig_err"] = _error(w, exact)
     return row
+
+
+def _sy2sb_tflops(stages, n, dtype):
+    """Achieved TFLOP/s of sy2sb / he2hb in this solve (None without that stage): 4n³/3 real
+    flops, 4 times that for complex data (a complex multiply-add is four real ones)."""
+    from .lapack_names import lapack_name
+    seconds = stages.get(lapack_name("sy2sb", dtype))
+    if not seconds:
+        return None
+    return 4.0 * n ** 3 / 3 * (4 if np.dtype(dtype).kind == "c" else 1) / seconds / 1e12
 
 
 def _memory_high_water(comm, xp):
@@ -292,7 +322,7 @@ def _memory_high_water(comm, xp):
                 max_rank_device_pool_bytes=comm.allreduce(pool, op=MPI.MAX))
 
 
-def _time_factored(args, coll, a, b, method, xp, subset, ours_s):
+def _time_factored(args, coll, a, b, method, xp, subset, ours_s, reduction="auto"):
     """B's factor once (potrf, timed alone), then solves against it (b_factored=True)."""
     from .backend.arrays import synchronize
     from .distributed.redistribute import lower_triangle
@@ -305,19 +335,19 @@ def _time_factored(args, coll, a, b, method, xp, subset, ours_s):
 
     potrf_s, _, lfac = timed(factor, args.repeat, args.warmup, lambda: synchronize(xp))
     med, samples, _ = timed(lambda: sygvd(a, lfac, coll, itype=1, jobz=args.jobz, uplo="L",
-                                          method=chosen, subset=subset, b_factored=True),
+                                          method=chosen, subset=subset, b_factored=True,
+                                          reduction=reduction, band=args.band),
                             args.repeat, args.warmup, lambda: synchronize(xp))
     return dict(potrf_s=potrf_s, factored_median_s=med, factored_samples_s=samples,
                 factored_saving=1 - med / ours_s)
 
 
-def _time_peer(args, peer, a_root, b_root, exact, xp, ours_s, subset=None):
+def _time_peer(args, peer, a_root, b_root, exact, xp, subset=None):
     from .backend.arrays import synchronize
     med, samples, (w, _) = timed(lambda: peer.solve(a_root, b_root, args.jobz, subset),
                                  args.repeat, args.warmup, lambda: synchronize(xp))
     return dict(cusolver_routine=CusolverSygvd.routine(a_root.dtype, subset), cusolver_median_s=med,
-                cusolver_samples_s=samples, cusolver_max_eig_err=_error(w, exact),
-                ratio=ours_s / med)
+                cusolver_samples_s=samples, cusolver_max_eig_err=_error(w, exact))
 
 
 def _error(w, exact):
@@ -328,10 +358,10 @@ def _error(w, exact):
     return float(np.abs(w - exact).max()) if w.size else 0.0
 
 
-def _time_cusolvermp(args, mp_peer, a, b, exact, xp, ours_s):
+def _time_cusolvermp(args, mp_peer, a, b, exact, xp):
     from .backend.arrays import synchronize
     med, samples, w = timed(lambda: mp_peer.solve(a, b), args.repeat, args.warmup, lambda: synchronize(xp))
-    row = dict(cusolvermp_median_s=med, cusolvermp_samples_s=samples, ratio_cusolvermp=ours_s / med)
+    row = dict(cusolvermp_median_s=med, cusolvermp_samples_s=samples)
     if a.grid.rank == 0:
         row["cusolvermp_max_eig_err"] = float(np.abs(_host(w) - exact).max())
     return row
@@ -339,11 +369,14 @@ def _time_cusolvermp(args, mp_peer, a, b, exact, xp, ours_s):
 
 def _report(say, row):
     med, samples, stages = row["ours_median_s"], row["ours_samples_s"], row["ours_stages_s"]
-    say(f"\nn={row['n']} nb={row['nb']} method {row['method']} range {row['range']} "
+    say(f"\nn={row['n']} nb={row['nb']} method {row['method']} reduction {row['reduction']} "
+        f"range {row['range']} "
         f"({row['eigenpairs']} eigenpairs): solvers.sygvd median {med:.3f} s "
         f"(samples {', '.join(f'{s:.3f}' for s in samples)})"
         f", max |λ-λ_exact| {row.get('ours_max_eig_err', float('nan')):.2e}")
     say("  stages (median solve): " + ", ".join(f"{k} {v:.3f}" for k, v in stages.items()))
+    if row.get("sy2sb_tflops") is not None:
+        say(f"  sy2sb achieved {row['sy2sb_tflops']:.2f} TFLOP/s (4n³/3 flops, x4 complex)")
     say(f"  memory, largest rank: host peak {row['max_rank_host_peak_bytes'] / 2**30:.2f} GiB, "
         f"device pool {row['max_rank_device_pool_bytes'] / 2**30:.2f} GiB (process high-water marks)")
     say("  " + row["ours_stage_table"].replace("\n", "\n  "))
@@ -360,22 +393,25 @@ def _report(say, row):
 
 
 # What a subset does not change: the checks, B's factor and the reduction to tridiagonal form.
-_REDUCTION = ("validate", "potrf", "sygst", "hegst", "sytrd", "hetrd")
+_REDUCTION = ("validate", "potrf", "sygst", "hegst", "sytrd", "hetrd", "sy2sb", "he2hb", "sb2st",
+              "hb2st")
 
 
 def _report_savings(say, rows):
-    """For each subset row beside an all-eigenpairs row of the same method: the time of the
+    """For each subset row beside an all-eigenpairs row of the same method and reduction: the time of the
     tridiagonal solve and the back-transformations (every stage after the reduction) of each,
     and what the subset saves of the full solve's."""
     def after(row):
         return sum(t for stage, t in row["ours_stages_s"].items() if stage not in _REDUCTION)
 
     for full in (r for r in rows if r["range"] == "A"):
-        for part in (r for r in rows if r["range"] != "A" and r["method"] == full["method"]):
+        for part in (r for r in rows if r["range"] != "A" and r["method"] == full["method"]
+                     and r["reduction"] == full["reduction"]):
             saved = 1 - after(part) / after(full) if after(full) else float("nan")
             part["saving_after_reduction"] = saved
             say(f"\nsubset {part['range']} ({part['eigenpairs']} eigenpairs) against all, method "
-                f"{full['method']}: tridiagonal solve + back-transformations {after(part):.3f} s "
+                f"{full['method']}, reduction {full['reduction']}: tridiagonal solve + "
+                f"back-transformations {after(part):.3f} s "
                 f"against {after(full):.3f} s, {100 * saved:.1f}% saved; whole solve "
                 f"{part['ours_median_s']:.3f} s against {full['ours_median_s']:.3f} s")
 

@@ -21,6 +21,7 @@ from .distributed.grid import ProcessGrid, grid_shape
 from .cholesky import CholeskyFactor
 from .errors import InputError
 from .method import choose_method
+from .reduction import choose_reduction
 from .single import single_global
 from .subset import EigenRange, positions
 from .sygvd.driver import sygvd
@@ -35,7 +36,7 @@ _SUBSET_DRIVERS = ("evr", "evx", "gvx")   # bisection (stebz) + MRRR (stemr): su
 
 def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
          type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None,
-         comm=None, grid=None, nb=None, collectives="auto", method="auto"):
+         comm=None, grid=None, nb=None, collectives="auto", method="auto", reduction="auto"):
     """Eigenvalues (ascending) and, unless ``eigvals_only``, eigenvectors of a (a, b) pencil.
 
     Same arguments and returns as scipy.linalg.eigh for real symmetric and complex Hermitian
@@ -51,7 +52,8 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     factor's grid and block size). Extra keywords: ``comm`` (default MPI.COMM_WORLD), ``grid``
     ((pr, pc), default as square as possible), ``nb`` (block size), ``collectives`` ('auto' |
     'mpi' | 'hpcolls' | 'nccl'), ``method`` ('auto' | 'distributed' | 'single' | 'replicated',
-    see solvers.method).
+    see solvers.method), ``reduction`` ('auto' | '1stage' | '2stage': the distributed stages'
+    reduction to tridiagonal form, see solvers.reduction).
 
     Raises ValueError for bad shapes, ``type``, subsets, drivers or non-finite entries in the
     referenced triangle, numpy.linalg.LinAlgError (NotPositiveDefiniteError, with ``.info``) if
@@ -74,8 +76,9 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     _check_driver(driver, generalized, not subset.is_all)
     if driver in _SUBSET_DRIVERS:              # bisection + MRRR, for every eigenpair too
         subset = (EigenRange.by_index(1, n) if subset.is_all else subset).solved_by("mrrr")
+    choose_reduction(reduction, n, not is_numpy(xp))     # a bad name fails before any work
     if factor is not None:
-        return _factored(a, factor, lower, eigvals_only, type, check_finite, subset, method)
+        return _factored(a, factor, lower, eigvals_only, type, check_finite, subset, method, reduction)
     if comm is None:
         from mpi4py import MPI
         comm = MPI.COMM_WORLD
@@ -104,13 +107,13 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
         db = DistMatrix.from_global(b, pgrid, block) if b is not None else None
         w, z = sygvd(da, db, coll, itype=type, jobz="N" if eigvals_only else "V",
                      uplo="L" if lower else "U", check_finite=check_finite, method=chosen,
-                     subset=subset)
+                     subset=subset, reduction=reduction)
         return w if eigvals_only else (w, z.to_global(coll))
     finally:
         pgrid.free()
 
 
-def _factored(a, factor, lower, eigvals_only, itype, check_finite, subset, method):
+def _factored(a, factor, lower, eigvals_only, itype, check_finite, subset, method, reduction):
     """eigh against a CholeskyFactor: the distributed stages on its grid, potrf skipped. The
     factor is lower; an upper-triangle A is passed as its conjugate transpose, whose lower
     triangle holds the same numbers (conjugated) as A's upper one, so no factor is moved."""
@@ -123,7 +126,7 @@ def _factored(a, factor, lower, eigvals_only, itype, check_finite, subset, metho
     da = DistMatrix.from_global(factor.xp.ascontiguousarray(a), factor.grid, factor.nb)
     w, z = sygvd(da, factor.factor, coll, itype=itype, jobz="N" if eigvals_only else "V",
                  uplo="L", check_finite=check_finite, method="distributed", subset=subset,
-                 b_factored=True)
+                 b_factored=True, reduction=reduction)
     return w if eigvals_only else (w, z.to_global(coll))
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from .backend.arrays import to_host
 from .backend.lapack import MrrrRoot, stein_vectors, stemr_vectors
-from .distributed.columns import columns_to_block_cyclic
+from .distributed.columns import RankColumns, columns_to_block_cyclic
 from .stebz import share
 
 MIN_RELATIVE_GAP = 1e-3   # dlarrv's MINRGP, as dstemr sets it: what separates the root's clusters
@@ -61,6 +61,13 @@ def stemr(d, e, il, w, layout_nb, grid, coll, dtype, xp):
     """Z (DistMatrix n × k, block size ``layout_nb``, of ``dtype`` on backend ``xp``) holding the
     eigenvectors of eigenvalues il..il+k-1 (1-based) of the tridiagonal (d, e), w their values
     (ascending, the same on every rank). Notes how many vectors this rank computed."""
+    cols = stemr_columns(d, e, il, w, grid, coll)
+    return columns_to_block_cyclic(*cols, d.shape[0], w.shape[0], layout_nb, grid, coll, dtype, xp)
+
+
+def stemr_columns(d, e, il, w, grid, coll):
+    """The same eigenvectors as stemr's, each rank's group whole on it (RankColumns, host
+    arrays): what a back-transformation on whole columns takes before the Alltoallv."""
     n, k = d.shape[0], w.shape[0]
     iu = il + k - 1
     if k and n < 3:     # dstemr's closed form; at most two vectors, on rank 0
@@ -74,7 +81,7 @@ def stemr(d, e, il, w, layout_nb, grid, coll, dtype, xp):
     start, stop = int(bounds[grid.rank]), int(bounds[grid.rank + 1])
     coll.note("vectors_this_rank", stop - start)
     coll.note("largest_group", int(np.diff(bounds).max()) if k else 0)
-    return columns_to_block_cyclic(mine, bounds, order, n, k, layout_nb, grid, coll, dtype, xp)
+    return RankColumns(mine, bounds, order)
 
 
 def _vectors(d, e, il, w, grid, coll):

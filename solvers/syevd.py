@@ -9,6 +9,14 @@
       (or stedc | sterf of all of them, the wanted kept: at larger k, and in GPU runs)
     ormtr | unmtr   Z = Q Y            (on the k wanted columns only)
 
+or, with reduction='2stage' (reduction.py), in place of sytrd and ormtr:
+    sy2sb | he2hb   Q1ᴴ C Q1 = B, bandwidth b (sy2sb.py: panel QR + GEMM two-sided updates)
+    sb2st | hb2st   Q2ᴴ B Q2 = T by bulge chasing (sb2st.py; every rank chases the same band)
+    (stedc, or stebz + stemr, as above: each rank's columns of Y kept whole)
+    ormtr_sb2st     Y ← Q2 Y on each rank's whole columns (ormtr_sb2st.py, no messages), then
+                    one Alltoallv into the block-cyclic layout
+    ormtr_sy2sb     Z = Q1 Y  (ormtr.py with the reflectors b rows below the diagonal)
+
 Stages are named as LAPACK names them for the dtype (lapack_names.py). By ``method``
 (method.py) the whole problem may instead be one LAPACK / cuSOLVER syevd / heevd call on one
 rank (single.py): one stage, named for that call. sygvd runs this driver on the matrix hegst
@@ -18,34 +26,47 @@ from .arguments import check_finite as check_finite_inputs
 from .arguments import validate_arguments
 from .backend.arrays import is_numpy
 from .backend.threads import policy_for
+from .distributed.columns import columns_to_block_cyclic
 from .distributed.redistribute import symmetrize
 from .lapack_names import lapack_name
 from .method import choose_method
 from .ormtr import ormtr
+from .ormtr_sb2st import ormtr_sb2st
+from .reduction import band_for, choose_reduction
+from .sb2st import sb2st
 from .single import single_distributed
 from .subset import EigenRange
+from .sy2sb import sy2sb
 from .sytrd import sytrd
-from .tridiagonal import stevd
+from .tridiagonal import stevd, stevd_columns
 from .tridiagonal_subset import tridiagonal_subset
 
 
-def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=None):
+def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=None,
+          reduction="auto", band=None):
     """Eigenvalues (ascending, an array of the backend on every rank) and, for jobz='V',
     eigenvectors (a DistMatrix in A's layout, orthonormal columns) of the symmetric / Hermitian
     DistMatrix ``a``, of which only the ``uplo`` triangle is read. Returns (w, Z or None).
     ``subset`` (an EigenRange; default all) selects the eigenpairs: then w has k entries and Z
-    is n × k, in A's block size and grid."""
+    is n × k, in A's block size and grid. ``reduction`` ('auto', '1stage', '2stage';
+    reduction.py) and ``band`` (two-stage's bandwidth, a divisor of A's nb; default
+    reduction.BAND_TARGET) choose the reduction to tridiagonal form."""
     subset = subset or EigenRange.all()
     validate_arguments(a, None, 1, jobz, uplo)
     subset.check(a.shape[0])
     policy_for(a.grid.comm)   # the CLI's BLAS threads per rank, whichever way the solver is entered
     lower, vectors = uplo.upper() == "L", jobz.upper() == "V"
-    chosen, why = choose_method(method, a.shape[0], a.grid.size, not is_numpy(a.xp))
+    on_gpu = not is_numpy(a.xp)
+    chosen, why = choose_method(method, a.shape[0], a.grid.size, on_gpu)
+    reduced_by, reduction_why = choose_reduction(reduction, a.shape[0], on_gpu)
+    band = band_for(band, a.nb, on_gpu)
     if check_finite:
         with coll.stage("validate"):
             check_finite_inputs(coll, lower, A=a)
     if chosen == "single":
         return single_distributed(a, None, coll, 1, vectors, lower, why, subset)
+    if reduced_by == "2stage":
+        return _two_stage(a, coll, lower, vectors, subset, band, reduction_why)
     with coll.stage(lapack_name("sytrd", a.dtype)):
         c = symmetrize(a, lower, coll)
         d, e, tau = sytrd(c, coll)
@@ -57,4 +78,31 @@ def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=
     if vectors:
         with coll.stage(lapack_name("ormtr", a.dtype)):
             ormtr(c, tau, z, coll)
+    return w, z
+
+
+def _two_stage(a, coll, lower, vectors, subset, band, why):
+    """syevd's stages with the two-stage reduction (see the module's docstring)."""
+    n, dtype, xp = a.shape[0], a.dtype, a.xp
+    with coll.stage(lapack_name("sy2sb", dtype)):
+        coll.note("reduction", f"2stage [{why}]")
+        c = symmetrize(a, lower, coll)
+        ab, tau = sy2sb(c, coll, band)
+    with coll.stage(lapack_name("sb2st", dtype)):
+        d, e, q2 = sb2st(ab, band, coll, vectors)
+    if subset.is_all:
+        with coll.stage("stedc" if vectors else "sterf"):
+            if not vectors:
+                return stevd(d, e, coll)
+            w, columns = stevd_columns(d, e, coll)
+    else:
+        w, columns = tridiagonal_subset(d, e, subset, c, coll, vectors, whole_columns=True)
+        if not vectors:
+            return w, None
+    with coll.stage(lapack_name("ormtr_sb2st", dtype)):
+        mine = ormtr_sb2st(q2, columns.mine)
+        z = columns_to_block_cyclic(mine, columns.bounds, columns.place, n, w.shape[0], a.nb,
+                                    a.grid, coll, dtype, xp)
+    with coll.stage(lapack_name("ormtr_sy2sb", dtype)):
+        ormtr(c, tau, z, coll, offset=band)
     return w, z

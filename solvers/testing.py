@@ -63,6 +63,28 @@ def random_symmetric(rng, n, hermitian=False):
     return (a + a.conj().T) / 2
 
 
+def random_band(rng, n, band, dtype):
+    """A random Hermitian band in lower band storage, ab[j, d] = B[j+d, j] (n × (band+1); the
+    entries past row n-1 zero), of ``dtype``."""
+    ab = _gaussian(rng, (n, band + 1), np.dtype(dtype).kind == "c")
+    for d in range(1, band + 1):
+        ab[max(n - d, 0):, d] = 0
+    return ab.astype(dtype)
+
+
+def band_to_full(ab):
+    """The Hermitian matrix of the lower band storage ab[j, d] = B[j+d, j] (diagonal taken real)."""
+    n, width = ab.shape
+    full = np.zeros((n, n), dtype=ab.dtype)
+    for d in range(min(width, n)):
+        j = np.arange(n - d)
+        full[j + d, j] = ab[:n - d, d]
+        if d:
+            full[j, j + d] = ab[:n - d, d].conj()
+    full[np.diag_indices(n)] = full.diagonal().real
+    return full
+
+
 def with_junk(rng, x, lower):
     """Copy of x whose strictly upper (lower=True) or strictly lower triangle holds random junk
     and, for complex x, whose diagonal has random imaginary parts: what LAPACK's s/d/c/z

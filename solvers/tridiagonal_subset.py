@@ -15,8 +15,8 @@ method (EigenRange.solver: eigh's driver='evr' / 'evx' / 'gvx' asks for MRRR).
 """
 from .backend.arrays import is_numpy
 from .stebz import replicated_tridiagonal, stebz
-from .stemr import stemr
-from .tridiagonal import stevd
+from .stemr import stemr, stemr_columns
+from .tridiagonal import stevd, stevd_columns
 
 CPU_DC_FRACTION = 0.1   # 'auto' on the CPU: divide and conquer for k > this share of n
 
@@ -32,10 +32,11 @@ def choose_solver(subset, k, n, on_gpu):
     return "mrrr", f"auto: k = {k} <= {CPU_DC_FRACTION:g} n on the CPU"
 
 
-def tridiagonal_subset(d, e, subset, layout, coll, vectors):
+def tridiagonal_subset(d, e, subset, layout, coll, vectors, whole_columns=False):
     """(w, Y or None) of the ``subset`` of the tridiagonal (d, e): w on every rank (the real
     dtype of the problem, on its backend), Y an n × k DistMatrix in ``layout``'s block size,
-    grid and dtype."""
+    grid and dtype, or with ``whole_columns`` each rank's vectors whole (RankColumns: what
+    two-stage's Q2 is applied to)."""
     xp = coll.xp
     with coll.stage("stebz"):
         d_host, e_host = replicated_tridiagonal(d, e, coll)
@@ -48,10 +49,15 @@ def tridiagonal_subset(d, e, subset, layout, coll, vectors):
             w = stebz(d_host, e_host, il, iu, coll)
     if solver == "dc":
         with coll.stage("stedc" if vectors else "sterf"):
+            if vectors and whole_columns:
+                return stevd_columns(d, e, coll, select=(il, iu))
             return stevd(d, e, coll, layout if vectors else None, select=(il, iu))
     z = None
     if vectors:
         with coll.stage("stemr"):
-            z = stemr(d_host, e_host, il, w, layout.nb, layout.grid, coll, layout.dtype, xp)
+            if whole_columns:
+                z = stemr_columns(d_host, e_host, il, w, layout.grid, coll)
+            else:
+                z = stemr(d_host, e_host, il, w, layout.nb, layout.grid, coll, layout.dtype, xp)
     return xp.asarray(w.astype(d.dtype)), z
 

@@ -1,12 +1,16 @@
 """Where a buffer call goes, one module per route:
 
 - host: host buffers, to mpi4py unchanged (no CUDA call);
-- native: Allreduce of device buffers on the native kernels (peers reachable through CUDA IPC);
-- nccl: Allreduce too large for the native kernels, where every rank has its own GPU;
+- native: Allreduce, Bcast, Reduce, Allgather, Reduce_scatter_block and Reduce_scatter of device
+  buffers on the native kernels (peers reachable through CUDA IPC), whole or in pieces, or on
+  NCCL where every rank has its own GPU; native.py decides (collectives.py reads each call);
+- hierarchical: what the native route hands over where the ranks span several nodes (Allreduce,
+  Bcast, Reduce, Allgather): native inside each node, bounded MPI messages between them;
+- nccl: what the native route hands NCCL;
 - mpi_direct: device buffers to a CUDA-aware MPI, after the caller's stream;
 - mpi_staged: device buffers through host memory, the copies ordered on the stream.
 
-`call` picks between the host and MPI routes for any method of hpcolls.methods' table.
+`call` picks the route for any method of hpcolls.methods' table.
 """
 from mpi4py import MPI
 
@@ -14,7 +18,7 @@ from .. import buffers, log, validation
 from ..mpi_support import cuda_aware
 from ..streams import stream_ptr
 from ..methods import MESSAGE_METHODS, METHODS
-from . import host, mpi_direct, mpi_staged
+from . import hierarchical, host, mpi_direct, mpi_staged, native
 
 
 def device_arguments(method, args, kwargs, rank):
@@ -40,13 +44,16 @@ def call(comm, method, target, args, kwargs, stream, validate=True):
     device, unused = device_arguments(method, args, kwargs, MPI.Comm.Get_rank(comm))
     if not device and not unused:
         return host.call(method, base, target, args, kwargs)
+    stream = stream_ptr(stream)
+    if target is comm and method.name in native.COLLECTIVES and native.call(comm, method, args, kwargs, stream):
+        return None
     aware, how = cuda_aware()
     if aware:
         log.info_once((method.name, "direct"), f"{method.name} on device buffers: MPI directly, after the stream ({how})")
-        return mpi_direct.call(method, base, target, args, kwargs, stream_ptr(stream))
+        return mpi_direct.call(method, base, target, args, kwargs, stream)
     log.info_once((method.name, "staged"), f"{method.name} on device buffers: MPI, staged through "
                   f"{comm._staging.kind} host memory ({how})")
-    return mpi_staged.call(comm._staging, method, base, target, args, kwargs, device, unused, stream_ptr(stream))
+    return mpi_staged.call(comm._staging, method, base, target, args, kwargs, device, unused, stream)
 
 
 def _staged(method):
@@ -60,6 +67,17 @@ def _staged(method):
             "(Wait, Test, MPI.Request.Waitall, Testany, ...)")
 
 
+def _native(method, mpi):
+    """The native route's cell of the route table, the rest going to `mpi`."""
+    collective = native.COLLECTIVES[method.name]
+    nodes = "hierarchical, then NCCL" if collective.native in hierarchical.CARRIED else "NCCL"
+    past = f"(then NCCL, the kernels in pieces; ranks over several nodes: {nodes})"
+    if not collective.reduces:
+        return f"native kernels, any predefined contiguous type as bytes {past}; else {mpi}"
+    return (f"native kernels for the types and ops they carry {past}; else {mpi} "
+            "(float16, bfloat16: reduced on the host in rank order)")
+
+
 def route_table():
     """docs/DROP_IN.md's table: per method, the route of each kind of buffer (tests keep the
     page equal to this)."""
@@ -70,11 +88,9 @@ def route_table():
                if m.owner.__name__ == owner), *((m, "Message") for m in MESSAGE_METHODS.values())]
     for method, owner in every:
         name = f"Message.{method.name}" if owner == "Message" else method.name
-        if method.name == "Allreduce" and owner != "Message":
-            rows.append(f"| `Allreduce` | mpi4py, unchanged | native kernels where the type and op are theirs "
-                        "(then NCCL, the kernels in pieces, or mpi_direct); else mpi_direct | native kernels "
-                        "where the type and op are theirs (then NCCL, the kernels in pieces, or mpi_staged); "
-                        "else mpi_staged; buffers it writes copied back as it returns |")
+        if owner != "Message" and method.name in native.COLLECTIVES:
+            rows.append(f"| `{name}` | mpi4py, unchanged | {_native(method, 'mpi_direct')} | "
+                        f"{_native(method, 'mpi_staged')}; buffers it writes copied back as it returns |")
             continue
         rows.append(f"| `{name}`{owners[owner]} | mpi4py, unchanged | mpi_direct: after the stream | {_staged(method)} |")
     return "\n".join(rows)

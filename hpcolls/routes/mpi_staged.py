@@ -21,8 +21,8 @@ of one, or read it first with MPI.IN_PLACE), and copied back on the stream once 
   hpcolls could copy, so it raises naming the method.
 
 A buffer MPI ignores on this rank (a non-root's Gather receive buffer, ...) is passed as None.
-For Allreduce, float16 and bfloat16 have no MPI datatype: `allreduce_rank_order` allgathers them
-and reduces on the host in rank order, which gives the native kernels' exact result.
+Reductions of float16 and bfloat16, which have no MPI datatype: `reduce_rank_order` allgathers
+them and reduces on the host in rank order, which gives the native kernels' exact result.
 """
 import weakref
 
@@ -104,20 +104,20 @@ def call(pool, method, base, target, args, kwargs, device, unused, stream):
     return result
 
 
-def allreduce_rank_order(comm, send, recv, op, stream):
-    """Allreduce of float16/bfloat16 DeviceBuffers (send None: in place) through MPI, which has no
-    datatype for them: allgathered as bytes, reduced on the host in rank order. Blocks the host
-    until the result is in `recv`."""
-    refuse_capture(stream, f"an Allreduce of {recv.nbytes} B through MPI (neither the native path nor NCCL takes it)",
-                   "make it outside the capture (HPCOLLS_DEBUG=INFO says why it goes to MPI)")
+def reduce_rank_order(comm, call, total, first, count, written, stream):
+    """A float16/bfloat16 reduction (a DeviceCall, routes/collectives.py) through MPI, which has no
+    datatype for them: every rank's `total` input elements (at call.send) allgathered as bytes and
+    reduced on the host in rank order, the native kernels' exact result; elements [first, first +
+    count) of it stored at call.recv where `written`. Blocks the host until they are there."""
+    refuse_capture(stream, f"a {dtypes.NAMES[call.code]} reduction through MPI (neither the native path nor NCCL "
+                   "takes it)", "make it outside the capture (HPCOLLS_DEBUG=INFO says why it goes to MPI)")
     native = _native()
-    src = recv if send is None else send
-    host = np.empty(recv.count, dtypes.numpy_dtype(recv.code))
-    if recv.nbytes:
-        native.memcpy(host.ctypes.data, src.ptr, recv.nbytes, stream)
+    host = np.empty(total, dtypes.numpy_dtype(call.code))
+    if host.nbytes:
+        native.memcpy(host.ctypes.data, call.send, host.nbytes, stream)
     gathered = np.empty((comm.Get_size(), host.size), dtype=host.dtype)
     MPI.Intracomm.Allgather(comm, [host, MPI.BYTE], [gathered, MPI.BYTE])
-    result = np.ascontiguousarray(reduce_in_rank_order(recv.code, op, list(gathered)))
-    if recv.nbytes:
-        native.memcpy(recv.ptr, result.ctypes.data, recv.nbytes, stream)
-    log.trace(f"allreduce via MPI, {recv.nbytes} B {dtypes.NAMES[recv.code]}, reduced on the host in rank order")
+    result = np.ascontiguousarray(reduce_in_rank_order(call.code, call.op, list(gathered[:, first:first + count])))
+    if written and result.nbytes:
+        native.memcpy(call.recv, result.ctypes.data, result.nbytes, stream)
+    log.trace(f"{total} {dtypes.NAMES[call.code]} through MPI, reduced on the host in rank order")

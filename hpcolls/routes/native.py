@@ -1,197 +1,162 @@
-"""Allreduce of device buffers on the native barrier-free kernels, and where their limits send
-it: NCCL (routes/nccl.py) past the native limit where every rank has its own GPU, the native
-kernels in pieces elsewhere, MPI where the native path is off.
+"""The native route: collectives of device buffers on hpcolls' own barrier-free kernels, and where
+their limits send a call. One place decides, for every collective the kernels carry
+(routes/collectives.py: Allreduce, Bcast, Reduce, Allgather, Reduce_scatter_block,
+Reduce_scatter), in this order:
 
-`NativeAllreduce` is the part of hpcolls.Communicator that holds this route's state (scratch,
-peer mappings, the NCCL communicator) and makes the choice; `carries` is the one question of
-what the kernels take, answered from the types and ops the native layer lists (hpcolls.dtypes
-mirrors native/include/hpcolls/types.h), so that types the kernels gain switch over by
-themselves.
+0. hierarchical, where the ranks span several nodes (real, or emulated with HPCOLLS_NODE_SIZE):
+   Allreduce, Bcast, Reduce and Allgather that the node's kernels carry run native inside each
+   node and as bounded MPI messages between the nodes (routes/hierarchical.py). The flat native
+   path is never opened there (CUDA IPC reaches one node only), so steps 1 and 3 do not apply:
+   what the hierarchy does not take (Reduce_scatter(_block), larger messages) goes to 2 or 4;
+1. native: the kernels take the whole call (device buffers on the communicator's GPU, peers that
+   reach each other's memory, a message within the kernel's scratch, a type and op it carries,
+   a buffer spec it can read); the plan (native/include/hpcolls/plan.h) decides and the launch
+   says whether it took the call;
+2. nccl: past the native limit, or a call the kernels do not carry, where every rank has its own
+   GPU and NCCL has the collective for the type and op (HPCOLLS_ALGO auto or nccl);
+3. pieces: the native kernels in pieces of the largest message they take, element ranges of the
+   message (of every block), each still combined in rank order, so bit for bit the whole call;
+4. mpi: the MPI routes (routes/__init__.py), except float16/bfloat16 reductions, which MPI has no
+   datatype for: every rank's input gathered and reduced on the host in rank order.
+
+`HPCOLLS_DEBUG=INFO` logs each choice once per collective, route and size class, with why.
 """
-import types
-
-from mpi4py import MPI
+from collections import namedtuple
 
 from .. import dtypes, log
-from ..capture import refuse_capture
-from ..errors import HpcollsError, InvalidBufferError
-from ..peer_group import open_native
+from ..methods import METHODS
+from . import hierarchical
+from .collectives import COLLECTIVES
+from .mpi_staged import reduce_rank_order
 
-try:
-    import cupy as _cupy
-    _CUPY_NDARRAY = _cupy.ndarray
-except ImportError:
-    _CUPY_NDARRAY = None
+# The collectives in the native layer's order (hpcolls._native.COLLECTIVES, the plan's index).
+NATIVE_ORDER = ("allreduce", "allgather", "bcast", "reduce", "reduce_scatter")
 
-
-def carries(code, opc):
-    """Whether the native kernels (and the NCCL and rank-order host routes behind them) take an
-    Allreduce of native type `code` with native op `opc` (either None: one they do not have):
-    dtypes.OPS_OF, the native layer's own table."""
-    return code is not None and opc is not None and opc in dtypes.OPS_OF[code]
+Choice = namedtuple("Choice", "route why piece_bytes")
 
 
-class NativeAllreduce:
-    """Mixed into hpcolls.Communicator: its native path, opened on the first device Allreduce."""
+def past_native(plan, itemsize, algo, native_off, nccl, refusal=None):
+    """Where a call goes that the native kernels did not take whole: a Choice of "nccl",
+    "pieces" (of piece_bytes each) or "mpi", and why.
 
-    def _init_native(self):
-        self._native = None
-        self._native_off = None      # reason the native path is off, once decided
-        self._device = None
-        self._nccl = None
+    plan: (pieces, piece_bytes) of the call's native plan (0 pieces: the kernels do not carry it),
+    None where the native path is off (`native_off` says why); itemsize: bytes of one element;
+    nccl(): (NCCL takes the call, why not), asked only where HPCOLLS_ALGO allows NCCL (the first
+    ask sets NCCL up); refusal: why the kernels take this call at no size (None: size decides)."""
+    in_pieces = False
+    if refusal:
+        native_why = refusal
+    elif plan is None:
+        native_why = f"native path off: {native_off}"
+    elif plan[0] == 0 or plan[1] < itemsize:
+        native_why = "not a call the native kernels carry"
+    else:
+        native_why, in_pieces = f"larger than the native kernels take in one call ({plan[1]} B)", True
+    why = f"HPCOLLS_ALGO={algo}"
+    if algo in ("auto", "nccl"):
+        takes, not_nccl = nccl()
+        if takes:
+            return Choice("nccl", native_why, 0)
+        why = f"NCCL: {not_nccl}"
+    if in_pieces:
+        return Choice("pieces", f"{native_why}; {why}", plan[1])
+    return Choice("mpi", f"{native_why}; {why}", 0)
 
-    def _allreduce_device(self, send, recv, op, opc, stream, through_mpi):
-        """send None: in place. `through_mpi()` makes the call through the MPI routes."""
-        if self._device is None:
-            refuse_capture(
-                stream, "a communicator's first Allreduce on device buffers (it sets up peer memory: "
-                "collective, with device synchronization)", "make one Allreduce with it before capturing",
-                comm=self.mpi)
-            self._open(recv.device)
-        elif recv.device != self._device:
-            raise InvalidBufferError(f"hpcolls: buffer is on GPU {recv.device}, this communicator on GPU {self._device}")
-        algo = self._cfg.algo
-        if self._native is not None and algo in ("auto", "oneshot", "twoshot"):
-            used = self._native.allreduce(recv.ptr if send is None else send.ptr, recv.ptr, recv.count,
-                                          recv.code, opc, stream)
-            if used >= 0:
-                if log.level >= 2:
-                    kernel = self._native.kernel(recv.nbytes)
-                    log.info_once(("allreduce", kernel, recv.nbytes.bit_length()),
-                                  f"allreduce {recv.nbytes} B {dtypes.NAMES[recv.code]}: {kernel} (native)")
-                return None
-        route, why = self._route_past_native(recv.code, opc, stream)
-        if route == "nccl":
-            log.info_once(("nccl", recv.nbytes.bit_length()), f"allreduce {recv.nbytes} B: NCCL")
-            self._nccl.allreduce(send, recv, opc, stream)
-        elif route == "pieces":
-            piece = self._native.largest_message()
-            log.info_once(("pieces", recv.nbytes.bit_length()),
-                          f"allreduce {recv.nbytes} B: native, in pieces of {piece} B ({why})")
-            self._allreduce_in_pieces(send, recv, opc, piece, stream)
-        else:
-            log.info_once(("mpi", recv.nbytes.bit_length()), f"allreduce {recv.nbytes} B: MPI ({why})")
-            through_mpi()
-        return None
 
-    def _route_past_native(self, code, opc, stream):
-        """(route, why) for an Allreduce of `code` and op code `opc` that the native path does not
-        take whole: "nccl" (HPCOLLS_ALGO auto or nccl, where NCCL runs and has the type and op; set
-        up here on first use), else "pieces" (the native kernels in pieces: microseconds per MiB
-        where MPI, staged through host memory, takes milliseconds; docs/PERFORMANCE.md), else
-        "mpi"; `why` says why not the ones before."""
-        algo = self._cfg.algo
-        why = f"HPCOLLS_ALGO={algo}"
-        if opc is None:
-            return "mpi", f"{why}; an op the native kernels and NCCL do not carry"
-        if algo in ("auto", "nccl"):
-            nccl = self._nccl_path(stream)
-            if nccl.supports(code, opc):
-                return "nccl", ""
-            why = f"NCCL: {nccl.reason or f'no {dtypes.NAMES[code]} {dtypes.OP_NAMES[opc]}'}"
-        if self._native is None:
-            return "mpi", f"{why}; native path: {self._native_off}"
-        if self._native.largest_message() < dtypes.ITEMSIZE[code]:
-            return "mpi", f"{why}; the native path takes no message of one element"
-        return "pieces", f"larger than the native limit; {why}"
+def choice(comm, collective, call, stream):
+    """The Choice for `call` (a DeviceCall of `collective`) on communicator `comm`: "hierarchical"
+    (why: the scheme) where the ranks span nodes and that path takes it, "native" (why: the
+    kernel) where the kernels take it whole, else past_native's. Collective where it sets NCCL up."""
+    nc = comm._native
+    refusal = collective.refusal(call)
+    if comm._hier is not None:
+        takes, how = comm._hier.takes(collective, call)
+        if takes:
+            return Choice("hierarchical", how, call.nbytes)
+        refusal = refusal or how
+    plan = None
+    if nc is not None:
+        p = nc.plan(call.nbytes, call.code, call.op, NATIVE_ORDER.index(collective.native))
+        if p["pieces"] == 1 and refusal is None:
+            return Choice("native", p["kernel"], call.nbytes)
+        plan = (p["pieces"], p["piece_bytes"])
+    return past_native(plan, dtypes.ITEMSIZE[call.code], comm._cfg.algo, comm._native_off,
+                       lambda: comm._nccl_takes(collective, call, stream), refusal)
 
-    def _allreduce_in_pieces(self, send, recv, opc, piece, stream):
-        """The Allreduce as native calls of `piece` bytes each (the last one shorter), in order on
-        the stream. The op is elementwise, so the pieces together are the call, and every element
-        is still reduced in rank order: bitwise equal on every rank, and capturable in a CUDA
-        graph like any native call. A piece is whole 16-byte chunks, so each keeps the buffers'
-        alignment and holds whole elements."""
-        itemsize = dtypes.ITEMSIZE[recv.code]
-        per_piece = piece // itemsize
-        src = recv.ptr if send is None else send.ptr
-        for first in range(0, recv.count, per_piece):
-            offset = first * itemsize
-            count = min(per_piece, recv.count - first)
-            if self._native.allreduce(src + offset, recv.ptr + offset, count, recv.code, opc, stream) < 0:
-                raise HpcollsError(f"hpcolls: internal error: the native path refused a piece of {count * itemsize} B "
-                                   f"(largest message it takes: {piece} B)")
 
-    def _open(self, device):
-        self._device = device
-        if self._cfg.algo in ("nccl", "mpi"):
-            self._native_off = f"HPCOLLS_ALGO={self._cfg.algo}"
-        else:
-            try:
-                self._native, self._native_off = open_native(self.mpi, self._cfg, device)
-            except Exception:
-                self._device = None  # not opened: the next call tries again (and says why again)
-                raise
-        # The fast path skips validation and the once-per-decision INFO log, so it stays off
-        # when either is asked for, and for algos that never use the native kernels.
-        if self._native is not None and not self._cfg.validate and log.level < 2:
-            self._install_fast()
-        if self._native_off:
-            log.info(f"native path off: {self._native_off}")
+def route_of(comm, name, *args, stream=0, **kwargs):
+    """The Choice that mpi4py's `name` (one of COLLECTIVES) called with these arguments on device
+    buffers would get, launching nothing; collective where it opens the native path or sets NCCL
+    up, as the call would. For tests and tools."""
+    collective = COLLECTIVES[name]
+    found = collective.read(comm, METHODS[name], args, kwargs)
+    if isinstance(found, str):
+        return Choice("mpi", found, 0)
+    comm._use_device(found.device, stream)
+    return choice(comm, collective, found, stream)
 
-    def _install_fast(self, full=None):
-        """Shadows the Allreduce method with native code for its common call (fast_allreduce.cpp:
-        the host time of a call is a budget: docs/ARCHITECTURE.md, "Targets and floors"); that
-        code hands every other call to `full`, by default the method. Needs cupy's plain
-        `_c_contiguous` attribute (cupy 13, 14)."""
-        if _CUPY_NDARRAY is None or not hasattr(_CUPY_NDARRAY, "_c_contiguous"):
-            return
-        from .._native import make_fast_allreduce
-        if full is None:
-            full = types.MethodType(type(self).Allreduce, self)
-        self.Allreduce = make_fast_allreduce(
-            self._native, full, _CUPY_NDARRAY, MPI.IN_PLACE,
-            dtypes.mpi_ops_by_code(), dtypes.numpy_code_pairs(), self._device)
 
-    def _release_native(self):
-        """Frees the native communicator, and the native Allreduce entry that launches on it."""
-        self._native.release()
-        self._native = None
-        self.__dict__.pop("Allreduce", None)
+def call(comm, method, args, kwargs, stream):
+    """Makes mpi4py's `method` call (one of COLLECTIVES) with device buffers on `stream` where this
+    route carries it, and says whether it did; False: the MPI routes make it."""
+    collective = COLLECTIVES[method.name]
+    found = collective.read(comm, method, args, kwargs)
+    if isinstance(found, str):
+        log.info_once((method.name, "mpi", found), f"{method.name} on device buffers: MPI ({found})")
+        return False
+    c = found
+    comm._use_device(c.device, stream)  # the first device call opens the native path (collective)
+    nc = comm._native
+    if nc is not None and collective.refusal(c) is None and collective.launch(nc, c, stream):
+        if log.level >= 2:
+            _log(method, c, choice(comm, collective, c, stream))
+        return True
+    chosen = choice(comm, collective, c, stream)
+    if chosen.route == "hierarchical":
+        comm._hier.make(collective, c, stream)
+    elif chosen.route == "nccl":
+        collective.nccl(comm._nccl, c, stream)
+    elif chosen.route == "pieces":
+        collective.in_pieces(nc, c, chosen.piece_bytes, stream)
+    elif collective.reduces and c.code in (dtypes.F16, dtypes.BF16):
+        reduce_rank_order(comm, c, *collective.host_result(c, comm.Get_rank()), stream)
+        chosen = chosen._replace(route="mpi, reduced on the host in rank order (MPI has no such datatype)")
+    else:
+        _log(method, c, chosen)
+        return False
+    _log(method, c, chosen)
+    return True
 
-    def _nccl_path(self, stream):
-        if self._nccl is None:
-            refuse_capture(
-                stream, "a communicator's first message too large for the native path sets up its NCCL path "
-                "(collective, with NCCL's own device set-up), which", "make one such call before capturing",
-                comm=self.mpi)
-            from .._native import device_info
-            from .nccl import NcclPath
-            self._nccl = NcclPath(self.mpi, device_info(self._device)["uuid"])
-        return self._nccl
 
-    def close(self):
-        """Releases scratch, peer mappings and NCCL (collective; the MPI communicator stays)."""
-        if self._native is not None:
-            self._native.synchronize()
-            MPI.Comm.Barrier(self)  # no peer may still be storing into our scratch
-            self._release_native()
-        if self._nccl is not None:
-            self._nccl.destroy()
-            self._nccl = None
-        self._native_off = "communicator closed"
+def _log(method, call, chosen):
+    if log.level >= 2:
+        what = "" if not COLLECTIVES[method.name].reduces else f" {dtypes.NAMES[call.code]} {dtypes.OP_NAMES[call.op]}"
+        log.info_once((method.name, chosen.route, call.nbytes.bit_length()),
+                      f"{method.name} {call.nbytes} B{what}: {chosen.route} ({chosen.why})")
 
-    def synchronize(self):
-        """Waits for this communicator's last stream and raises if a collective timed out."""
-        if self._native is not None:
-            self._native.synchronize()
 
-    def check(self):
-        """Raises CollectiveTimeout if an earlier collective timed out (no device wait)."""
-        if self._native is not None:
-            self._native.check()
-
-    @property
-    def native_path(self):
-        """'on', or why the native path is off (None before the first device-buffer call)."""
-        return "on" if self._native is not None else self._native_off
-
-    def native_comm(self, device):
-        """The hpcolls._native.NativeComm carrying this communicator's device-buffer AllReduces
-        on GPU ``device`` (collective the first time: it opens the native path), or None when
-        that path is off (``native_path`` says why). For native code that issues its own
-        AllReduces, such as the solver's tridiagonalization loop."""
-        if self._device is None:
-            self._open(device)
-        elif device != self._device:
-            raise InvalidBufferError(f"hpcolls: GPU {device} requested, this communicator is on GPU {self._device}")
-        return self._native if self._cfg.algo in ("auto", "oneshot", "twoshot") else None
+def route_lines(nodes, cfg, cuda_aware):
+    """`python -m hpcolls info`'s lines: the route each collective of this module takes on device
+    buffers over a communicator on `nodes` (a NodeHierarchy) under `cfg`, as `choice` decides it
+    (described from the settings and the node shape: nothing is opened, so a path that cannot
+    open on this machine, such as one without cupy, is not foreseen)."""
+    mpi = "MPI directly (CUDA-aware)" if cuda_aware else "MPI staged through host memory"
+    flat = f"NCCL where every rank has its own GPU and NCCL has the type and op, else {mpi}"
+    if cfg.algo in ("nccl", "mpi"):
+        return [f"every collective: {flat if cfg.algo == 'nccl' else mpi} (HPCOLLS_ALGO={cfg.algo})"]
+    if len(nodes.nodes) == 1:
+        native = (f"native kernels; past their limit NCCL where every rank has its own GPU, else the kernels in "
+                  f"pieces; what they do not carry: {flat}")
+        return [f"{name}: {native}" for name in COLLECTIVES]
+    off = hierarchical.settings_refusal(nodes, cfg)
+    if off:
+        return [f"{name}: {flat} (no hierarchical path: {off}; no CUDA IPC between nodes)" for name in COLLECTIVES]
+    lines = []
+    for name, collective in COLLECTIVES.items():
+        if collective.native not in hierarchical.CARRIED or (collective.native == "allgather" and not nodes.consecutive):
+            lines.append(f"{name}: {flat} (not on the hierarchical path; no CUDA IPC between nodes)")
+            continue
+        how = f", {hierarchical.scheme_line(nodes, cfg)}" if collective.native == "allreduce" else ""
+        lines.append(f"{name}: hierarchical{how} (native in each node, bounded MPI between them) while the node's "
+                     f"kernels carry the message; larger or not carried: {flat}")
+    return lines

@@ -1,8 +1,12 @@
-"""AllReduce through NCCL (cupy's binding), created lazily from the MPI communicator.
+"""AllReduce, Broadcast, Reduce, AllGather and ReduceScatter through NCCL (cupy's binding),
+created lazily from the MPI communicator.
 
 NCCL is the large-message path. It refuses two ranks on one GPU, so availability is decided
 collectively from every rank's GPU UUID before anything is created; it has no complex types
-(complex SUM travels as twice as many reals) and no complex PROD (left to MPI).
+(complex SUM travels as twice as many reals), no complex PROD and no 16-bit integers or bool (left
+to MPI), and ReduceScatter with equal counts only. Broadcast and AllGather move bytes, any type.
+MPI's in-place Reduce_scatter keeps the result at the receive buffer's start, where NCCL's in-place
+ReduceScatter leaves it at the rank's own block: it is moved there on the stream.
 """
 from .. import dtypes, log
 
@@ -20,7 +24,7 @@ def _type_table(nccl):
         _NCCL_TYPES = {dtypes.F16: nccl.NCCL_FLOAT16, dtypes.F32: nccl.NCCL_FLOAT32,
                        dtypes.F64: nccl.NCCL_FLOAT64, dtypes.I32: nccl.NCCL_INT32,
                        dtypes.I64: nccl.NCCL_INT64, dtypes.U32: nccl.NCCL_UINT32,
-                       dtypes.U64: nccl.NCCL_UINT64}
+                       dtypes.U64: nccl.NCCL_UINT64, dtypes.I8: nccl.NCCL_INT8, dtypes.U8: nccl.NCCL_UINT8}
         if hasattr(nccl, "NCCL_BFLOAT16"):
             _NCCL_TYPES[dtypes.BF16] = nccl.NCCL_BFLOAT16
     return _NCCL_TYPES
@@ -37,6 +41,7 @@ class NcclPath:
     def __init__(self, comm, gpu_uuid):
         self.comm = None
         self.reason = None
+        self.rank = comm.Get_rank()
         try:
             nccl = _nccl()
         except Exception as exc:  # noqa: BLE001 - any import failure means "no NCCL here"
@@ -66,12 +71,47 @@ class NcclPath:
             return op == dtypes.SUM
         return code in self.types
 
-    def allreduce(self, send, recv, op, stream):
-        code, count = recv.code, recv.count
-        if code in dtypes.COMPLEX:  # SUM of complex == SUM of its real and imaginary parts
-            code, count = (dtypes.F32 if code == dtypes.C64 else dtypes.F64), 2 * count
-        src = recv.ptr if send is None else send.ptr
-        self.comm.allReduce(src, recv.ptr, count, self.types[code], self.ops[op], stream)
+    def takes(self, collective, call):
+        """(whether NCCL makes this DeviceCall of `collective` (routes/collectives.py), why not)."""
+        if self.comm is None:
+            return False, self.reason
+        if not collective.reduces:
+            return True, None
+        if not self.supports(call.code, call.op):
+            return False, f"no {dtypes.NAMES[call.code]} {dtypes.OP_NAMES[call.op]}"
+        if call.counts and len(set(call.counts)) > 1:
+            return False, "ReduceScatter with counts that differ per rank"
+        return True, None
+
+    def _typed(self, call, count):
+        """(count, NCCL type) of `count` elements of the call's type (complex: twice as many reals)."""
+        if call.code in dtypes.COMPLEX:
+            return 2 * count, self.types[dtypes.F32 if call.code == dtypes.C64 else dtypes.F64]
+        return count, self.types[call.code]
+
+    def allreduce(self, call, stream):
+        self.comm.allReduce(call.send, call.recv, *self._typed(call, call.count), self.ops[call.op], stream)
+
+    def bcast(self, call, stream):
+        self.comm.broadcast(call.send, call.recv, call.count, self.types[dtypes.U8], call.root, stream)
+
+    def reduce(self, call, stream):
+        self.comm.reduce(call.send, call.recv, *self._typed(call, call.count), self.ops[call.op], call.root, stream)
+
+    def allgather(self, call, stream):
+        self.comm.allGather(call.send, call.recv, call.count, self.types[dtypes.U8], stream)
+
+    def reduce_scatter(self, call, stream):
+        count, rank = call.counts[0], self.rank
+        if not call.in_place:
+            self.comm.reduceScatter(call.send, call.recv, *self._typed(call, count), self.ops[call.op], stream)
+            return
+        block = count * dtypes.ITEMSIZE[call.code]
+        self.comm.reduceScatter(call.recv, call.recv + rank * block, *self._typed(call, count), self.ops[call.op],
+                                stream)
+        if rank and block:
+            from .._native import memcpy_async
+            memcpy_async(call.recv, call.recv + rank * block, block, stream)
 
     def destroy(self):
         if self.comm is not None:

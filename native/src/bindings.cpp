@@ -9,7 +9,7 @@
 #include "hpcolls/c_api_module.h"
 #include "hpcolls/diagnostics.h"
 #include "hpcolls/errors.h"
-#include "hpcolls/fast_allreduce.h"
+#include "hpcolls/fast_entry.h"
 #include "hpcolls/native_comm.h"
 #include "hpcolls/plan.h"
 #include "hpcolls/runtime_info.h"
@@ -27,7 +27,7 @@ PYBIND11_MODULE(_native, m) {
   py::register_exception<CudaError>(m, "CudaError", PyExc_RuntimeError);
   py::register_exception<CollectiveTimeout>(m, "CollectiveTimeout", PyExc_RuntimeError);
   py::register_exception<CommunicatorBroken>(m, "CommunicatorBroken", PyExc_RuntimeError);
-  bind_fast_allreduce(m);
+  bind_fast_entries(m);
   bind_c_api(m);
 
   m.attr("CUDART_VERSION_BUILT") = CUDART_VERSION;
@@ -66,6 +66,12 @@ PYBIND11_MODULE(_native, m) {
         cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
       },
       py::call_guard<py::gil_scoped_release>());
+  // The same copy without waiting: ordered on `stream`, capturable into a CUDA graph.
+  m.def("memcpy_async", [](uintptr_t dst, uintptr_t src, size_t bytes, uintptr_t stream) {
+    cuda_check(cudaMemcpyAsync(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes,
+                               cudaMemcpyDefault, reinterpret_cast<cudaStream_t>(stream)),
+               "cudaMemcpyAsync");
+  });
   m.def(
       "stream_synchronize",
       [](uintptr_t stream) { cuda_check(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream)), "cudaStreamSynchronize"); },
@@ -175,8 +181,11 @@ PYBIND11_MODULE(_native, m) {
       .def("select", &NativeComm::select)
       .def(
           "plan",
-          [](const NativeComm& c, size_t bytes, int dtype, int op) {
-            const Plan p = c.plan_of(bytes, static_cast<DType>(dtype), static_cast<Op>(op));
+          [](const NativeComm& c, size_t bytes, int dtype, int op, int collective) {
+            if (collective < 0 || collective >= int(Collective::kCount))
+              throw std::invalid_argument("hpcolls: plan: no collective " + std::to_string(collective));
+            const Plan p = c.plan_of(static_cast<Collective>(collective), bytes, static_cast<DType>(dtype),
+                                     static_cast<Op>(op));
             py::dict r;
             r["kernel"] = kernel_name(p.kernel);
             r["blocks"] = p.blocks;
@@ -186,9 +195,10 @@ PYBIND11_MODULE(_native, m) {
             r["pieces"] = p.pieces;
             return r;
           },
-          py::arg("bytes"), py::arg("dtype"), py::arg("op"),
-          "How a call of `bytes` bytes of (dtype, op) would run (native/include/hpcolls/plan.h): kernel "
-          "name ('' when none), grid, dependent launch, and the pieces (0: not native, 1: whole)")
+          py::arg("bytes"), py::arg("dtype"), py::arg("op"), py::arg("collective") = 0,
+          "How a call of `bytes` bytes of (dtype, op) would run (native/include/hpcolls/plan.h; collective: "
+          "COLLECTIVES' index): kernel name ('' when none), grid, dependent launch, and the pieces (0: not "
+          "native, 1: whole)")
       .def("largest_message", &NativeComm::largest_message)
       .def("kernel", &NativeComm::kernel)
       .def("allreduce",
@@ -218,13 +228,15 @@ PYBIND11_MODULE(_native, m) {
       .def(
           "reduce_scatter",
           [](NativeComm& c, uintptr_t send, uintptr_t recv, const std::vector<size_t>& counts, int dtype, int op,
-             uintptr_t stream) {
-            return c.reduce_scatter(send, recv, counts, static_cast<DType>(dtype), static_cast<Op>(op), stream);
+             uintptr_t stream, const std::vector<size_t>& displs) {
+            return c.reduce_scatter(send, recv, counts, static_cast<DType>(dtype), static_cast<Op>(op), stream, displs);
           },
           py::arg("send"), py::arg("recv"), py::arg("counts"), py::arg("dtype"), py::arg("op"), py::arg("stream") = 0,
-          "Reduce_scatter: rank q receives the rank-order reduction of block q (counts[q] elements, the blocks "
-          "back to back in send); in place when send == recv (the input in recv, the result at its start). 0, "
-          "or -1 when it does not fit (nothing launched): largest_reduce_scatter() is the largest block in bytes")
+          py::arg("displs") = std::vector<size_t>{},
+          "Reduce_scatter: rank q receives the rank-order reduction of block q (counts[q] elements at send + "
+          "displs[q] elements; no displs: the blocks back to back); in place when send == recv (the input in "
+          "recv, the result at its start). 0, or -1 when it does not fit (nothing launched): "
+          "largest_reduce_scatter() is the largest block in bytes")
       .def(
           "reduce_scatter_block",
           [](NativeComm& c, uintptr_t send, uintptr_t recv, size_t count, int dtype, int op, uintptr_t stream) {
@@ -239,6 +251,19 @@ PYBIND11_MODULE(_native, m) {
       .def("probe", &NativeComm::probe, py::call_guard<py::gil_scoped_release>())
       // Where rank r's scratch is mapped in this process (hpcolls._native_diag.peek/poke read it).
       .def("scratch_address", [](const NativeComm& c, int r) { return reinterpret_cast<uintptr_t>(c.scratch_base(r)); })
+      .def_property_readonly(
+          "error_record",
+          [](const NativeComm& c) -> py::object {
+            const ErrorRecord r = c.error_record();
+            if (r.code == 0) return py::none();
+            py::dict d;
+            d["rank"] = r.rank;
+            d["peer"] = r.peer;
+            d["epoch"] = r.epoch;
+            d["collective"] = collective_name(Collective(r.collective));
+            return d;
+          },
+          "None, or the time-out a kernel recorded: {rank, peer it waited for, epoch, collective}")
       .def("check", &NativeComm::check)
       .def("synchronize", &NativeComm::synchronize, py::call_guard<py::gil_scoped_release>())
       .def("release", &NativeComm::release)

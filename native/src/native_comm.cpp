@@ -300,21 +300,24 @@ int NativeComm::reduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op
 }
 
 int NativeComm::reduce_scatter(uintptr_t send, uintptr_t recv, const std::vector<size_t>& counts, DType t, Op op,
-                               uintptr_t stream) {
+                               uintptr_t stream, const std::vector<size_t>& displs) {
   check_usable();
   check_reduction("Reduce_scatter", t, op);
-  if (int(counts.size()) != nranks_)
-    throw std::invalid_argument("hpcolls: Reduce_scatter: " + std::to_string(counts.size()) + " counts for " +
-                                std::to_string(nranks_) + " ranks");
+  if (int(counts.size()) != nranks_ || (!displs.empty() && int(displs.size()) != nranks_))
+    throw std::invalid_argument("hpcolls: Reduce_scatter: " + std::to_string(counts.size()) + " counts and " +
+                                std::to_string(displs.size()) + " displacements for " + std::to_string(nranks_) +
+                                " ranks");
   const size_t esize = dtype_size(t);
   BlockLayout layout{};
-  size_t total = 0, largest = 0;
+  size_t next = 0, extent = 0, largest = 0;  // bytes: the next block's default offset, the span read
   for (int q = 0; q < nranks_; ++q) {
-    if (total > UINT32_MAX) return -1;  // offsets are 32-bit in the kernel
-    layout.offset[q] = uint32_t(total);
+    const size_t offset = displs.empty() ? next : displs[size_t(q)] * esize;
+    if (offset > UINT32_MAX) return -1;  // offsets are 32-bit in the kernel
+    layout.offset[q] = uint32_t(offset);
     const size_t b = counts[size_t(q)] * esize;
     largest = std::max(largest, b);
-    total += b;
+    next = offset + b;
+    extent = std::max(extent, next);
   }
   if (largest == 0) return 0;  // every block empty, on every rank
   const Plan p = plan(in_, Collective::ReduceScatter, largest, t, op);
@@ -324,11 +327,11 @@ int NativeComm::reduce_scatter(uintptr_t send, uintptr_t recv, const std::vector
   // In place the result (block rank's bytes) overwrites the input from its start: safe only inside
   // block 0, which the kernel reads chunk by chunk before each chunk's store. MPI has every rank in
   // place or none, so every rank declines alike.
-  if (in_place && largest > layout.bytes[0]) return -1;
+  if (in_place && (layout.offset[0] != 0 || largest > layout.bytes[0])) return -1;
   const size_t align = dtype_alignment(t);
   if (send % align || recv % align)
     throw std::invalid_argument("hpcolls: Reduce_scatter: buffer address not aligned to its element type");
-  if (!in_place && overlap(send, total, recv, layout.bytes[rank_]))
+  if (!in_place && overlap(send, extent, recv, layout.bytes[rank_]))
     throw std::invalid_argument("hpcolls: Reduce_scatter: the send buffer overlaps the receive buffer (in place: "
                                 "send = recv)");
   CollectiveArgs a = args_of(p, send, recv, largest, false, stream);  // the kernel aligns per block
@@ -383,6 +386,20 @@ void NativeComm::check() {
 void NativeComm::synchronize() {
   wait_last_call();
   check();
+}
+
+ErrorRecord NativeComm::error_record() const {
+  if (host_error_ == nullptr) return ErrorRecord{};
+  const volatile ErrorRecord* r = host_error_;
+  if (r->code == 0) return ErrorRecord{};  // code is written last: a set code means the rest is complete
+  ErrorRecord copy;
+  copy.code = r->code;
+  copy.rank = r->rank;
+  copy.peer = r->peer;
+  copy.algo = r->algo;
+  copy.epoch = r->epoch;
+  copy.collective = r->collective;
+  return copy;
 }
 
 void NativeComm::raise_timeout() {

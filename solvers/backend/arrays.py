@@ -58,6 +58,58 @@ def synchronize(xp):
         xp.cuda.get_current_stream().synchronize()
 
 
+def subtract_product(xp, out, a, b):
+    """out -= a @ b in place, for 2D operands or batches of them (3D). On the GPU, when ``out``
+    is a row-major view (unit column stride: a block of a larger C-contiguous array; for a
+    batch, evenly spaced blocks) and a, b are C-contiguous, one cuBLAS gemm (strided-batched
+    gemm) with beta = 1 writes into it: no temporary of out's size and one pass over it instead
+    of three (sy2sb's trailing update, ormtr's and ormtr_sb2st's updates are such blocks)."""
+    if is_numpy(xp) or not _gemm_into(out, a, b):
+        out -= a @ b
+    return out
+
+
+def _gemm_into(out, a, b):
+    """cuBLAS out = -a @ b + out for a row-major view ``out`` (or a batch of them); False when
+    the operands do not fit that call, or this cupy's cuBLAS binding takes other arguments (the
+    caller then takes the plain product)."""
+    batched = out.ndim == 3
+    if out.ndim not in (2, 3) or a.ndim != out.ndim or b.ndim != out.ndim:
+        return False
+    item = out.itemsize
+    *batch, m, n = out.shape
+    k = a.shape[-1]
+    if not (a.dtype == b.dtype == out.dtype and out.dtype.char in "fdFD"
+            and a.flags.c_contiguous and b.flags.c_contiguous and out.strides[-1] == item
+            and all(stride % item == 0 for stride in out.strides) and out.strides[-2] // item >= max(n, 1)
+            and a.shape == (*batch, m, k) and b.shape == (*batch, k, n)):
+        return False
+    if out.size == 0 or k == 0:
+        return True
+    from cupy.cuda import device
+    from cupy_backends.cuda.libs import cublas
+    kind = {"f": "s", "d": "d", "F": "c", "D": "z"}[out.dtype.char]
+    alpha, beta = np.array(-1, dtype=out.dtype), np.array(1, dtype=out.dtype)
+    handle = device.get_cublas_handle()
+    mode = cublas.getPointerMode(handle)
+    cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
+    ld_out = out.strides[-2] // item
+    op = cublas.CUBLAS_OP_N
+    try:   # column-major view: outᵀ = -bᵀ aᵀ + outᵀ, with ld's the row lengths
+        if batched:
+            getattr(cublas, kind + "gemmStridedBatched")(
+                handle, op, op, n, m, k, alpha.ctypes.data, b.data.ptr, n, k * n, a.data.ptr, k, m * k,
+                beta.ctypes.data, out.data.ptr, ld_out, out.strides[0] // item, out.shape[0])
+        else:
+            getattr(cublas, kind + "gemm")(handle, op, op, n, m, k, alpha.ctypes.data, b.data.ptr, n,
+                                           a.data.ptr, k, beta.ctypes.data, out.data.ptr, ld_out)
+    except TypeError:      # a binding with other arguments: raised before anything runs
+        return False
+    finally:
+        cublas.setPointerMode(handle, mode)
+    return True
+
+
 def solve_triangular(xp, t, b, lower, trans=False):
     """op(t) x = b for a dense triangular t (only its ``lower``/upper triangle is read);
     op(t) = tᴴ with ``trans`` (tᵀ for real t)."""

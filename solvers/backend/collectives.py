@@ -9,10 +9,12 @@ over a scope of one rank is the identity and returns at once, neither sent nor c
 Scopes: 'all' (the whole grid), 'row' (my grid row), 'col' (my grid column); roots of 'row' /
 'col' collectives are grid coordinates (see ProcessGrid).
 
-Kinds of transport for array collectives (Allreduce, Bcast):
+Kinds of transport for array collectives (Allreduce, Bcast: the panel reductions and panel
+broadcasts of potrf, sytrd, ormtr and trsm):
   mpi     — mpi4py directly for numpy buffers; hpcolls.Communicator(comm, algo="mpi") for cupy
             buffers (or host staging if hpcolls cannot be imported, said in ``reason``)
-  hpcolls — hpcolls.Communicator(comm): latency-first kernels, its own fallbacks
+  hpcolls — hpcolls.Communicator(comm): its native kernels for both (hpcolls/routes/native.py),
+            with NCCL, the kernels in pieces or MPI past their limits
   nccl    — hpcolls.Communicator(comm, algo="nccl")
 Irregular, rare, host-side traffic (object broadcast, error flags, Alltoallv / Scatterv /
 Gatherv of whole matrices) always uses the plain mpi4py communicator, still counted.
@@ -112,7 +114,7 @@ def _own_or_staged(wrapper, comm, name, on_gpu):
     itself, else host staging. A wrapper that merely forwards unknown attributes to mpi4py would
     hand a device pointer to an MPI that may not be CUDA-aware (a segfault, not an error message).
     The method is looked up at every call, not bound here: an hpcolls.Communicator replaces its
-    Allreduce with a native entry once its native path opens (native/src/fast_allreduce.cpp)."""
+    Allreduce and Bcast with native entries once its native path opens (native/src/fast_entry.cpp)."""
     if not on_gpu or hasattr(type(wrapper), name):
         return wrapper
     return _HostStaged(comm)

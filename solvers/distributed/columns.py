@@ -4,9 +4,12 @@ A rank that computed some columns of a global n × k matrix whole (eigenvectors 
 the eigenvalues, for one) sends every other rank the rows and columns that rank owns in the
 block-cyclic layout, in one host Alltoallv. The columns are contiguous in a storage order
 (rank r holds storage positions bounds[r]:bounds[r+1]) that a permutation maps to the global
-column order, so a rank may compute its columns in any order it likes. Whole rows (the
-distributed divide and conquer's rows of Q) are the same exchange for the transposed matrix.
+column order, so a rank may compute its columns in any order it likes. On one rank nothing
+moves (the columns, on the run's backend, are put in order and kept where they are). Whole rows
+(the distributed divide and conquer's rows of Q) are the same exchange for the transposed matrix.
 """
+from typing import NamedTuple
+
 import numpy as np
 
 from ..backend.arrays import array_module, to_host
@@ -15,16 +18,30 @@ from .distmatrix import DistMatrix
 from .indexing import local_indices
 
 
+class RankColumns(NamedTuple):
+    """Columns of an n × k matrix held whole per rank: this rank's ``mine`` (n × its count, numpy
+    or cupy), storage positions ``bounds[r]:bounds[r+1]`` on rank r, position s being column
+    ``place[s]`` (host arrays, the same on every rank)."""
+    mine: object
+    bounds: np.ndarray
+    place: np.ndarray
+
+
 def columns_to_block_cyclic(mine, bounds, place, n, k, nb, grid, coll, dtype, xp):
     """The vectors at storage positions bounds[rank]:bounds[rank+1], held whole by each rank
-    (``mine``), into the block-cyclic n × k layout, storage position s going to column
-    place[s] (one host Alltoallv; sender and receiver derive every piece's place from bounds
-    and place, which every rank has, so no index travels)."""
+    (``mine``, numpy or cupy), into the block-cyclic n × k layout of backend ``xp``, storage
+    position s going to column place[s] (one host Alltoallv; sender and receiver derive every
+    piece's place from bounds and place, which every rank has, so no index travels)."""
+    desc = Descriptor.create(n, k, nb, nb, grid)
+    if grid.size == 1:
+        order = np.argsort(place)
+        local = mine if np.array_equal(order, np.arange(k)) else mine[:, array_module(mine).asarray(order)]
+        return DistMatrix(xp.ascontiguousarray(xp.asarray(local), dtype=dtype), desc, grid)
     row_sets = [local_indices(n, nb, p, 0, grid.nprow) for p in range(grid.nprow)]
     col_sets = [local_indices(k, nb, q, 0, grid.npcol) for q in range(grid.npcol)]
     local = _exchange(mine, bounds, place, row_sets, col_sets,
                       lambda rank: divmod(rank, grid.npcol), grid, coll, dtype)
-    return DistMatrix(xp.asarray(local), Descriptor.create(n, k, nb, nb, grid), grid)
+    return DistMatrix(xp.asarray(local), desc, grid)
 
 
 def rows_to_block_cyclic(mine_t, bounds, desc, grid, coll, dtype, xp):
@@ -38,6 +55,28 @@ def rows_to_block_cyclic(mine_t, bounds, desc, grid, coll, dtype, xp):
                       lambda rank: divmod(rank, grid.npcol)[::-1], grid, coll, dtype,
                       transposed=True)
     return DistMatrix(xp.asarray(local), desc, grid)
+
+
+def rows_to_rank_columns(mine_t, row_bounds, col_bounds, coll, dtype):
+    """Rows row_bounds[r]:row_bounds[r+1] of an m × k matrix held whole by each rank r and given
+    transposed (``mine_t``: k × its row count), into columns col_bounds[r]:col_bounds[r+1] held
+    whole by each rank (m × its column count, of ``dtype`` on mine_t's backend), by one host
+    Alltoallv: a transpose's rows, cut at col_bounds, are already in destination order."""
+    xp, rank = array_module(mine_t), coll.grid.rank
+    rows_held, columns = np.diff(row_bounds), np.diff(col_bounds)
+    send = np.ascontiguousarray(to_host(mine_t), dtype=dtype).ravel()
+    recv = np.empty(int(rows_held.sum()) * int(columns[rank]), dtype=dtype)
+    coll.alltoallv(send, [int(c * rows_held[rank]) for c in columns], recv,
+                   [int(r * columns[rank]) for r in rows_held])
+    del send
+    recv = xp.asarray(recv)
+    mine = xp.empty((int(row_bounds[-1]), int(columns[rank])), dtype=dtype)
+    offset = 0
+    for source, count in enumerate(rows_held):
+        piece = recv[offset:offset + count * columns[rank]].reshape(int(columns[rank]), int(count))
+        mine[row_bounds[source]:row_bounds[source + 1], :] = piece.T
+        offset += count * columns[rank]
+    return mine
 
 
 def _exchange(mine, bounds, place, row_sets, col_sets, coordinates, grid, coll, dtype,

@@ -19,14 +19,23 @@ def gather_block_col(dm, k, r0, coll, spare_rows=0):
     """Rows r0: of block column k, whole, on the ranks of its owning grid column (None
     elsewhere). ``spare_rows`` extra zero rows at the bottom let a caller piggy-back a few
     numbers on the broadcast that follows."""
+    return gather_columns(dm, *block_span(k, dm.nb, dm.shape[1]), r0, coll, spare_rows)
+
+
+def gather_columns(dm, c0, c1, r0, coll, spare_rows=0):
+    """Rows r0: of the global columns c0:c1, which lie in one block column, whole on the ranks
+    of the grid column owning it (None elsewhere); ``spare_rows`` as gather_block_col's."""
+    k = c0 // dm.nb
+    if c1 > c0 and (c1 - 1) // dm.nb != k:
+        raise ValueError(f"columns {c0}:{c1} span more than one block column of {dm.nb}")
     if dm.grid.mycol != dm.block_owner_col(k):
         return None
     xp = dm.xp
-    j0, j1 = block_span(k, dm.nb, dm.shape[1])
-    buf = xp.zeros((dm.shape[0] - r0 + spare_rows, j1 - j0), dtype=dm.dtype)
+    buf = xp.zeros((dm.shape[0] - r0 + spare_rows, c1 - c0), dtype=dm.dtype)
     lr0 = dm.first_local_row(r0)
     rows, _ = dm.device_index()
-    buf[rows[lr0:] - r0] = dm.local[lr0:, dm.local_block_cols(k)]
+    first = dm.local_block_cols(k).start + c0 - k * dm.nb
+    buf[rows[lr0:] - r0] = dm.local[lr0:, first:first + c1 - c0]
     return coll.allreduce(buf, scope="col")
 
 

@@ -14,6 +14,7 @@
 #include "cuda_check.h"
 #include "hemv_lower.h"
 #include "hpcolls_entry.h"
+#include "sb2st.h"
 #include "sytrd_panel.h"
 
 namespace py = pybind11;
@@ -170,6 +171,57 @@ PYBIND11_MODULE(_kernels, m) {
       },
       py::arg("comm"), py::arg("device"), py::arg("nranks"), py::arg("p"), py::arg("count"), py::arg("dtype"),
       py::arg("stream"));
+
+  // The bulge chasing of sb2st / hb2st (sb2st.h), on the host and on the GPU.
+  auto chase_args = [](int64_t n, int band, uintptr_t work, uintptr_t v, uintptr_t tau, uintptr_t index,
+                       int64_t kmax, int group, int height) {
+    Sb2stArgs a{};
+    a.n = n;
+    a.b = band;
+    a.band = reinterpret_cast<void*>(work);
+    a.v = reinterpret_cast<void*>(v);
+    a.tau = reinterpret_cast<void*>(tau);
+    a.index = reinterpret_cast<const int64_t*>(index);
+    a.kmax = kmax;
+    a.group = group;
+    a.height = height;
+    return a;
+  };
+  m.def(
+      "sb2st_host",
+      [chase_args](int dtype, int64_t n, int band, uintptr_t work, uintptr_t v, uintptr_t tau, uintptr_t index,
+                   int64_t kmax, int group, int height, int threads, int block_threads) {
+        const Sb2stArgs a = chase_args(n, band, work, v, tau, index, kmax, group, height);
+        py::gil_scoped_release released;
+        sb2st_host(a, static_cast<ScalarType>(dtype), threads, block_threads);
+      },
+      py::arg("dtype"), py::arg("n"), py::arg("band"), py::arg("work"), py::arg("v"), py::arg("tau"),
+      py::arg("index"), py::arg("kmax"), py::arg("group"), py::arg("height"), py::arg("threads"),
+      py::arg("block_threads") = 1);
+  m.def("sb2st_shared_bytes", [](int band, int dtype) { return sb2st_shared_bytes(band, static_cast<ScalarType>(dtype)); },
+        py::arg("band"), py::arg("dtype"));
+  m.def("sb2st_device_work_bytes", &sb2st_device_work_bytes, py::arg("n"));
+  m.def(
+      "sb2st_device_fits",
+      [](int band, int dtype, int device) {
+        require_device("sb2st_device_fits");
+        return sb2st_device_fits(band, static_cast<ScalarType>(dtype), device);
+      },
+      py::arg("band"), py::arg("dtype"), py::arg("device"));
+  m.def(
+      "sb2st_device",
+      [chase_args](int dtype, int device, int64_t n, int band, uintptr_t work, uintptr_t v, uintptr_t tau,
+                   uintptr_t index, int64_t kmax, int group, int height, uintptr_t scratch, uintptr_t stream,
+                   int threads_per_block, int workers, double timeout_s) {
+        require_device("sb2st_device");
+        const Sb2stArgs a = chase_args(n, band, work, v, tau, index, kmax, group, height);
+        py::gil_scoped_release released;
+        sb2st_device(a, static_cast<ScalarType>(dtype), device, reinterpret_cast<void*>(scratch),
+                     reinterpret_cast<cudaStream_t>(stream), threads_per_block, workers, timeout_s);
+      },
+      py::arg("dtype"), py::arg("device"), py::arg("n"), py::arg("band"), py::arg("work"), py::arg("v"),
+      py::arg("tau"), py::arg("index"), py::arg("kmax"), py::arg("group"), py::arg("height"), py::arg("scratch"),
+      py::arg("stream"), py::arg("threads_per_block") = 128, py::arg("workers") = 0, py::arg("timeout_s") = 10.0);
 
   // The one-rank local product on its own (hemv_lower.h), for its tests and benchmark.
   m.def("hemv_lower_work_elems", &hemv_lower_work_elems, py::arg("m"));

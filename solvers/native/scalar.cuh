@@ -1,5 +1,6 @@
 // The scalars of the solver's kernels: float, double, and Complex<float>, Complex<double> (the
-// layout of numpy's complex64 / complex128). The kernels are written once over T with these
+// layout of numpy's complex64 / complex128). The arithmetic helpers are host and device code
+// alike (the bulge chasing's step runs on both). The kernels are written once over T with these
 // helpers; for a real T each helper is the operation itself (conj(x) is x, real_part(x) is x), so
 // a real instantiation is the same arithmetic, expression for expression, as before complex came.
 //
@@ -22,12 +23,12 @@ struct alignas(2 * sizeof(R)) Complex {
   R re, im;
   Complex() = default;  // trivial, so that __shared__ arrays of it are allowed
   __host__ __device__ constexpr Complex(R r, R i = R(0)) : re(r), im(i) {}
-  __device__ Complex& operator+=(Complex o) {
+  __host__ __device__ Complex& operator+=(Complex o) {
     re += o.re;
     im += o.im;
     return *this;
   }
-  __device__ Complex& operator-=(Complex o) {
+  __host__ __device__ Complex& operator-=(Complex o) {
     re -= o.re;
     im -= o.im;
     return *this;
@@ -35,37 +36,37 @@ struct alignas(2 * sizeof(R)) Complex {
 };
 
 template <typename R>
-__device__ inline Complex<R> operator+(Complex<R> a, Complex<R> b) { return {a.re + b.re, a.im + b.im}; }
+__host__ __device__ inline Complex<R> operator+(Complex<R> a, Complex<R> b) { return {a.re + b.re, a.im + b.im}; }
 template <typename R>
-__device__ inline Complex<R> operator-(Complex<R> a, Complex<R> b) { return {a.re - b.re, a.im - b.im}; }
+__host__ __device__ inline Complex<R> operator-(Complex<R> a, Complex<R> b) { return {a.re - b.re, a.im - b.im}; }
 template <typename R>
-__device__ inline Complex<R> operator-(Complex<R> a) { return {-a.re, -a.im}; }
+__host__ __device__ inline Complex<R> operator-(Complex<R> a) { return {-a.re, -a.im}; }
 template <typename R>
-__device__ inline Complex<R> operator*(Complex<R> a, Complex<R> b) {
+__host__ __device__ inline Complex<R> operator*(Complex<R> a, Complex<R> b) {
   return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
 }
 template <typename R>
-__device__ inline Complex<R> operator*(R a, Complex<R> b) { return {a * b.re, a * b.im}; }
+__host__ __device__ inline Complex<R> operator*(R a, Complex<R> b) { return {a * b.re, a * b.im}; }
 
 template <typename T> struct Scalar { using Real = T; static constexpr bool kComplex = false; };
 template <typename R> struct Scalar<Complex<R>> { using Real = R; static constexpr bool kComplex = true; };
 template <typename T> using real_t = typename Scalar<T>::Real;
 template <typename T> constexpr bool is_complex_v = Scalar<T>::kComplex;
 
-__device__ inline float conj(float x) { return x; }
-__device__ inline double conj(double x) { return x; }
+__host__ __device__ inline float conj(float x) { return x; }
+__host__ __device__ inline double conj(double x) { return x; }
 template <typename R>
-__device__ inline Complex<R> conj(Complex<R> z) { return {z.re, -z.im}; }
+__host__ __device__ inline Complex<R> conj(Complex<R> z) { return {z.re, -z.im}; }
 
-__device__ inline float real_part(float x) { return x; }
-__device__ inline double real_part(double x) { return x; }
+__host__ __device__ inline float real_part(float x) { return x; }
+__host__ __device__ inline double real_part(double x) { return x; }
 template <typename R>
-__device__ inline R real_part(Complex<R> z) { return z.re; }
+__host__ __device__ inline R real_part(Complex<R> z) { return z.re; }
 
-__device__ inline float imag_part(float) { return 0.0f; }
-__device__ inline double imag_part(double) { return 0.0; }
+__host__ __device__ inline float imag_part(float) { return 0.0f; }
+__host__ __device__ inline double imag_part(double) { return 0.0; }
 template <typename R>
-__device__ inline R imag_part(Complex<R> z) { return z.im; }
+__host__ __device__ inline R imag_part(Complex<R> z) { return z.im; }
 
 // Loads that bypass L1 (data another block of the same kernel wrote, fenced).
 __device__ inline float load_cg(const float* p) { return __ldcg(p); }

@@ -16,6 +16,7 @@ import numpy as np
 from ..arguments import DTYPES
 from ..errors import InputError, NotPositiveDefiniteError
 from ..method import METHODS
+from ..reduction import REDUCTIONS
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -136,6 +137,16 @@ def build_parser():
                            "one LAPACK/cuSOLVER call on rank 0, results handed to all; auto: "
                            "single at one rank and, on CPUs, below the measured crossover order "
                            "(default auto)")
+    dist.add_argument("--reduction", choices=REDUCTIONS, default="auto",
+                      help="reduction to tridiagonal form in the distributed stages: 1stage = "
+                           "sytrd/hetrd (a matrix-vector product per column) + ormtr; 2stage = "
+                           "sy2sb (dense to band, GEMMs) + sb2st (bulge chasing) + two "
+                           "back-transformations (ormtr_sb2st, ormtr_sy2sb); auto: 2stage on GPUs "
+                           "from the crossover order in solvers/reduction.py, else 1stage "
+                           "(default auto)")
+    dist.add_argument("--band", type=_positive_int, default=None, metavar="B",
+                      help="2stage's bandwidth: a divisor of --nb (default: the largest divisor "
+                           "of nb up to 64 on GPU, 32 on CPU)")
     run = p.add_argument_group("run")
     run.add_argument("--check", action="store_true",
                      help="compute the residual ‖A Z − B Z Λ‖₁/(‖A‖₁‖Z‖₁ n ε) (dsgt01 forms per "
@@ -202,6 +213,7 @@ def _run(args, comm):
     a_root, b_root, exact, n, source = _load_problem(args, coll, xp)
     nb = min(args.nb or (256 if device == "gpu" else 32), n)
     from .report import print_header, versions
+    reduction_line = _reduction_line(args, n, nb, device)   # a bad --band fails on every rank
     if rank == 0:
         print_header([
             ("solvers.sygvd", f"{_equation(args.itype)}, jobz={args.jobz}, uplo={args.uplo}, "
@@ -209,6 +221,7 @@ def _run(args, comm):
             ("problem", source),
             ("size", f"n={n}, nb={nb}, dtype={dtype.name}"),
             ("method", _method_line(args.method, n, grid.size, device)),
+            ("reduction", reduction_line),
             ("grid", f"{grid.nprow}x{grid.npcol} on {comm.Get_size()} MPI ranks"
                      f"{'' if args.grid else ' (default: as square as possible)'}"),
             ("device", f"{device_line} [{device_reason}]"),
@@ -228,7 +241,7 @@ def _run(args, comm):
         comm.Barrier()
         start = time.perf_counter()
         w, z = sygvd(a, b, coll, itype=args.itype, jobz=args.jobz, uplo=args.uplo, method=args.method,
-                     subset=args.range)
+                     subset=args.range, reduction=args.reduction, band=args.band)
         times.append(time.perf_counter() - start)
         if args.repeat > 1:
             say(f"repetition {rep + 1}/{args.repeat}: {times[-1]:.4f} s")
@@ -267,6 +280,14 @@ def _method_line(requested, n, nranks, device):
     from ..method import choose_method
     method, why = choose_method(requested, n, nranks, device == "gpu")
     return f"{method} [{why}]"
+
+
+def _reduction_line(args, n, nb, device):
+    from ..reduction import band_for, choose_reduction
+    reduction, why = choose_reduction(args.reduction, n, device == "gpu")
+    if reduction == "1stage":
+        return f"1stage [{why}]"
+    return f"2stage, band {band_for(args.band, nb, device == 'gpu')} [{why}]"
 
 
 def _printer(rank):

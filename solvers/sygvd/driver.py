@@ -4,7 +4,8 @@
     potrf           B = L Lᴴ                  (uplo='U' is first conjugate-transposed to lower)
     sygst | hegst   C = L⁻¹ A L⁻ᴴ  or  Lᴴ A L  (by itype)
     syevd | heevd   C = Y Λ Yᴴ                (syevd.py: sytrd/hetrd, stedc or stebz + stemr,
-                                              ormtr/unmtr)
+                                              ormtr/unmtr; or two-stage: sy2sb, sb2st, ...,
+                                              ormtr_sb2st, ormtr_sy2sb)
     trsm            Z = L⁻ᴴ Y (itype 1, 2)  or  trmm  Z = L Y (itype 3), on Y's k columns
 
 With ``b_factored`` B is given as its Cholesky factor (potrf's output: L in B's lower triangle
@@ -26,6 +27,7 @@ from ..errors import InputError
 from ..lapack_names import lapack_name
 from ..method import choose_method
 from ..potrf import potrf
+from ..reduction import band_for, choose_reduction
 from ..single import single_distributed
 from ..subset import EigenRange
 from ..sygst import sygst
@@ -34,7 +36,7 @@ from ..trsm import trmm, trsm
 
 
 def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="auto",
-          subset=None, b_factored=False):
+          subset=None, b_factored=False, reduction="auto", band=None):
     """Solve the generalized (or, with b=None, standard: syevd) symmetric / Hermitian
     eigenproblem.
 
@@ -45,8 +47,9 @@ def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="au
     as columns (B-orthonormal for itypes 1, 2; B⁻¹-orthonormal for itype 3), or None for
     jobz='N'. ``subset`` (subset.EigenRange: all, by index il..iu 1-based, by value (vl, vu])
     selects the eigenpairs (w has k entries, z is n × k); ``b_factored``: b holds B's Cholesky
-    factor in its ``uplo`` triangle (see above). Raises InputError or NotPositiveDefiniteError —
-    on every rank alike.
+    factor in its ``uplo`` triangle (see above). ``reduction`` ('auto', '1stage', '2stage')
+    and ``band`` choose the reduction to tridiagonal form (syevd, solvers/reduction.py).
+    Raises InputError or NotPositiveDefiniteError — on every rank alike.
     """
     policy_for(a.grid.comm)   # the CLI's BLAS threads per rank, whichever way the solver is entered
     if b is None:
@@ -54,10 +57,12 @@ def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="au
             raise InputError("b_factored=True needs b (the Cholesky factor of B)")
         validate_arguments(a, None, itype, jobz, uplo)
         return syevd(a, coll, jobz=jobz, uplo=uplo, check_finite=check_finite, method=method,
-                     subset=subset)
+                     subset=subset, reduction=reduction, band=band)
     subset = subset or EigenRange.all()
     validate_arguments(a, b, itype, jobz, uplo)
     subset.check(a.shape[0])
+    choose_reduction(reduction, a.shape[0], not is_numpy(a.xp))     # bad arguments fail first
+    band_for(band, a.nb, not is_numpy(a.xp))
     lower, vectors = uplo.upper() == "L", jobz.upper() == "V"
     chosen, why = choose_method(method, a.shape[0], a.grid.size, not is_numpy(a.xp))
     if b_factored and chosen == "single":
@@ -77,7 +82,7 @@ def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="au
     with coll.stage(lapack_name("sygst", a.dtype)):
         c = sygst(a, lower, lfac, itype, coll)
     w, z = syevd(c, coll, jobz=jobz, uplo="L", check_finite=False, method="distributed",
-                 subset=subset)
+                 subset=subset, reduction=reduction, band=band)
     if vectors:
         with coll.stage("trsm"):
             if itype == 3:

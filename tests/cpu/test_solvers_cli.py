@@ -48,13 +48,15 @@ def test_every_flag_parses():
     assert (args.n, args.nb, args.grid, args.dtype, args.itype) == (100, 8, (2, 3), "float32", 3)
     assert (args.jobz, args.uplo, args.input, args.output) == ("N", "U", ["a.npy", "b.mtx"], "o.npz")
     assert (args.device, args.collectives, args.check, args.repeat, args.seed) == ("cpu", "mpi", True, 3, 7)
-    assert args.method == "single"
+    assert args.method == "single" and args.reduction == "auto" and args.band is None
+    assert parse_args(["--reduction", "2stage", "--band", "4"]).reduction == "2stage"
     for dtype in ("complex64", "complex128"):
         assert parse_args(["--dtype", dtype]).dtype == dtype
 
 
 @pytest.mark.parametrize("bad", [["--grid", "2by2"], ["--itype", "4"], ["--n", "0"], ["--nb", "-1"],
-                                 ["--dtype", "float16"], ["--collectives", "gloo"], ["--jobz", "X"]])
+                                 ["--dtype", "float16"], ["--collectives", "gloo"], ["--jobz", "X"],
+                                 ["--reduction", "3stage"], ["--band", "0"]])
 def test_bad_flags_exit_2(bad, capsys):
     with pytest.raises(SystemExit) as exc:
         parse_args(bad)
@@ -67,7 +69,8 @@ def test_help_explains_every_flag():
                          text=True, timeout=60, cwd=REPO,
                          env=dict(os.environ, PYTHONPATH=str(REPO))).stdout
     for flag in ("--n", "--nb", "--grid", "--dtype", "--itype", "--jobz", "--uplo", "--input",
-                 "--output", "--device", "--collectives", "--check", "--repeat", "--seed", "--method"):
+                 "--output", "--device", "--collectives", "--check", "--repeat", "--seed", "--method",
+                 "--reduction", "--band"):
         assert flag in out
     assert "known spectrum" in out.lower() or "KNOWN spectrum" in out
 
@@ -102,6 +105,32 @@ def test_files_in_results_out_match_scipy(tmp_path):
     np.testing.assert_allclose(data["w"], w_ref, rtol=1e-10, atol=1e-12, err_msg=f"seed={seed}")
     z = data["z"]
     np.testing.assert_allclose(b @ a @ z, z * data["w"], atol=1e-8, err_msg=f"seed={seed}")
+
+
+def test_two_stage_reduction_check_passes_and_reports():
+    """--reduction 2stage on a 2 x 1 grid, complex: the two-stage stages by LAPACK's names."""
+    res = run_cli(["--n", "90", "--nb", "16", "--band", "8", "--reduction", "2stage", "--check",
+                   "--dtype", "complex128", "--grid", "2x1", "--method", "distributed"])
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = res.stdout
+    for needle in ("2stage, band 8 [requested]", "he2hb", "hb2st", "unmtr_hb2st", "unmtr_he2hb",
+                   "chase host C++" if _has_kernels() else "chase python"):
+        assert needle in out, out
+    assert out.count("PASS") == 2 and "FAIL" not in out
+
+
+def test_band_not_dividing_nb_fails_on_every_rank():
+    res = run_cli(["--n", "40", "--nb", "8", "--band", "3", "--reduction", "2stage"])
+    assert res.returncode == 1
+    assert res.stderr.count("error: two-stage reduction: the bandwidth 3 must be a positive divisor") == 1, res.stderr
+
+
+def _has_kernels():
+    try:
+        from solvers import _kernels  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def test_eigenvalues_only_float32_check():

@@ -48,7 +48,9 @@ def _panel_args(**overrides):
 @no_gpu
 def test_gpu_calls_say_there_is_no_gpu():
     for call in (lambda: _kernels.sytrd_panel(**_panel_args()),
-                 lambda: _kernels.hemv_lower(dtypes.F64, 0, 4, 0, 4, 0, 0, 0, 0)):
+                 lambda: _kernels.hemv_lower(dtypes.F64, 0, 4, 0, 4, 0, 0, 0, 0),
+                 lambda: _kernels.sb2st_device_fits(64, dtypes.F64, 0),
+                 lambda: _kernels.sb2st_device(dtypes.F64, 0, 4, 2, 0, 0, 0, 0, 1, 2, 3, 0, 0)):
         with pytest.raises(_kernels.NoDeviceError, match=r"solvers\._kernels\.\w+: no CUDA device visible"):
             call()
     assert issubclass(_kernels.NoDeviceError, RuntimeError)

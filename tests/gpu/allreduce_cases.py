@@ -44,19 +44,9 @@ def host_input(code, op, count, seed, rank):
     return real.astype(dtypes.numpy_dtype(code))
 
 
-# numpy's own bitwise and logical ufuncs: the reference for MPI's BAND ... LXOR (the logical ones
-# give 0 or 1 in the operands' type, as MPI's do).
-_NUMPY_STEPS = {dtypes.BAND: np.bitwise_and, dtypes.BOR: np.bitwise_or, dtypes.BXOR: np.bitwise_xor,
-                dtypes.LAND: np.logical_and, dtypes.LOR: np.logical_or, dtypes.LXOR: np.logical_xor}
-
-
-def reduce_in_rank_order(code, op, contributions):
-    """contributions[0] op contributions[1] op ..., left to right: hpcolls.reduction for the
-    arithmetic ops, numpy's ufuncs for the bitwise and logical ones."""
-    acc = np.array(contributions[0], copy=True)
-    for x in contributions[1:]:
-        acc = _NUMPY_STEPS[op](acc, x).astype(acc.dtype) if op in _NUMPY_STEPS else reduction.step(code, op, acc, x)
-    return acc
+# contributions[0] op contributions[1] op ..., left to right (the bitwise and logical ops as
+# numpy's ufuncs): the library's own host reference.
+reduce_in_rank_order = reduction.reduce_in_rank_order
 
 
 def reference(code, op, count, seed, nranks):
@@ -85,6 +75,19 @@ def assert_bitwise(got, want, what):
     mismatch = np.flatnonzero(np.any(bits(got) != bits(want), axis=-1)) if got.size else []
     assert len(mismatch) == 0, (f"{what}: {len(mismatch)} of {got.size} elements differ, first at "
                                 f"{mismatch[0]}: got {got[mismatch[0]]!r} want {want[mismatch[0]]!r}")
+
+
+def assert_sum_within_rounding(got, want, inputs, code, what):
+    """Where NCCL sums (it promises the sum, not our rank order): floating-point results within
+    the usual 2 N eps sum|x| of the rank-order reference, over the N `inputs`; others bitwise."""
+    if code not in (dtypes.F16, dtypes.BF16, dtypes.F32, dtypes.F64, dtypes.C64, dtypes.C128):
+        assert_bitwise(got, want, what)
+        return
+    scale = sum(np.abs(x.astype(np.complex128 if code in dtypes.COMPLEX else np.float64)) for x in inputs)
+    eps = float(np.finfo(dtypes.numpy_dtype(code)).eps) if code != dtypes.BF16 else 2.0 ** -7
+    err = np.abs(got.astype(np.complex128) - want.astype(np.complex128))
+    bound = 2 * len(inputs) * eps * scale
+    assert np.all(err <= bound), f"{what}: {int(np.sum(err > bound))} elements beyond rounding"
 
 
 def as_argument(arr, code):

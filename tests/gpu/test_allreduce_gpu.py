@@ -7,9 +7,11 @@ from mpi4py import MPI
 
 import hpcolls
 from hpcolls import _native, config, dtypes
+from hpcolls.routes.native import route_of
 
-from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, diagnostics_missing, digest,
-                             host_input, poison, reduce_in_rank_order, reference, supported)
+from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, assert_sum_within_rounding,
+                             diagnostics_missing, digest, host_input, poison, reduce_in_rank_order, reference,
+                             supported)
 
 cupy = pytest.importorskip("cupy")
 MPI_OPS = dtypes.mpi_ops_by_code()
@@ -187,7 +189,7 @@ def test_large_sizes_every_path(comms, seed, code, nbytes):
         if comm._native.select(count * dtypes.ITEMSIZE[code]) >= 0:
             assert_bitwise(got, want, what + " (native: rank order)")
         else:
-            route, why = comm._route_past_native(code, dtypes.SUM, 0)
+            route, why, _ = route_of(comm, "Allreduce", MPI.IN_PLACE, cupy.empty(count, dtypes.numpy_dtype(code)))
             if route == "nccl":
                 # NCCL promises the sum, not our rank order: floating-point sums may differ in
                 # the last bits, bounded by the usual (N-1) eps sum|x| (integers stay exact).
@@ -214,7 +216,8 @@ def test_past_the_native_limit_in_pieces(comms, seed, inplace):
                                  (dtypes.F16, dtypes.PROD, 3)):
             itemsize = dtypes.ITEMSIZE[code]
             count = (5 * largest // 2) // itemsize + 7  # two whole pieces and a short, odd one
-            route, why = comm._route_past_native(code, op, 0)
+            route, why, _ = route_of(comm, "Allreduce", MPI.IN_PLACE, cupy.empty(count, dtypes.numpy_dtype(code)),
+                                     MPI_OPS[op])
             if route == "nccl":  # auto, where NCCL runs: test_large_sizes_every_path covers it
                 continue
             assert route == "pieces", f"{algo}: {route} ({why})"
@@ -230,17 +233,6 @@ def test_past_the_native_limit_in_pieces(comms, seed, inplace):
             if not inplace:
                 assert_bitwise(cupy.asnumpy(send), inputs[WORLD.rank], "send buffer modified")
             assert len(set(WORLD.allgather(digest(cupy.asnumpy(recv))))) == 1, "ranks got different bits"
-
-
-def assert_sum_within_rounding(got, want, inputs, code, what):
-    if code not in (dtypes.F16, dtypes.BF16, dtypes.F32, dtypes.F64, dtypes.C64, dtypes.C128):
-        assert_bitwise(got, want, what)
-        return
-    scale = sum(np.abs(x.astype(np.complex128 if code in dtypes.COMPLEX else np.float64)) for x in inputs)
-    eps = float(np.finfo(dtypes.numpy_dtype(code)).eps) if code != dtypes.BF16 else 2.0 ** -7
-    err = np.abs(got.astype(np.complex128) - want.astype(np.complex128))
-    bound = 2 * WORLD.size * eps * scale
-    assert np.all(err <= bound), f"{what}: {int(np.sum(err > bound))} elements beyond rounding"
 
 
 def test_special_values_preserved(comms):

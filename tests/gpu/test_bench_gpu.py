@@ -1,6 +1,8 @@
-"""python -m hpcolls.bench --graph on the GPU machine: rows whose calls can be captured are timed
-from CUDA-graph replays, rows through MPI stay eager and say so, and every row's result is right
-(out of place, the graph's own result is the one checked)."""
+"""python -m hpcolls.bench on the GPU machine, every collective: rows whose calls can be captured
+carry a device time from CUDA-graph replays, rows through MPI a host time only; every row's result
+is right (out of place, the graph's own result is the one checked); hpcolls' rows say their route
+and carry the targets' ratios (against the native Allreduce of the same size, the MPI routes
+over them)."""
 import json
 
 import pytest
@@ -12,20 +14,29 @@ pytest.importorskip("cupy")
 WORLD = MPI.COMM_WORLD
 
 
-def test_graph_timing_labels_and_checks_every_row(gpu, tmp_path_factory):
+def test_every_collective_every_algorithm(gpu, tmp_path_factory):
     path = WORLD.bcast(str(tmp_path_factory.mktemp("bench") / "bench.json") if WORLD.rank == 0 else None)
-    # 8 B .. 2 MiB: the native kernels, whole and (past their limit, at several ranks on one GPU
-    # or with a forced algorithm) in pieces; the mpi rows (host buffers) are timed eagerly.
-    rc = bench.main(["--graph", "--min-bytes", "8", "--max-bytes", str(2 << 20), "--factor", "64",
-                     "--reps", "3", "--warmup", "1", "--iters", "3", "--graph-calls", "10",
-                     "--no-kernel-trace", "--json", path])
+    # 64 B .. 2 MiB: the native kernels whole and, past their limit at several ranks on one GPU,
+    # in pieces (or NCCL where every rank has its own GPU); the MPI rows are timed on the host.
+    rc = bench.main(["--coll", "allreduce,bcast,reduce,allgather,reduce_scatter", "--min-bytes", "64",
+                     "--max-bytes", str(2 << 20), "--factor", "32", "--algos", "auto,oneshot,nccl,mpi-device,mpi",
+                     "--root", str(WORLD.size - 1), "--reps", "3", "--warmup", "1", "--iters", "3",
+                     "--graph-calls", "10", "--no-kernel-trace", "--json", path])
     assert rc == 0, "the bench counted wrong elements"
     if WORLD.rank != 0:
         return
     with open(path) as f:
-        rows = json.load(f)["rows"]
-    assert {r["bytes"] for r in rows} == {8, 512, 32 << 10, 2 << 20}
-    assert all(r["wrong"] == 0 and r["median_us"] > 0 for r in rows)
-    assert all(r["timing"] == "eager" for r in rows if r["algo"] == "mpi")
-    native = [r for r in rows if r["algo"] in ("oneshot", "twoshot", "auto") and r["bytes"] <= 32 << 10]
-    assert native and all(r["timing"] == "graph" for r in native), native
+        found = json.load(f)
+    rows = found["rows"]
+    assert {r["coll"] for r in rows} == {"allreduce", "bcast", "reduce", "allgather", "reduce_scatter"}
+    assert all(r["wrong"] == 0 and r["host_us"] > 0 for r in rows)
+    assert all(r["device_us"] is None and r["timing"] == "host" for r in rows if r["algo"] in ("mpi", "mpi-device"))
+    ours = [r for r in rows if r["algo"] == "auto"]
+    assert ours and all(r["route"] in ("native", "pieces", "nccl") for r in ours), [r["route"] for r in ours]
+    assert all(r["timing"] == "graph" and r["device_us"] > 0 for r in ours)
+    assert all(r["mpi_device_over"] > 0 and r["mpi_host_over"] > 0 for r in ours)
+    assert all(r["x_allreduce"] > 0 for r in ours if r["coll"] != "allreduce")
+    assert not [r for r in rows if r["algo"] == "oneshot" and r["coll"] != "allreduce"]
+    small = [r for r in ours if r["bytes"] <= 4096]
+    assert small and all(r["route"] == "native" for r in small), small
+    assert "host_us_per_call" in found

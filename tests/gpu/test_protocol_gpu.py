@@ -9,9 +9,9 @@ import pytest
 from mpi4py import MPI
 
 import hpcolls
-from hpcolls import dtypes
 from buffer_calls import buffer_calls, copy_call  # tests/buffer_calls.py
 from hpcolls.mpi_support import cuda_aware
+from hpcolls.routes.native import route_of
 
 cupy = pytest.importorskip("cupy")
 WORLD = MPI.COMM_WORLD
@@ -187,7 +187,7 @@ def test_capture_past_the_native_limit(gpu):
         want = float(sum(range(WORLD.size)))
         assert bool(cupy.all(large == want)), "the 16 MiB AllReduce outside the capture is wrong"
         route = "NCCL" if comm._nccl.comm is not None else "native pieces"
-        assert comm._route_past_native(dtypes.F64, dtypes.SUM, 0)[0] == ("nccl" if route == "NCCL" else "pieces")
+        assert route_of(comm, "Allreduce", MPI.IN_PLACE, large).route == ("nccl" if route == "NCCL" else "pieces")
         graph = captured_call()
         for _ in range(3):
             with stream:  # the refill on the replay's stream: a non-blocking one does not wait for the null stream
@@ -371,7 +371,7 @@ def test_buffer_calls_on_device_match_host(gpu, mpi_path, case):
     against plain mpi4py on host copies: every buffer, inputs included, must match. Staged, MPI
     runs the very same host call, so bytewise; a CUDA-aware MPI may reduce floating-point data
     in another order on device memory, so to 1e-12 there."""
-    comm = hpcolls.Communicator(WORLD)  # these calls never open the native path: nothing to close
+    comm = hpcolls.Communicator(WORLD, algo="mpi")  # the MPI routes (the native ones: test_collectives_gpu.py)
     seed = WORLD.bcast(int(np.random.SeedSequence().entropy % 2**63))
     name, args, kwargs = buffer_calls(WORLD.rank, WORLD.size, seed)[case]
     host_args, host_kwargs, want = copy_call(args, kwargs, np.copy)

@@ -35,7 +35,7 @@ def _wide(dtype):
     return np.complex128 if np.dtype(dtype).kind == "c" else np.float64
 
 
-def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method):
+def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method, reduction="1stage"):
     rng = np.random.default_rng(seed)
     n, nb = 45, 8
     lower = uplo == "L"
@@ -44,8 +44,11 @@ def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method):
     coll = Collectives(grid, kind, cupy)
     da = DistMatrix.from_global(cupy.asarray(with_junk(rng, a.astype(dtype), lower)), grid, nb)
     db = DistMatrix.from_global(cupy.asarray(with_junk(rng, b.astype(dtype), lower)), grid, nb)
-    w, z = sygvd(da, db, coll, itype=itype, jobz=jobz, uplo=uplo, method=method)
+    w, z = sygvd(da, db, coll, itype=itype, jobz=jobz, uplo=uplo, method=method, reduction=reduction,
+                 band=4)
     assert isinstance(w, cupy.ndarray) and w.dtype == np.zeros(1, dtype).real.dtype
+    every = grid.comm.allgather(cupy.asnumpy(w).tobytes())
+    assert all(x == every[0] for x in every), f"seed={seed}: eigenvalues differ between ranks"
     eps = float(np.finfo(dtype).eps)
     a64, b64 = a.astype(dtype).astype(_wide(dtype)), b.astype(dtype).astype(_wide(dtype))
     w_host = cupy.asnumpy(w).astype(np.float64)
@@ -59,16 +62,21 @@ def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method):
     return coll
 
 
+@pytest.mark.parametrize("reduction", ["1stage", "2stage"])
 @pytest.mark.parametrize("kind", collective_kinds())
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("jobz", ["V", "N"])
 @pytest.mark.parametrize("uplo", ["L", "U"])
 @pytest.mark.parametrize("itype", [1, 2, 3])
-def test_sygvd_on_gpu_matches_scipy(grid, seed, itype, uplo, jobz, dtype, kind):
-    """The distributed stages (hetrd, unmtr for complex: named so in the stage report)."""
-    coll = _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, "distributed")
-    trd = "hetrd" if np.dtype(dtype).kind == "c" else "sytrd"
-    assert "host_us_per_column" in coll.stats[trd].notes
+def test_sygvd_on_gpu_matches_scipy(grid, seed, itype, uplo, jobz, dtype, kind, reduction):
+    """The distributed stages (hetrd, unmtr for complex: named so in the stage report), by
+    either reduction (two-stage: bandwidth 4, half the block size; its chase on the GPU)."""
+    coll = _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, "distributed", reduction)
+    complex_ = np.dtype(dtype).kind == "c"
+    if reduction == "1stage":
+        assert "host_us_per_column" in coll.stats["hetrd" if complex_ else "sytrd"].notes
+    else:
+        assert coll.stats["hb2st" if complex_ else "sb2st"].notes["chase"].startswith("GPU kernel")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
@@ -78,7 +86,8 @@ def test_single_method_on_gpu_matches_scipy(grid, seed, itype, uplo, dtype):
     """One cuSOLVER path on rank 0 (potrf, triangular solves, syevd / heevd), handed to all."""
     coll = _solve_and_check(grid, seed, itype, uplo, "V", dtype, "mpi", "single")
     name = "hegvd" if np.dtype(dtype).kind == "c" else "sygvd"
-    assert coll.stats[name].notes["call"].startswith("cuSOLVER"), coll.stats[name].notes
+    if grid.rank == 0:   # the rank that made the call notes what it was
+        assert coll.stats[name].notes["call"].startswith("cuSOLVER"), coll.stats[name].notes
 
 
 @pytest.mark.parametrize("kind", collective_kinds())
@@ -195,10 +204,10 @@ def test_not_positive_definite_on_gpu(seed, hermitian, method):
 
 
 @pytest.mark.skipif(COMM.Get_size() < 2, reason="a one-rank scope skips the transport altogether")
-def test_collectives_reach_the_native_allreduce_entry(seed):
-    """The solver's door looks the Allreduce method up at every call, so once hpcolls' native
-    path is open its calls take the native entry (native/src/fast_allreduce.cpp), not the
-    Python method."""
+def test_collectives_reach_the_native_entries(seed):
+    """The solver's door looks its Allreduce and Bcast methods up at every call, so once hpcolls'
+    native path is open its panel broadcasts and reductions take the native entries
+    (native/src/fast_entry.cpp), not the Python methods; each call still counted in its stage."""
     pytest.importorskip("hpcolls")
     grid = ProcessGrid(COMM, (COMM.Get_size(), 1))
     try:
@@ -206,20 +215,31 @@ def test_collectives_reach_the_native_allreduce_entry(seed):
         x = cupy.full(5, float(COMM.Get_rank()))
         coll.allreduce(x)  # opens the native path
         wrapper = coll._wrappers["all"]
-        assert "Allreduce" in vars(wrapper), "the native entry was not installed"
+        assert {"Allreduce", "Bcast"} <= set(vars(wrapper)), "the native entries were not installed"
         handed_on = []
 
-        def full(*args, **kwargs):
-            handed_on.append(args)
-            return type(wrapper).Allreduce(wrapper, *args, **kwargs)
+        def counted(name):
+            def full(*args, **kwargs):
+                handed_on.append((name, args))
+                return getattr(type(wrapper), name)(wrapper, *args, **kwargs)
+            return full
 
-        wrapper._install_fast(full)
+        wrapper._install_fast({"Allreduce": counted("Allreduce"), "Bcast": counted("Bcast")})
         rng = np.random.default_rng([seed, COMM.Get_rank()])
         host = rng.standard_normal(33)
-        y = cupy.asarray(host)
-        coll.allreduce(y)
-        want = np.sum(COMM.allgather(host), axis=0)
-        np.testing.assert_allclose(cupy.asnumpy(y), want, rtol=1e-13, atol=1e-13)
-        assert not handed_on, "the solver's Allreduce went through the Python method"
+        with coll.stage("panels"):
+            y = cupy.asarray(host)
+            coll.allreduce(y)
+            want = np.sum(COMM.allgather(host), axis=0)
+            np.testing.assert_allclose(cupy.asnumpy(y), want, rtol=1e-13, atol=1e-13)
+            everyone = COMM.allgather(host)
+            for root in range(COMM.Get_size()):
+                z = cupy.asarray((host + 1j * host) if root % 2 else host)  # complex travels as its reals
+                coll.bcast(z, root=root)
+                assert np.array_equal(cupy.asnumpy(z), (everyone[root] + 1j * everyone[root]) if root % 2
+                                      else everyone[root]), f"Bcast from {root}"
+        assert not handed_on, f"the solver's collectives went through the Python methods: {handed_on}"
+        stats = coll.stats["panels"].by_op
+        assert stats["allreduce"][0] == 1 and stats["bcast"][0] == COMM.Get_size(), stats
     finally:
         grid.free()

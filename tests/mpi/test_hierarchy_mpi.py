@@ -1,9 +1,10 @@
-"""hpcolls.hierarchy under real MPI: node groups, inter-node groups, bad k, reduction order."""
+"""hpcolls.hierarchy under real MPI: node groups, inter-node groups, emulated nodes of world ranks,
+ranks that disagree, the reduction order's reference."""
 import numpy as np
 import pytest
 from mpi4py import MPI
 
-from hpcolls import hierarchy
+from hpcolls import dtypes, hierarchy
 
 
 def _build(comm, monkeypatch, k):
@@ -21,7 +22,7 @@ def test_emulated_nodes(comm, monkeypatch, k):
         pytest.skip(f"k={k} does not divide {size}")
     h = _build(comm, monkeypatch, k)
     try:
-        assert h.source == "HPCOLLS_NODE_SIZE"
+        assert h.source == f"HPCOLLS_NODE_SIZE={k}"
         assert h.nodes == [list(range(s, s + k)) for s in range(0, size, k)]
         assert h.leaders == list(range(0, size, k))
         rank = comm.Get_rank()
@@ -47,22 +48,43 @@ def test_shared_nodes(comm, monkeypatch):
         h.free()
 
 
-def test_bad_node_size_raises_on_every_rank(comm, monkeypatch):
+def test_emulated_nodes_come_from_world_ranks(comm, monkeypatch):
+    """A sub-communicator's emulated nodes are those its ranks sit on: world ranks k·i .. k·i+k−1,
+    whatever the sub-communicator's own numbering; a k past the world size is one node."""
     size = comm.Get_size()
-    k = size + 1
-    with pytest.raises(ValueError, match=f"HPCOLLS_NODE_SIZE={k} does not divide"):
-        _build(comm, monkeypatch, k)
+    if size < 4:
+        pytest.skip("needs four ranks")
+    monkeypatch.setenv("HPCOLLS_NODE_SIZE", "2")
+    odd_even = comm.Split(comm.Get_rank() % 2, comm.Get_rank())
+    h = hierarchy.node_hierarchy(odd_even)
+    try:
+        assert h.nodes == [[r] for r in range(odd_even.Get_size())]  # world ranks 0, 2 (1, 3): nodes 0 and 1
+    finally:
+        h.free()
+        odd_even.Free()
+    h = _build(comm, monkeypatch, size + 1)
+    try:
+        assert h.nodes == [list(range(size))]
+    finally:
+        h.free()
+
+
+def test_ranks_disagreeing_on_the_node_size_raise_on_every_rank(comm, monkeypatch):
+    if comm.Get_size() < 2:
+        pytest.skip("needs two ranks")
+    with pytest.raises(ValueError, match="ranks disagree on their nodes"):
+        _build(comm, monkeypatch, 1 if comm.Get_rank() == 0 else 2)
 
 
 def test_reduction_order_reference(comm, seed):
     rng = np.random.default_rng(seed)
     per_rank = [rng.standard_normal(4096).astype(np.float32) * 10.0 ** rng.integers(-6, 6) for _ in range(8)]
     nodes = [[0, 2, 4, 6], [1, 3, 5, 7]]
-    ref = hierarchy.reduce_in_hierarchy_order(per_rank, nodes)
-    by_hand = ((per_rank[0] + per_rank[2] + per_rank[4] + per_rank[6])
-               + (per_rank[1] + per_rank[3] + per_rank[5] + per_rank[7]))
+    ref = hierarchy.reduce_in_hierarchy_order(dtypes.F32, dtypes.SUM, per_rank, nodes)
+    by_hand = ((((per_rank[0] + per_rank[2]) + per_rank[4]) + per_rank[6])
+               + (((per_rank[1] + per_rank[3]) + per_rank[5]) + per_rank[7]))
     assert np.array_equal(ref, by_hand)
-    flat = hierarchy.reduce_in_hierarchy_order(per_rank, [list(range(8))])
+    flat = hierarchy.reduce_in_hierarchy_order(dtypes.F32, dtypes.SUM, per_rank, [list(range(8))])
     assert not np.array_equal(ref, flat)   # float32 addition is not associative
     every = comm.allgather(ref.tobytes())
     assert every == [ref.tobytes()] * comm.Get_size()

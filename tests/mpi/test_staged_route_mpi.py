@@ -17,29 +17,28 @@ from buffer_calls import COMPLETIONS, buffer_calls, complete, copy_call
 from hpcolls import buffers, routes
 from hpcolls.errors import InvalidBufferError
 from hpcolls.mpi_support import cuda_aware
-
-
-class PretendDevice:
-    """Host memory that hpcolls takes for device memory (see the fixture)."""
-
-    def __init__(self, a):
-        self.memory = a
-        self.__cuda_array_interface__ = {"shape": a.shape, "typestr": a.dtype.str, "data": (a.ctypes.data, False),
-                                         "version": 3}
+from pretend_device import PretendDevice
 
 
 @pytest.fixture
 def pretend(monkeypatch):
     """(wrapped communicator, copies made): PretendDevice pointers count as device memory, the
-    MPI is not CUDA-aware, the native module's copies are memmove, and every call that reaches
-    mpi4py is checked to hold no PretendDevice."""
+    MPI is not CUDA-aware, the native module's copies are memmove, its scratch cannot be made
+    (the native path is off), and every call that reaches mpi4py is checked to hold no
+    PretendDevice."""
     copies = []
 
     def memcpy(dst, src, nbytes, stream):
         copies.append((dst, src, nbytes, stream))
         ctypes.memmove(dst, src, nbytes)
 
-    native = types.SimpleNamespace(memcpy=memcpy, stream_synchronize=lambda s: None, stream_is_capturing=lambda s: False)
+    def no_scratch(*args):
+        raise RuntimeError("no GPU here: the pretend device memory has no scratch to share")
+
+    # The native path's set-up runs for real and finds no scratch, so every rank agrees that it
+    # is off; the native route then hands each call on (NCCL is not there either).
+    native = types.SimpleNamespace(memcpy=memcpy, stream_synchronize=lambda s: None, stream_is_capturing=lambda s: False,
+                                   MAX_RANKS=32, device_info=lambda d: {"uuid": "pretend"}, NativeComm=no_scratch)
     monkeypatch.setitem(__import__("sys").modules, "hpcolls._native", native)
     monkeypatch.setattr(hpcolls, "_native", native, raising=False)
     monkeypatch.setattr(buffers, "_pointer_is_device", lambda ptr: (True, 0))
@@ -159,7 +158,7 @@ def test_small_integer_and_bool_allreduce_with_the_native_path_off_goes_to_mpi(c
     # reduction that float16/bfloat16 need; the result equals plain mpi4py's, bit for bit.
     def no_host_reduction(*args):
         raise AssertionError("the float16/bfloat16 host reduction was used")
-    monkeypatch.setattr(hpcolls.communicator, "allreduce_rank_order", no_host_reduction)
+    monkeypatch.setattr(routes.native, "reduce_rank_order", no_host_reduction)
     wrapped = hpcolls.wrap(comm, algo="mpi")
     rng = np.random.default_rng([seed, comm.rank])
     cases = [(t, op) for t in (np.int8, np.uint8, np.int16, np.uint16)

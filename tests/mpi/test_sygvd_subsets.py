@@ -3,7 +3,9 @@ same arguments: every dtype × itype × uplo × jobz × {index subset, value sub
 all-inclusive range, one eigenpair} × {MRRR, divide and conquer} on the default grid (n not a
 multiple of nb), every grid × range × method for float64; clusters of eigenvalues straddling the subset's edge and the cut between
 ranks' groups of vectors; the per-rank memory rule of the tridiagonal eigenvectors; a factored
-B reused for several A. Inputs carry junk where LAPACK reads nothing, fresh each run."""
+B reused for several A. The variant and grid tests run with both reductions to tridiagonal form
+(two-stage: Q2 on each rank's own vectors before they move). Inputs carry junk where LAPACK
+reads nothing, fresh each run."""
 import numpy as np
 import pytest
 import scipy.linalg
@@ -24,6 +26,7 @@ share_node_cores(MPI.COMM_WORLD)
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 DTYPE_IDS = ["f32", "f64", "c64", "c128"]
 RANGES = ["index", "value", "empty", "everything", "one"]
+REDUCTIONS = ["1stage", "2stage"]
 
 
 def pencil(rng, n, dtype, cond=100.0):
@@ -56,13 +59,14 @@ def wanted(kind, w_all, rng):
     return EigenRange.by_value(vl, vu), {"subset_by_value": [vl, vu]}
 
 
-def solve(grid, a, b, nb, itype, jobz, uplo, dtype, subset, rng, b_factored=False):
+def solve(grid, a, b, nb, itype, jobz, uplo, dtype, subset, rng, b_factored=False, reduction="1stage"):
     coll = Collectives(grid)
     lower = uplo == "L"
     da = DistMatrix.from_global(with_junk(rng, a.astype(dtype), lower), grid, nb)
     db = None if b is None else DistMatrix.from_global(with_junk(rng, b.astype(dtype), lower), grid, nb)
     w, z = sygvd(da, db, coll, itype=itype, jobz=jobz, uplo=uplo, method="distributed",
-                 subset=subset, b_factored=b_factored)
+                 subset=subset, b_factored=b_factored, reduction=reduction,
+                 band=nb // 2 if nb % 2 == 0 else nb)
     return w, (None if z is None else z.to_global(coll)), coll
 
 
@@ -90,12 +94,14 @@ def assert_matches_scipy(a, b, w, z, itype, jobz, uplo, dtype, ref_keywords, see
             assert value < THRESHOLD, f"seed={seed} {what}: {name} ratio {value:.1f}"
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("jobz", ["V", "N"])
 @pytest.mark.parametrize("uplo", ["L", "U"])
 @pytest.mark.parametrize("itype", [1, 2, 3])
-def test_every_variant_every_range(comm, seed, itype, uplo, jobz, dtype):
-    """dtype × itype × uplo × jobz here, × the five kinds of range in the loop (one grid)."""
+def test_every_variant_every_range(comm, seed, itype, uplo, jobz, dtype, reduction):
+    """dtype × itype × uplo × jobz × reduction here, × the five kinds of range in the loop (one
+    grid)."""
     rng = np.random.default_rng(seed)
     n, nb = 23, 5
     a, b = pencil(rng, n, dtype)
@@ -104,36 +110,40 @@ def test_every_variant_every_range(comm, seed, itype, uplo, jobz, dtype):
     try:
         for kind, solver in [(kind, solver) for kind in RANGES for solver in ("mrrr", "dc")]:
             subset, keywords = wanted(kind, w_all, rng)
-            w, z, coll = solve(grid, a, b, nb, itype, jobz, uplo, dtype, subset.solved_by(solver), rng)
+            w, z, coll = solve(grid, a, b, nb, itype, jobz, uplo, dtype, subset.solved_by(solver), rng,
+                               reduction=reduction)
             stages = {"mrrr": {"stebz", "stemr"} if jobz == "V" else {"stebz"},
                       "dc": {"stebz", "stedc" if jobz == "V" else "sterf"}}[solver]
             assert {"stebz", "stemr", "stedc", "sterf"} & set(coll.stats) == stages, (solver, set(coll.stats))
             assert coll.stats["stebz"].notes["solver"].startswith(f"{solver} [asked for]")
             assert_matches_scipy(a, b, w, z, itype, jobz, uplo, dtype, keywords, seed,
-                                 f"{kind} {subset} {solver}")
+                                 f"{kind} {subset} {solver} {reduction}")
     finally:
         grid.free()
 
 
-@pytest.mark.parametrize("solver", ["mrrr", "dc", "auto"])
+@pytest.mark.parametrize("solver", ["mrrr", "dc"])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("kind", RANGES)
-def test_every_grid_every_range(grid, seed, kind, solver):
-    """1×P, P×1 (and 2×2 at 4 ranks) × each kind of range × each way of solving it, float64,
-    standard and generalized."""
+def test_every_grid_every_range(grid, seed, kind, reduction, solver):
+    """1×P, P×1 (and 2×2 at 4 ranks) × each kind of range × reduction × each way of solving
+    the subset, float64, standard and generalized."""
     rng = np.random.default_rng(seed)
     n, nb = 41, 6
     a, b = pencil(rng, n, np.float64)
     for bb, itype in ((b, 1), (None, 1), (b, 3)):
         w_all = scipy.linalg.eigvalsh(a, bb, type=itype)
         subset, keywords = wanted(kind, w_all, rng)
-        w, z, _ = solve(grid, a, bb, nb, itype, "V", "U", np.float64, subset.solved_by(solver), rng)
+        w, z, _ = solve(grid, a, bb, nb, itype, "V", "U", np.float64, subset.solved_by(solver), rng,
+                        reduction=reduction)
         assert_matches_scipy(a, bb, w, z, itype, "V", "U", np.float64, keywords, seed,
                              f"grid {grid.shape} {subset} b={'B' if bb is not None else None}")
 
 
 @pytest.mark.parametrize("solver", ["mrrr", "dc"])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
-def test_clusters_straddling_the_subset_edge_and_the_ranks_cuts(grid, seed, dtype, solver):
+def test_clusters_straddling_the_subset_edge_and_the_ranks_cuts(grid, seed, dtype, reduction, solver):
     """Eigenvalues 1e-12 apart across the subset's lower edge, and a second cluster over the
     even cuts between the ranks' groups of vectors: the vectors stay orthogonal (MRRR: one root
     for all ranks, and no cut inside one of its clusters; divide and conquer: the cluster's
@@ -147,7 +157,7 @@ def test_clusters_straddling_the_subset_edge_and_the_ranks_cuts(grid, seed, dtyp
     lam = np.sort(lam)
     a = symmetric_with_spectrum(rng, lam, hermitian=np.dtype(dtype).kind == "c")
     subset = EigenRange.by_index(il, iu, solver)
-    w, z, coll = solve(grid, a, None, 7, 1, "V", "L", dtype, subset, rng)
+    w, z, coll = solve(grid, a, None, 7, 1, "V", "L", dtype, subset, rng, reduction=reduction)
     np.testing.assert_allclose(w, lam[il - 1:iu], atol=1e-13, err_msg=f"seed={seed}")
     eps = float(np.finfo(dtype).eps)
     ortho = np.abs(z.conj().T @ z - np.eye(iu - il + 1)).sum(axis=0).max() / (n * eps)
@@ -234,9 +244,10 @@ def test_where_mrrr_fails_inverse_iteration_takes_over(grid, wanted):
     assert ortho < THRESHOLD and resid < THRESHOLD, (by, ortho, resid)
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("dtype", [np.float64, np.complex64], ids=["f64", "c64"])
 @pytest.mark.parametrize("uplo", ["L", "U"])
-def test_factored_b_reused_for_several_a(comm, seed, dtype, uplo):
+def test_factored_b_reused_for_several_a(comm, seed, dtype, uplo, reduction):
     """One potrf, three A: each solve against the factor (b_factored=True: L in the lower
     triangle for uplo=L, Lᴴ in the upper one for U) has the bits of the solve against B itself,
     and makes no potrf stage."""
@@ -256,11 +267,12 @@ def test_factored_b_reused_for_several_a(comm, seed, dtype, uplo):
             a = random_symmetric(rng, n, hermitian).astype(dtype)
             da = DistMatrix.from_global(with_junk(rng, a, lower), grid, nb)
             ours = sygvd(da, DistMatrix.from_global(with_junk(rng, factor, lower), grid, nb), coll,
-                         uplo=uplo, method="distributed", subset=subset, b_factored=True)
+                         uplo=uplo, method="distributed", subset=subset, b_factored=True,
+                         reduction=reduction)
             stages = set(coll.stats)
             coll.reset()
             plain = sygvd(da, DistMatrix.from_global(with_junk(rng, b, lower), grid, nb), coll,
-                          uplo=uplo, method="distributed", subset=subset)
+                          uplo=uplo, method="distributed", subset=subset, reduction=reduction)
             assert "potrf" not in stages and "potrf" in coll.stats
             assert np.array_equal(ours[0], plain[0]) and np.array_equal(ours[1].local, plain[1].local), \
                 f"seed={seed}"

@@ -43,6 +43,7 @@ class NativeComm {
 
   // How a call would run (plan.h). The queries below all read it.
   Plan plan_of(size_t bytes, DType t, Op op) const { return plan(in_, Collective::Allreduce, bytes, t, op); }
+  Plan plan_of(Collective c, size_t bytes, DType t, Op op) const { return plan(in_, c, bytes, t, op); }
   // Largest message (bytes) each algorithm can carry with this scratch and rank count.
   size_t max_bytes(Algo algo) const { return capacity(in_, algo); }
   // Which algorithm a call of `bytes` would use; -1 when the native path cannot carry it whole.
@@ -72,11 +73,13 @@ class NativeComm {
   // Reduce of `count` elements into `root`'s recv (not touched elsewhere); in place at the root
   // when send == recv (MPI_IN_PLACE).
   int reduce(uintptr_t send, uintptr_t recv, size_t count, DType t, Op op, int root, uintptr_t stream);
-  // Reduce_scatter: block q (counts[q] elements, blocks back to back in send) reduced into rank
-  // q's recv. In place when send == recv (the input in recv, the result at its start): taken only
-  // when no block is larger than block 0 (the result must not reach past block 0's input).
+  // Reduce_scatter: block q (counts[q] elements at send + displs[q] elements; displs empty: the
+  // blocks back to back) reduced into rank q's recv. In place when send == recv (the input in
+  // recv, the result at its start): taken only when block 0 starts at send and no block is larger
+  // than block 0 (the result must not reach past block 0's input). The displacements let a large
+  // call run in pieces, each an element range of every block (hpcolls/routes/collectives.py).
   int reduce_scatter(uintptr_t send, uintptr_t recv, const std::vector<size_t>& counts, DType t, Op op,
-                     uintptr_t stream);
+                     uintptr_t stream, const std::vector<size_t>& displs = {});
 
   // Reachability check for real: an int64 SUM of every rank's `nonce` through the one-shot
   // kernel on a private stream, waited for. Throws CollectiveTimeout if a peer's stores never land.
@@ -85,6 +88,10 @@ class NativeComm {
   void check();
   // Waits for the communicator's last stream, then check().
   void synchronize();
+  // The time-out record a kernel wrote (code 0: none yet), copied: which rank waited for which
+  // peer in which call (epoch). A caller that composes calls of several communicators names the
+  // missing rank from it (hpcolls/node_steps.py).
+  ErrorRecord error_record() const;
   uint32_t host_epoch() const { return calls_; }
   void release();
 

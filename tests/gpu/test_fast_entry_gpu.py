@@ -1,7 +1,9 @@
-"""The native fast Allreduce (native/src/fast_allreduce.cpp), on the GPU machine: it reads cupy's
-current stream as cupy does, takes every common call itself (arrays made any usual way, every
-carried dtype and op, keywords or positions) with bitwise results, hands every other call to the
-full method with that method's result or error, and goes away with the communicator."""
+"""The native entries (native/src/fast_entry.cpp), on the GPU machine: they read cupy's current
+stream as cupy does, take every common call of Allreduce, Bcast, Reduce, Allgather,
+Reduce_scatter_block and Reduce_scatter themselves (arrays made any usual way, every carried
+dtype and op, every root, keywords or positions, in place or not) with bitwise results, hand
+every other call to the full method with that method's result or error, and go away with the
+communicator."""
 import gc
 import weakref
 
@@ -12,7 +14,7 @@ from mpi4py import MPI
 import hpcolls
 from hpcolls import _native, dtypes
 
-from allreduce_cases import ALL_OPS, assert_bitwise, host_input, reference, supported
+from allreduce_cases import ALL_OPS, assert_bitwise, host_input, reduce_in_rank_order, reference, supported
 
 cupy = pytest.importorskip("cupy")
 WORLD = MPI.COMM_WORLD
@@ -44,7 +46,7 @@ def counted(gpu):
     comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
     assert "Allreduce" in vars(comm), "the fast Allreduce was not installed on opening"
     full = Counted(comm)
-    comm._install_fast(full)
+    comm._install_fast({"Allreduce": full})
     yield comm, full
     comm.close()
 
@@ -77,12 +79,13 @@ def test_stream_reader_matches_cupy(gpu):
 
 def test_installed_on_open_and_dropped_on_close(gpu):
     comm = hpcolls.Communicator(WORLD, algo="oneshot")
-    assert "Allreduce" not in vars(comm), "installed before the native path opened"
+    assert not set(_native.FAST_ENTRIES) & set(vars(comm)), "installed before the native path opened"
     x = cupy.full(3, float(WORLD.rank))
-    comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
-    assert type(vars(comm)["Allreduce"]).__name__ == "builtin_function_or_method"
+    comm.Bcast(x, root=0)  # any collective the kernels carry opens the path
+    for name in _native.FAST_ENTRIES:
+        assert type(vars(comm)[name]).__name__ == "builtin_function_or_method", name
     comm.close()
-    assert "Allreduce" not in vars(comm), "still installed after close()"
+    assert not set(_native.FAST_ENTRIES) & set(vars(comm)), "still installed after close()"
     ref = weakref.ref(comm)
     del comm
     gc.collect()
@@ -92,7 +95,21 @@ def test_installed_on_open_and_dropped_on_close(gpu):
 def test_off_with_validate(gpu):
     comm = hpcolls.Communicator(WORLD, algo="oneshot", validate=True)
     comm.Allreduce(MPI.IN_PLACE, cupy.ones(2), op=MPI.SUM)
-    assert "Allreduce" not in vars(comm), "validation must see every call"
+    assert not set(_native.FAST_ENTRIES) & set(vars(comm)), "validation must see every call"
+    comm.close()
+
+
+def test_a_subclass_s_own_method_is_kept(gpu):
+    class Mine(hpcolls.Communicator):
+        def Bcast(self, buf, root=0, stream=None):
+            self.seen = True
+            return hpcolls.Communicator.Bcast(self, buf, root, stream=stream)
+
+    comm = Mine(WORLD, algo="oneshot")
+    comm.Allreduce(MPI.IN_PLACE, cupy.ones(2), op=MPI.SUM)
+    assert "Allreduce" in vars(comm) and "Bcast" not in vars(comm)
+    comm.Bcast(cupy.ones(2))
+    assert comm.seen
     comm.close()
 
 
@@ -135,6 +152,101 @@ def test_common_calls_stay_native(counted, seed):
         cupy.cuda.Device().synchronize()
         assert_bitwise(cupy.asnumpy(x), want, f"stream={how}")
     assert full.calls == 0, f"{full.calls} common calls were handed to the Python method"
+
+
+CODES_OF_EVERY_SIZE = (dtypes.F64, dtypes.I8, dtypes.F16, dtypes.C128, dtypes.BOOL)
+
+
+def some_op(code):
+    return dtypes.LXOR if code == dtypes.BOOL else dtypes.SUM
+
+
+def test_every_collective_s_common_call_stays_native(counted, seed):
+    """Bcast (every root, positions and keywords), Reduce (every root, in place at the root, the
+    receive buffer None elsewhere), Allgather, Reduce_scatter_block and Reduce_scatter (counts
+    that differ, one empty), in place and not, for a type of every element size: bitwise against
+    the host reference in rank order, and none of it handed to the Python methods."""
+    comm, full = counted
+    n, rank, count = WORLD.size, WORLD.rank, 37
+    for code in CODES_OF_EVERY_SIZE:
+        op = some_op(code)
+        mpi_op, name = MPI_OPS[op], dtypes.NAMES[code]
+        inputs = [host_input(code, op, n * count, seed + code, r) for r in range(n)]
+        mine = inputs[rank]
+        for root in range(n):
+            x = cupy.asarray(mine[:count]) if rank == root else cupy.zeros(count, dtype=mine.dtype)
+            comm.Bcast(x, root) if root % 2 else comm.Bcast(buf=x, root=root)
+            assert_bitwise(cupy.asnumpy(x), inputs[root][:count], f"Bcast {name} from {root}")
+            want = reduce_in_rank_order(code, op, [i[:count] for i in inputs])
+            send, recv = cupy.asarray(mine[:count]), cupy.zeros(count, dtype=mine.dtype) if rank == root else None
+            comm.Reduce(send, recv, mpi_op, root)
+            if rank == root:
+                assert_bitwise(cupy.asnumpy(recv), want, f"Reduce {name} to {root}")
+                recv = cupy.asarray(mine[:count])
+            comm.Reduce(MPI.IN_PLACE if rank == root else send, recv, op=mpi_op, root=root)
+            if rank == root:
+                assert_bitwise(cupy.asnumpy(recv), want, f"Reduce {name} to {root} in place")
+        gathered = np.concatenate([i[:count] for i in inputs])
+        recv = cupy.zeros(n * count, dtype=mine.dtype)
+        comm.Allgather(cupy.asarray(mine[:count]), recv)
+        assert_bitwise(cupy.asnumpy(recv), gathered, f"Allgather {name}")
+        recv[rank * count:(rank + 1) * count] = cupy.asarray(mine[:count])
+        comm.Allgather(sendbuf=MPI.IN_PLACE, recvbuf=recv)
+        assert_bitwise(cupy.asnumpy(recv), gathered, f"Allgather {name} in place")
+        total = reduce_in_rank_order(code, op, inputs)
+        recv = cupy.zeros(count, dtype=mine.dtype)
+        comm.Reduce_scatter_block(cupy.asarray(mine), recv, mpi_op)
+        assert_bitwise(cupy.asnumpy(recv), total[rank * count:(rank + 1) * count], f"Reduce_scatter_block {name}")
+        inout = cupy.asarray(mine)
+        comm.Reduce_scatter_block(MPI.IN_PLACE, inout, op=mpi_op)
+        assert_bitwise(cupy.asnumpy(inout[:count]), total[rank * count:(rank + 1) * count],
+                       f"Reduce_scatter_block {name} in place")
+        counts = [count] + [0 if r == 1 else (5 * r) % count for r in range(1, n)]  # block 0 the largest, one empty
+        first = sum(counts[:rank])
+        part = reduce_in_rank_order(code, op, [i[:sum(counts)] for i in inputs])[first:first + counts[rank]]
+        recv = cupy.zeros(counts[rank], dtype=mine.dtype)
+        comm.Reduce_scatter(cupy.asarray(mine[:sum(counts)]), recv, counts, mpi_op)
+        assert_bitwise(cupy.asnumpy(recv), part, f"Reduce_scatter {name} counts {counts}")
+        inout = cupy.asarray(mine[:sum(counts)])
+        comm.Reduce_scatter(MPI.IN_PLACE, inout, recvcounts=tuple(counts), op=mpi_op)
+        assert_bitwise(cupy.asnumpy(inout[:counts[rank]]), part, f"Reduce_scatter {name} in place")
+    assert full.calls == 0, f"common calls handed to the Python methods: {full.by_name}"
+
+
+def test_other_calls_of_each_collective_go_to_their_method(counted, seed):
+    """A spec, host arrays, recvcounts left out, a message past the native limit, an in-place
+    Reduce_scatter the kernels refuse: each reaches its method once, with the right result."""
+    comm, full = counted
+    n, rank = WORLD.size, WORLD.rank
+    base = [np.arange(64, dtype=np.int64) * (r + 1) for r in range(n)]
+
+    def handed(name, call):
+        before = full.by_name[name]
+        call()
+        cupy.cuda.Device().synchronize()
+        assert full.by_name[name] == before + 1, f"{name}: not handed to the method"
+
+    x = cupy.asarray(base[rank])
+    handed("Bcast", lambda: comm.Bcast([x, MPI.INT64_T], root=n - 1))
+    assert np.array_equal(cupy.asnumpy(x), base[n - 1])
+    out = np.zeros(4 * n, np.int64)
+    handed("Allgather", lambda: comm.Allgather(base[rank][:4], out))  # host arrays: mpi4py's
+    assert np.array_equal(out, np.concatenate([b[:4] for b in base]))
+    big = comm._native.plan(1 << 30, dtypes.U8, dtypes.SUM, 2)["piece_bytes"] + 5  # past the largest Bcast
+    y = cupy.full(big, rank, dtype=cupy.uint8)
+    handed("Bcast", lambda: comm.Bcast(y, root=0))
+    assert bool(cupy.all(y == 0)), "a Bcast past the native limit"
+    counts = [3] * n
+    recv = cupy.zeros(3, dtype=cupy.int64)
+    handed("Reduce_scatter", lambda: comm.Reduce_scatter(cupy.asarray(base[rank][:3 * n]), recv))  # counts left out
+    assert np.array_equal(cupy.asnumpy(recv), sum(b[:3 * n] for b in base)[3 * rank:3 * rank + 3])
+    if n > 1:
+        counts = [1] + [2] * (n - 1)  # in place, block 1 outgrows block 0: the kernels refuse it
+        inout = cupy.asarray(base[rank][:sum(counts)])
+        handed("Reduce_scatter", lambda: comm.Reduce_scatter(MPI.IN_PLACE, inout, counts))
+        first = sum(counts[:rank])
+        assert np.array_equal(cupy.asnumpy(inout[:counts[rank]]),
+                              sum(b[:sum(counts)] for b in base)[first:first + counts[rank]])
 
 
 def explicit_streams():

@@ -1,0 +1,111 @@
+"""What each of the benchmark's algorithms calls, on the same buffers:
+
+- auto: hpcolls' own route for the call (routes/native.py: the native kernels whole or in pieces,
+  NCCL past their limit where every rank has its own GPU, MPI for what they do not carry);
+- oneshot, twoshot: Allreduce with the algorithm forced (the other collectives have one kernel:
+  these rows are Allreduce's only);
+- nccl: NCCL called directly (hpcolls' NcclPath), where it runs (one rank per GPU);
+- mpi-device: device buffers through MPI as hpcolls carries them with its native path off
+  (HPCOLLS_ALGO=mpi): staged through host memory on an MPI that is not CUDA-aware, handed over
+  after the stream on one that is;
+- mpi: mpi4py on host buffers (numpy), what the program would call without GPUs.
+"""
+import os
+
+from mpi4py import MPI
+
+from .. import dtypes
+from . import cases
+
+GPU_ALGOS = ("auto", "oneshot", "twoshot", "nccl", "mpi-device", "mpi")
+HPCOLLS_ALGOS = ("auto", "oneshot", "twoshot")
+
+COMMS = {}
+_NCCL = {}
+
+
+def communicator(algo, dependent_launch=None, env=None):
+    """The run's hpcolls communicator over COMM_WORLD for `algo` (HPCOLLS_ALGO's values), made on
+    first use; with dependent_launch True/False, one of its own made with HPCOLLS_DEPENDENT_LAUNCH
+    set so; with `env` ({HPCOLLS_* name: value}), one of its own made with those settings. A
+    communicator reads its settings at its first use: that happens here, while they hold."""
+    import hpcolls
+    env = dict(env or {})
+    if dependent_launch is not None:
+        env["HPCOLLS_DEPENDENT_LAUNCH"] = str(int(dependent_launch))
+    key = "-".join([algo, *(f"{name}={value}" for name, value in sorted(env.items()))])
+    if key not in COMMS:
+        saved = {name: os.environ.get(name) for name in env}
+        os.environ.update(env)
+        try:
+            COMMS[key] = hpcolls.Communicator(MPI.COMM_WORLD, algo=algo)
+            COMMS[key]._cfg  # noqa: B018 - reads the settings now, while `env` holds
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+    return COMMS[key]
+
+
+def nccl_peer(cupy):
+    """hpcolls' own NcclPath over COMM_WORLD (called directly in the timing loop), or None where
+    NCCL cannot run (not installed, or ranks sharing a GPU)."""
+    if "path" not in _NCCL:
+        from .._native import device_info
+        from ..routes.nccl import NcclPath
+        _NCCL["path"] = NcclPath(MPI.COMM_WORLD, device_info(cupy.cuda.Device().id)["uuid"])
+    path = _NCCL["path"]
+    return path if path.comm is not None else None
+
+
+def release():
+    """Frees the run's communicators and NCCL (collective), so a later run makes its own."""
+    for c in COMMS.values():
+        c.close()
+    COMMS.clear()
+    if _NCCL.get("path") is not None:
+        _NCCL["path"].destroy()
+    _NCCL.clear()
+
+
+def caller(cupy, algo, coll, case):
+    """(a callable making one call of `coll` on the Case's buffers through `algo`, the route it
+    takes, more about it) or None where that algorithm has no such call here."""
+    method = cases.METHOD[coll]
+    if algo in HPCOLLS_ALGOS or algo == "mpi-device":
+        if algo in ("oneshot", "twoshot") and coll != "allreduce":
+            return None
+        found = hpcolls_caller(communicator("mpi" if algo == "mpi-device" else algo), method, case)
+        if algo == "mpi-device":
+            return found[0], "mpi", "HPCOLLS_ALGO=mpi: the MPI routes"
+        return found
+    if algo == "nccl":
+        return _nccl_caller(cupy, coll, case)
+    fn = getattr(MPI.COMM_WORLD, method)  # mpi: host buffers
+    return (lambda: fn(*case.args, **case.kwargs)), "mpi", "mpi4py on host buffers"
+
+
+def hpcolls_caller(comm, method, case):
+    """(a callable making mpi4py's `method` on the Case's buffers through hpcolls communicator
+    `comm`, the route it takes, why)."""
+    from ..routes.native import route_of
+    chosen = route_of(comm, method, *case.args, **case.kwargs)  # opens the native path: its entries first
+    fn = getattr(comm, method)
+    return (lambda: fn(*case.args, **case.kwargs)), chosen.route, chosen.why
+
+
+def _nccl_caller(cupy, coll, case):
+    from ..methods import METHODS
+    from ..routes.collectives import COLLECTIVES
+    path = nccl_peer(cupy)
+    if path is None:
+        return None
+    method = cases.METHOD[coll]
+    collective = COLLECTIVES[method]
+    call = collective.read(MPI.COMM_WORLD, METHODS[method], case.args, case.kwargs)
+    if isinstance(call, str) or not path.takes(collective, call)[0]:
+        return None
+    run = getattr(path, collective.native)
+    return (lambda: run(call, cupy.cuda.get_current_stream().ptr)), "nccl", f"NCCL, {dtypes.NAMES[call.code]}"

@@ -1,0 +1,55 @@
+"""ormtr_sb2st / unmtr_hb2st: Y ← Q2 Y with the Q2 = G of sb2st / hb2st (what dormtr does for
+one-stage sytrd's Q, for the bulge-chasing reflectors), on whole columns held by one rank.
+
+G is the product of sb2st's reflectors in the order it made them (sweep by sweep, step by step
+within a sweep). Two of them commute unless their rows meet, and the reflectors of one sweep
+never meet each other; those of g consecutive sweeps at one step k therefore multiply into one
+block reflector I - V T Vᴴ (V the (b+g-1) × g parallelogram of BulgeLayout; T by the UT
+transform of larft), and G is the product of these groups taken σ ascending and, within a
+group of sweeps, k descending. Y ← G Y applies them in reverse: in slots τ = (nσ-1-σ) + k of
+increasing τ, each slot a batch of groups on disjoint rows evenly spaced in Y, so that one slot
+is two batched GEMMs over a strided view of Y (W = Vᴴ Y, then Y -= (V T) W in place):
+nσ + kmax - 1 slots in all, about n/g + n/b.
+
+The columns are whole on the rank (the tridiagonal solver's own columns, before they are moved
+into the block-cyclic layout), so there is no communication: the rows a reflector mixes are all
+here. Work for k columns: 2n²k(b+g-1)/b flops (real; the parallelograms' zero triangles
+included), 4n²k for g = b.
+"""
+from .backend.arrays import array_module, subtract_product
+
+
+def ormtr_sb2st(reflectors, y):
+    """Q2 y for the n × k array ``y`` (numpy or cupy, of any dtype); returns a new array of the
+    reflectors' dtype and backend (host columns go to the device in a GPU run)."""
+    layout = reflectors.layout
+    xp = array_module(reflectors.v)
+    n, ncols = y.shape
+    b, g, h = layout.band, layout.group, layout.height
+    dtype = reflectors.v.dtype
+    if ncols == 0 or layout.groups == 0:
+        return xp.array(xp.asarray(y), dtype=dtype)
+    padded = xp.zeros((n + h, ncols), dtype=dtype)     # the last groups reach past row n-1
+    padded[:n] = xp.asarray(y)
+    item = padded.itemsize
+    for slot in range(layout.slots):
+        first, stop = int(layout.slot_start[slot]), int(layout.slot_start[slot + 1])
+        if stop == first:
+            continue
+        v = reflectors.v[first:stop]
+        vt = v @ larft_batched(xp, v, reflectors.tau[first:stop])
+        rows = xp.lib.stride_tricks.as_strided(
+            padded[int(layout.slot_row[slot]):], shape=(stop - first, h, ncols),
+            strides=((g + b) * ncols * item, ncols * item, item))
+        subtract_product(xp, rows, vt, v.conj().transpose(0, 2, 1) @ rows)   # Y -= V T Vᴴ Y
+    return padded[:n]
+
+
+def larft_batched(xp, v, tau):
+    """T (batch × g × g) of each block reflector H₀ ⋯ H_{g-1} = I - V T Vᴴ (forward, columns),
+    householder.larft's UT transform for a batch: T = (I + D strict_upper(VᴴV))⁻¹ D, D = diag(τ)."""
+    g = v.shape[2]
+    gram = v.conj().transpose(0, 2, 1) @ v
+    upper = xp.triu(xp.ones((g, g), dtype=bool), 1)
+    ds = xp.eye(g, dtype=v.dtype) + tau[:, :, None] * xp.where(upper, gram, 0)
+    return xp.linalg.inv(ds) * tau[:, None, :]

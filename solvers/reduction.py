@@ -1,0 +1,54 @@
+"""Which reduction to tridiagonal form the distributed stages use, and its bandwidth.
+
+    1stage  sytrd / hetrd: Householder tridiagonalization, one symmetric matrix-vector product
+            over the trailing matrix per column (memory-bound), then ormtr / unmtr
+    2stage  sy2sb / he2hb (dense → band b, GEMMs), sb2st / hb2st (band → tridiagonal, bulge
+            chasing), then two back-transformations: ormtr_sb2st (Q2, on each rank's whole
+            columns) and ormtr_sy2sb (Q1, like ormtr)
+    auto    2stage from the order TWO_STAGE_FROM gives for the device on, 1stage otherwise
+
+One-stage stays the reference and the small-n path: its flops are fewer (4n³/3 against
+4n³/3 for sy2sb plus about 2n³(b+g-1)/b more in the back-transformation with vectors), so
+two-stage wins only where sytrd's memory-bound products dominate.
+"""
+from .errors import InputError
+
+REDUCTIONS = ("auto", "1stage", "2stage")
+
+# The order from which 'auto' picks two-stage, by device; None: never. PLACEHOLDER: nothing was
+# measured yet (the GPU path had not run when this was written), so 'auto' keeps one-stage
+# until a one-GPU measurement (python -m solvers.bench --reduction 1stage 2stage) puts the
+# crossover here and in docs/PERFORMANCE.md.
+TWO_STAGE_FROM = {"gpu": None, "cpu": None}
+
+# The bandwidth b when none is given: the largest divisor of nb up to this (PLACEHOLDER for the
+# GPU: the cost of the bulge chasing and of Q2's wasted flops grows with b, sy2sb's GEMMs get
+# more efficient with it).
+BAND_TARGET = {"gpu": 64, "cpu": 32}
+
+
+def choose_reduction(requested, n, on_gpu):
+    """(reduction, why) for ``requested`` in REDUCTIONS and a problem of order n."""
+    if requested not in REDUCTIONS:
+        raise InputError(f"reduction must be one of {', '.join(REDUCTIONS)}; got {requested!r}")
+    if requested != "auto":
+        return requested, "requested"
+    device = "gpu" if on_gpu else "cpu"
+    start = TWO_STAGE_FROM[device]
+    if start is None:
+        return "1stage", f"auto: no two-stage crossover measured for {device.upper()} runs"
+    if n >= start:
+        return "2stage", f"auto: n = {n} >= {start} on {device.upper()}"
+    return "1stage", f"auto: n = {n} < {start} on {device.upper()}"
+
+
+def band_for(band, nb, on_gpu):
+    """The bandwidth: ``band`` checked (a positive divisor of nb), or the default."""
+    from .sy2sb import check_band, default_band
+    if band is None:
+        return default_band(nb, BAND_TARGET["gpu" if on_gpu else "cpu"])
+    try:
+        check_band(band, nb)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    return band

@@ -1,0 +1,203 @@
+"""The two-stage reduction (#27) with cupy arrays on the GPU: the cuBLAS in-place product of
+backend.arrays (the trailing and back-transformation updates) against the plain one; sb2st's
+GPU chase (solvers/native/sb2st_device.cu) against scipy and the host chase, bitwise the same
+for any number of worker blocks, and the host fallback where a block's shared memory is short;
+sy2sb on the device; subsets with reduction='2stage' and solvers.eigh cupy in → cupy out (every
+dtype × itype × uplo × jobz × collectives kind end to end: test_sygvd_gpu.py, parametrized with the
+reduction).
+
+Runs as plain pytest (one rank) or under mpiexec (ranks sharing a GPU need CUDA MPS); skips
+with a reason where cupy or a GPU is missing."""
+import numpy as np
+import pytest
+import scipy.linalg
+
+from gpu_required import cupy_with_a_gpu
+
+cupy = cupy_with_a_gpu()
+
+from mpi4py import MPI  # noqa: E402
+
+import solvers  # noqa: E402
+from solvers.backend import Collectives  # noqa: E402
+from solvers.backend.arrays import subtract_product  # noqa: E402
+from solvers.backend.device import select_device  # noqa: E402
+from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
+from solvers.ormtr import ormtr  # noqa: E402
+from solvers.ormtr_sb2st import ormtr_sb2st  # noqa: E402
+from solvers.sb2st import sb2st  # noqa: E402
+from solvers.subset import EigenRange  # noqa: E402
+from solvers.sy2sb import sy2sb  # noqa: E402
+from solvers.sygvd import sygvd  # noqa: E402
+from solvers.sygvd.check import THRESHOLD, eigen_ratios  # noqa: E402
+from solvers.testing import (band_to_full, random_band, random_symmetric, spd_with_condition,  # noqa: E402
+                             with_junk)
+
+COMM = MPI.COMM_WORLD
+select_device(COMM)
+DTYPES = [np.float64, np.float32, np.complex128, np.complex64]
+DTYPE_IDS = ["f64", "f32", "c128", "c64"]
+
+
+def _wide(dtype):
+    return np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+
+
+def _random(rng, shape, dtype):
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+@pytest.fixture
+def one_rank():
+    grid = ProcessGrid(COMM.Split(COMM.Get_rank()))
+    yield Collectives(grid, "mpi", cupy)
+    grid.free()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_subtract_product_into_a_view_is_the_plain_product(seed, dtype):
+    rng = np.random.default_rng(seed)
+    big = _random(rng, (70, 90), dtype)
+    a, b = _random(rng, (50, 12), dtype), _random(rng, (12, 40), dtype)
+    out = cupy.asarray(big)
+    subtract_product(cupy, out[13:63, 41:81], cupy.asarray(a), cupy.asarray(b))
+    want = big.copy()
+    want[13:63, 41:81] -= a @ b
+    eps = np.finfo(dtype).eps
+    assert np.abs(cupy.asnumpy(out) - want).max() < 100 * eps * (1 + np.abs(want).max()), f"seed={seed}"
+    untouched = np.ones(big.shape, bool)
+    untouched[13:63, 41:81] = False
+    assert np.array_equal(cupy.asnumpy(out)[untouched], big[untouched])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_batched_subtract_product_into_evenly_spaced_blocks(seed, dtype):
+    """ormtr_sb2st's update: blocks of 9 rows every 11 rows of a C-contiguous array."""
+    rng = np.random.default_rng(seed)
+    big = _random(rng, (60, 30), dtype)
+    a, b = _random(rng, (5, 9, 4), dtype), _random(rng, (5, 4, 30), dtype)
+    out = cupy.asarray(big)
+    item = big.itemsize
+    view = cupy.lib.stride_tricks.as_strided(out[3:], shape=(5, 9, 30), strides=(11 * 30 * item, 30 * item, item))
+    subtract_product(cupy, view, cupy.asarray(a), cupy.asarray(b))
+    want = big.copy()
+    for i in range(5):
+        want[3 + 11 * i:12 + 11 * i] -= a[i] @ b[i]
+    eps = np.finfo(dtype).eps
+    assert np.abs(cupy.asnumpy(out) - want).max() < 100 * eps * (1 + np.abs(want).max()), f"seed={seed}"
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("n,b,g", [(300, 16, 16), (257, 8, 4), (64, 64, 64), (40, 7, 9), (3, 5, 5), (2, 1, 1)])
+def test_gpu_chase_tridiagonalizes_the_band(one_rank, seed, n, b, g, dtype):
+    rng = np.random.default_rng(seed)
+    ab = random_band(rng, n, b, dtype)
+    d, e, refl = sb2st(cupy.asarray(ab), b, one_rank, True, group=g)
+    chase = one_rank.stats["other"].notes["chase"]
+    assert chase.startswith("GPU kernel"), chase
+    d, e = cupy.asnumpy(d).astype(np.float64), cupy.asnumpy(e).astype(np.float64)
+    big = band_to_full(ab)
+    eps = np.finfo(dtype).eps
+    norm = max(np.abs(big).max(), 1.0)
+    w = scipy.linalg.eigvalsh_tridiagonal(d, e) if n > 1 else d
+    assert np.abs(w - scipy.linalg.eigvalsh(big.astype(_wide(dtype)))).max() < 20 * n * eps * norm, f"seed={seed}"
+    q = cupy.asnumpy(ormtr_sb2st(refl, cupy.eye(n, dtype=dtype)))
+    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    assert np.abs(q.conj().T @ big @ q - t).max() < 10 * n * eps * norm, f"seed={seed}"
+    assert np.abs(q.conj().T @ q - np.eye(n)).max() < 10 * n * eps, f"seed={seed}"
+    # The host chase on the same band agrees to rounding (its sums run in another order).
+    d_host, e_host, _ = sb2st(ab, b, Collectives(one_rank.grid), False, group=g)
+    if n > 1:
+        w_host = scipy.linalg.eigvalsh_tridiagonal(d_host.astype(np.float64), e_host.astype(np.float64))
+        assert np.abs(w_host - w).max() < 20 * n * eps * norm, f"seed={seed}"
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
+def test_gpu_chase_is_bitwise_the_same_for_any_number_of_blocks(seed, dtype):
+    from solvers import _kernels as native
+    from solvers.sb2st import BulgeLayout
+    rng = np.random.default_rng(seed)
+    n, b, g = 500, 12, 12
+    ab = random_band(rng, n, b, dtype)
+    layout = BulgeLayout.create(n, b, g)
+    index = cupy.asarray(layout.index)
+    results = []
+    for workers in (1, 3, 0):
+        work = cupy.zeros((n, 2 * b), dtype=dtype)
+        work[:, :b + 1] = cupy.asarray(ab)
+        work[:, 0] = work[:, 0].real
+        v = cupy.zeros((layout.groups, layout.height, g), dtype=dtype)
+        tau = cupy.zeros((layout.groups, g), dtype=dtype)
+        scratch = cupy.empty(native.sb2st_device_work_bytes(n), dtype=np.uint8)
+        native.sb2st_device(native.DTYPES[np.dtype(dtype).name], cupy.cuda.Device().id, n, b, work.data.ptr,
+                            v.data.ptr, tau.data.ptr, index.data.ptr, layout.index.shape[1], g, layout.height,
+                            scratch.data.ptr, cupy.cuda.get_current_stream().ptr, workers=workers)
+        results.append([cupy.asnumpy(x) for x in (work, v, tau)])
+    for other in results[1:]:
+        assert all(np.array_equal(x, y) for x, y in zip(results[0], other)), f"seed={seed}"
+
+
+def test_band_too_wide_for_shared_memory_is_chased_on_the_host(one_rank, seed):
+    from solvers import _kernels as native
+    b = 192
+    code = native.DTYPES["complex128"]
+    if native.sb2st_device_fits(b, code, cupy.cuda.Device().id):
+        pytest.skip("this GPU gives a block enough shared memory for b = 192 in complex128")
+    rng = np.random.default_rng(seed)
+    ab = random_band(rng, 230, b, np.complex128)
+    d, e, _ = sb2st(cupy.asarray(ab), b, one_rank, False)
+    assert "host C++" in one_rank.stats["other"].notes["chase"]
+    w = scipy.linalg.eigvalsh_tridiagonal(cupy.asnumpy(d), cupy.asnumpy(e))
+    assert np.abs(w - scipy.linalg.eigvalsh(band_to_full(ab))).max() < 1e-10 * np.abs(w).max()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_sy2sb_on_the_device(grid, seed, dtype):
+    rng = np.random.default_rng(seed)
+    n, nb, band = 70, 16, 8
+    a = random_symmetric(rng, n, np.dtype(dtype).kind == "c").astype(dtype)
+    coll = Collectives(grid, "mpi", cupy)
+    c = DistMatrix.from_global(cupy.asarray(a), grid, nb)
+    ab, tau = sy2sb(c, coll, band, chunk=24)
+    q = ormtr(c, tau, DistMatrix.from_global(cupy.eye(n, dtype=dtype), grid, nb), coll, offset=band)
+    q = cupy.asnumpy(q.to_global(coll))
+    full = band_to_full(cupy.asnumpy(ab))
+    eps = np.finfo(dtype).eps
+    assert np.abs(q.conj().T @ a @ q - full).max() < 10 * np.abs(a).max() * n * eps, f"seed={seed}"
+    assert np.abs(q.conj().T @ q - np.eye(n)).max() < 10 * n * eps, f"seed={seed}"
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_two_stage_subsets_on_gpu(grid, seed, dtype):
+    """The lowest pairs and a middle index range: Q2 on each rank's MRRR vectors (host columns
+    taken to the device), then the Alltoallv, then Q1 on k columns."""
+    rng = np.random.default_rng(seed)
+    n, nb = 66, 12
+    hermitian = np.dtype(dtype).kind == "c"
+    a, b = random_symmetric(rng, n, hermitian), spd_with_condition(rng, n, 100.0, hermitian)
+    coll = Collectives(grid, "mpi", cupy)
+    for il, iu in ((1, 7), (20, 41)):
+        da = DistMatrix.from_global(cupy.asarray(with_junk(rng, a.astype(dtype), True)), grid, nb)
+        db = DistMatrix.from_global(cupy.asarray(with_junk(rng, b.astype(dtype), True)), grid, nb)
+        w, z = sygvd(da, db, coll, method="distributed", reduction="2stage", band=6,
+                     subset=EigenRange.by_index(il, iu))
+        zg = cupy.asnumpy(z.to_global(coll)).astype(_wide(dtype))
+        eps = float(np.finfo(dtype).eps)
+        a64, b64 = a.astype(dtype).astype(_wide(dtype)), b.astype(dtype).astype(_wide(dtype))
+        w_ref = scipy.linalg.eigvalsh(a64, b64)[il - 1:iu]
+        tol = 1e-3 if eps > 1e-10 else 1e-9
+        assert np.abs(cupy.asnumpy(w) - w_ref).max() < tol * np.abs(w_ref).max(), f"seed={seed}"
+        for name, value in eigen_ratios(a64, b64, cupy.asnumpy(w).astype(np.float64), zg, 1, eps).items():
+            assert value < THRESHOLD, f"seed={seed}: {name} = {value}"
+
+
+def test_eigh_two_stage_cupy_in_cupy_out(seed):
+    rng = np.random.default_rng(seed)
+    n = 90
+    a, b = random_symmetric(rng, n, True), spd_with_condition(rng, n, 50.0, True)
+    w, z = solvers.eigh(cupy.asarray(a), cupy.asarray(b), nb=32, method="distributed", reduction="2stage")
+    assert isinstance(w, cupy.ndarray) and isinstance(z, cupy.ndarray)
+    np.testing.assert_allclose(cupy.asnumpy(w), scipy.linalg.eigvalsh(a, b), atol=1e-10)
