@@ -90,3 +90,29 @@ def test_replicated_on_request_agrees(grid, seed, monkeypatch):
     monkeypatch.setenv("SOLVERS_STEDC", "bogus")
     with pytest.raises(ValueError, match="SOLVERS_STEDC"):
         _solve(grid, d, e, 8)
+
+
+def test_whole_columns_per_rank_from_the_rows(grid, seed, monkeypatch):
+    """stevd_columns (what two-stage's Q2 takes): over P > 1 ranks each rank's equal share of
+    the eigenvector columns comes whole from the rows per rank by one Alltoallv; the columns
+    are T's eigenvectors (against the replicated path's up to sign), for all and for a
+    selection."""
+    from solvers.tridiagonal import stevd_columns
+    rng = np.random.default_rng(seed)
+    n = 70
+    d, e = rng.standard_normal(n), rng.standard_normal(n - 1)
+    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    for select in (None, (5, 31)):
+        w, cols = stevd_columns(d.copy(), e.copy(), Collectives(grid), select)
+        monkeypatch.setenv("SOLVERS_STEDC", "replicated")
+        w_rep, cols_rep = stevd_columns(d.copy(), e.copy(), Collectives(grid), select)
+        monkeypatch.delenv("SOLVERS_STEDC")
+        k = w.shape[0]
+        assert k == (n if select is None else 27) and np.array_equal(cols.bounds, cols_rep.bounds)
+        lo, hi = cols.bounds[grid.rank], cols.bounds[grid.rank + 1]
+        assert cols.mine.shape == (n, hi - lo) and np.array_equal(cols.place, np.arange(k))
+        np.testing.assert_allclose(w, w_rep, rtol=0, atol=1e-13 * np.abs(t).max(), err_msg=f"seed={seed}")
+        mine = cols.mine
+        assert np.abs(t @ mine - mine * w[lo:hi]).max() <= 10 * n * EPS * np.abs(t).max(), f"seed={seed}"
+        np.testing.assert_allclose(np.abs(mine.T @ cols_rep.mine), np.eye(hi - lo), atol=1e-12,
+                                   err_msg=f"seed={seed} {select}")
