@@ -18,7 +18,9 @@ he2hb (4n³/3 real flops; 4 times that for complex data), and ``--band`` sets it
 
 ``--range I:IL:IU`` / ``V:VL:VU`` (1-based, as the CLI's) or ``--lowest F`` (the lowest
 ⌈F·n⌉ eigenpairs, e.g. 0.1) solve a subset, and the cuSOLVER peer is then ``<t>sygvdx`` /
-``<t>hegvdx`` with the same range (cuSOLVERMp has no subsets and is skipped). ``--factored``
+``<t>hegvdx`` with the same range (cuSOLVERMp has no subsets and is skipped). Several ranges
+(``--range A I:1:1638``) give a row each, and for each subset the share of the full solve's
+tridiagonal solve and back-transformations that it saves. ``--factored``
 adds, per n, the time of solves against B's factor computed once (potrf timed apart, then
 ``sygvd(..., b_factored=True)``): what an SCF loop reusing B pays per A.
 
@@ -61,10 +63,11 @@ def parse_args(argv):
     p.add_argument("--warmup", type=int, default=1, help="untimed solves first (default 1)")
     p.add_argument("--no-cusolver", action="store_true", help="skip the cuSOLVER peer")
     p.add_argument("--no-cusolvermp", action="store_true", help="skip the cuSOLVERMp peer")
-    p.add_argument("--range", type=_eigen_range, default=None, metavar="A|I:IL:IU|V:VL:VU",
-                   help="the eigenpairs to compute (1-based indices, as python -m solvers.sygvd)")
-    p.add_argument("--lowest", type=float, default=None, metavar="F",
-                   help="the lowest ceil(F*n) eigenpairs (0 < F <= 1), instead of --range")
+    p.add_argument("--range", type=_eigen_range, nargs="+", default=[], metavar="A|I:IL:IU|V:VL:VU",
+                   help="the eigenpairs to compute (1-based indices, as python -m solvers.sygvd); "
+                        "several: one row each, and each subset's saving against the A row")
+    p.add_argument("--lowest", type=float, nargs="+", default=[], metavar="F",
+                   help="the lowest ceil(F*n) eigenpairs (0 < F <= 1), rows after --range's")
     p.add_argument("--factored", action="store_true",
                    help="also time solves against B's factor computed once (b_factored=True)")
     p.add_argument("--seed", type=int, default=1234)
@@ -80,14 +83,16 @@ def _eigen_range(text):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def subset_for(args, n):
-    """The EigenRange of --range / --lowest for order n (None: all)."""
+def subsets_for(args, n):
+    """The EigenRanges of --range and --lowest for order n, in order (None: all; [None]
+    without either)."""
     from .subset import EigenRange
-    if args.lowest is not None:
-        if not 0 < args.lowest <= 1:
-            raise SystemExit(f"--lowest must be in (0, 1], got {args.lowest}")
-        return EigenRange.by_index(1, max(1, math.ceil(args.lowest * n - 1e-9)))
-    return None if args.range is None or args.range.is_all else args.range
+    for fraction in args.lowest:
+        if not 0 < fraction <= 1:
+            raise SystemExit(f"--lowest must be in (0, 1], got {fraction}")
+    chosen = [None if r.is_all else r for r in args.range]
+    chosen += [EigenRange.by_index(1, max(1, math.ceil(f * n - 1e-9))) for f in args.lowest]
+    return chosen or [None]
 
 
 class CusolverSygvd:
@@ -153,6 +158,11 @@ class CusolverSygvd:
         self.lib.cusolverDnDestroy(self.handle)
 
 
+def _peer_routines(dtype, args, n_first):
+    """cuSOLVER's routines for the rows asked: <t>sygvd for all eigenpairs, <t>sygvdx for a subset."""
+    return " / ".join(dict.fromkeys(CusolverSygvd.routine(dtype, s) for s in subsets_for(args, n_first)))
+
+
 def _loaded_library_path(cupy, stem):
     """Path of the shared library ``stem`` that cupy's own binding has loaded in this process."""
     if stem == "libcusolver":
@@ -195,6 +205,7 @@ def main(argv=None):
     from .backend.threads import policy_for
     from .distributed.distmatrix import DistMatrix
     from .distributed.grid import ProcessGrid
+    from .subset import positions
     from .sygvd.problem import known_spectrum_problem
 
     blas_line = policy_for(comm).line   # as the CLI does: ranks on a node split its cores
@@ -210,7 +221,7 @@ def main(argv=None):
     if device == "gpu" and comm.size == 1 and not args.no_cusolver:
         peer = CusolverSygvd(xp)
     from .bench_cusolvermp import CusolverMpSygvd
-    subset_asked = args.lowest is not None or (args.range is not None and not args.range.is_all)
+    subset_asked = any(r is not None for r in subsets_for(args, 1))
     if args.no_cusolvermp or dtype.kind == "c" or subset_asked:
         mp_peer, mp_why = None, "--no-cusolvermp" if args.no_cusolvermp else \
             "its sygvd has no subsets" if subset_asked else \
@@ -221,7 +232,7 @@ def main(argv=None):
         f"collectives {coll.kind} via {coll.transport}, {dtype.name}, jobz {args.jobz}, "
         f"method {' '.join(args.method)}, reduction {' '.join(args.reduction)}, "
         f"repeat {args.repeat} (warm-up {args.warmup}); BLAS threads {blas_line}; peers: "
-        f"{f'cuSOLVER {CusolverSygvd.routine(dtype, subset_asked or None)}, same GPU' if peer else 'no cuSOLVER (it runs on one-rank GPU runs)'}; "
+        f"{f'cuSOLVER {_peer_routines(dtype, args, n_first=args.n[0])}, same GPU' if peer else 'no cuSOLVER (it runs on one-rank GPU runs)'}; "
         f"{'cuSOLVERMp sygvd, same grid' if mp_peer else f'no cuSOLVERMp ({mp_why})'}")
     rows = []
     for n in args.n:
@@ -232,27 +243,26 @@ def main(argv=None):
             a_root, b_root = a_root.astype(dtype), b_root.astype(dtype)
         a = DistMatrix.scatter(a_root, (n, n), dtype, grid, nb, coll, xp=xp)
         b = DistMatrix.scatter(b_root, (n, n), dtype, grid, nb, coll, xp=xp)
-        subset = subset_for(args, n)
-        if exact is not None:
-            from .subset import positions
-            exact = exact[positions(exact, subset)]
-        peers = {}   # each peer is timed once per n, beside the first row
-        for method, reduction in [(m, r) for m in args.method for r in args.reduction]:
-            row = _time_ours(args, coll, a, b, method, exact, xp, subset, reduction)
-            ours_s = row["ours_median_s"]
-            if args.factored:
-                row.update(_time_factored(args, coll, a, b, method, xp, subset, ours_s, reduction))
-            if peer is not None:
-                if "cusolver" not in peers:
-                    peers["cusolver"] = _time_peer(args, peer, a_root, b_root, exact, xp, subset)
-                row.update(peers["cusolver"], ratio=ours_s / peers["cusolver"]["cusolver_median_s"])
-            if mp_peer is not None:
-                if "cusolvermp" not in peers:
-                    peers["cusolvermp"] = _time_cusolvermp(args, mp_peer, a, b, exact, xp)
-                row.update(peers["cusolvermp"],
-                           ratio_cusolvermp=ours_s / peers["cusolvermp"]["cusolvermp_median_s"])
-            rows.append(row)
-            _report(say, row)
+        for subset in subsets_for(args, n):
+            kept = None if exact is None else exact[positions(exact, subset)]
+            peers = {}   # each peer is timed once per n and range, beside the first row
+            for method, reduction in [(m, r) for m in args.method for r in args.reduction]:
+                row = _time_ours(args, coll, a, b, method, kept, xp, subset, reduction)
+                ours_s = row["ours_median_s"]
+                if args.factored:
+                    row.update(_time_factored(args, coll, a, b, method, xp, subset, ours_s, reduction))
+                if peer is not None:
+                    if "cusolver" not in peers:
+                        peers["cusolver"] = _time_peer(args, peer, a_root, b_root, kept, xp, subset)
+                    row.update(peers["cusolver"], ratio=ours_s / peers["cusolver"]["cusolver_median_s"])
+                if mp_peer is not None:
+                    if "cusolvermp" not in peers:
+                        peers["cusolvermp"] = _time_cusolvermp(args, mp_peer, a, b, kept, xp)
+                    row.update(peers["cusolvermp"],
+                               ratio_cusolvermp=ours_s / peers["cusolvermp"]["cusolvermp_median_s"])
+                rows.append(row)
+                _report(say, row)
+        _report_savings(say, [row for row in rows if row["n"] == n])
     if comm.rank == 0 and args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "argv": sys.argv}, f, indent=1)
@@ -380,6 +390,30 @@ def _report(say, row):
         say(f"  cuSOLVERMp sygvd median {row['cusolvermp_median_s']:.3f} s, "
             f"max |λ-λ_exact| {row.get('cusolvermp_max_eig_err', float('nan')):.2e}; "
             f"ratio ours/cuSOLVERMp = {row['ratio_cusolvermp']:.2f}")
+
+
+# What a subset does not change: the checks, B's factor and the reduction to tridiagonal form.
+_REDUCTION = ("validate", "potrf", "sygst", "hegst", "sytrd", "hetrd", "sy2sb", "he2hb", "sb2st",
+              "hb2st")
+
+
+def _report_savings(say, rows):
+    """For each subset row beside an all-eigenpairs row of the same method and reduction: the time of the
+    tridiagonal solve and the back-transformations (every stage after the reduction) of each,
+    and what the subset saves of the full solve's."""
+    def after(row):
+        return sum(t for stage, t in row["ours_stages_s"].items() if stage not in _REDUCTION)
+
+    for full in (r for r in rows if r["range"] == "A"):
+        for part in (r for r in rows if r["range"] != "A" and r["method"] == full["method"]
+                     and r["reduction"] == full["reduction"]):
+            saved = 1 - after(part) / after(full) if after(full) else float("nan")
+            part["saving_after_reduction"] = saved
+            say(f"\nsubset {part['range']} ({part['eigenpairs']} eigenpairs) against all, method "
+                f"{full['method']}, reduction {full['reduction']}: tridiagonal solve + "
+                f"back-transformations {after(part):.3f} s "
+                f"against {after(full):.3f} s, {100 * saved:.1f}% saved; whole solve "
+                f"{part['ours_median_s']:.3f} s against {full['ours_median_s']:.3f} s")
 
 
 def _host(x):

@@ -45,8 +45,9 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     (eigenvalues in (vl, vu]) give w of k entries and z of n × k (k = 0: shapes (0,) and (n, 0)).
     ``driver`` takes scipy's names, with scipy's rules on which fit the problem; in the
     distributed stages 'ev', 'evd', 'gv', 'gvd' run divide and conquer (stedc) for all
-    eigenpairs and 'evr', 'evx', 'gvx' bisection + MRRR (stebz + stemr), the default for
-    subsets; the one-call methods on CPU pass it to scipy itself. ``b`` may also be a
+    eigenpairs and 'evr', 'evx', 'gvx' bisection + MRRR (stebz + stemr); a subset without a
+    driver takes whichever is faster for its size (tridiagonal_subset.py); the one-call methods
+    on CPU pass it to scipy itself. ``b`` may also be a
     ``solvers.cholesky(b)`` factor: potrf is then skipped (the distributed method, on the
     factor's grid and block size). Extra keywords: ``comm`` (default MPI.COMM_WORLD), ``grid``
     ((pr, pc), default as square as possible), ``nb`` (block size), ``collectives`` ('auto' |
@@ -73,8 +74,8 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     subset = _subset(subset_by_index, subset_by_value, n)
     generalized = b is not None
     _check_driver(driver, generalized, not subset.is_all)
-    if driver in _SUBSET_DRIVERS and subset.is_all:
-        subset = EigenRange.by_index(1, n)     # every eigenpair by bisection + MRRR
+    if driver in _SUBSET_DRIVERS:              # bisection + MRRR, for every eigenpair too
+        subset = (EigenRange.by_index(1, n) if subset.is_all else subset).solved_by("mrrr")
     choose_reduction(reduction, n, not is_numpy(xp))     # a bad name fails before any work
     if factor is not None:
         return _factored(a, factor, lower, eigvals_only, type, check_finite, subset, method, reduction)
@@ -156,10 +157,12 @@ def _subset(by_index, by_value, n):
                              f"[0, {n - 1}] and start <= end, but start={lo}, end={hi} is given")
         return EigenRange.by_index(lo + 1, hi + 1)
     if by_value is not None:
-        lo, hi = (float(x) for x in by_value)
+        given_lo, given_hi = by_value            # scipy's message prints them as given
+        lo, hi = float(given_lo), float(given_hi)
         if not (-math.inf <= lo < hi <= math.inf):
             raise ValueError(f"Requested eigenvalue bounds are not valid. Valid range is "
-                             f"(-inf, inf) and low < high, but low={lo}, high={hi} is given")
+                             f"(-inf, inf) and low < high, but low={given_lo}, high={given_hi} "
+                             "is given")
         return EigenRange.by_value(lo, hi)
     return EigenRange.all()
 

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .backend.arrays import synchronize, to_host
+from .backend.lapack import secular_roots as lapack_secular_roots
 
 NEWTON_STEPS = 80   # bound; roots converge in ~10 steps (bisection at first, then quadratically)
 ROOT_CHUNK = 2048   # roots per pass of the numpy secular solver (bounds its k × chunk temporaries)
@@ -46,13 +47,18 @@ def stedc(xp, d, e, leaves, leaf_size=256, timings=None):
         return xp.asarray(w), xp.asarray(z)
     # Scaled to norm ~1 (as dstedc does), so the tolerances below are absolute. Inside, the
     # eigenvectors are kept as rows (Qᵀ): every permutation is then one of whole rows.
-    d, e = d / scale, e / scale
-    phases = _Phases(xp, timings)
+    w, qt = stedc_rows(xp, d / scale, e / scale, leaves, leaf_size, _Phases(xp, timings))
+    return w * scale, xp.ascontiguousarray(qt.T)
+
+
+def stedc_rows(xp, d, e, leaves, leaf_size, phases):
+    """(w ascending, Zᵀ) of the tridiagonal (d, e) (host float64, order > leaf_size, scaled to
+    norm ~1): stedc without its scaling, the eigenvectors as rows (what stedc_distributed.py
+    solves each rank's own block with)."""
     with phases("leaf"):
         solved = [(xp.asarray(w), xp.asarray(np.ascontiguousarray(z.T)))
                   for w, z in leaves(_leaf_blocks(d, e, leaf_size))]
-    w, qt = _merge_tree(xp, n, e, iter(solved), leaf_size, phases)
-    return w * scale, xp.ascontiguousarray(qt.T)
+    return _merge_tree(xp, d.shape[0], e, iter(solved), leaf_size, phases)
 
 
 class _Phases:
@@ -79,16 +85,28 @@ def _halve(n, leaf_size):
 
 
 def _leaf_blocks(d, e, leaf_size):
-    """The (d, e) of every leaf of the recursion, left to right (host arrays). Each split is
-    T = diag(T₁, T₂) + β u uᵀ, so both halves' diagonals lose β at the tear."""
-    m = _halve(d.shape[0], leaf_size)
+    """The (d, e) of every leaf of the recursion, left to right (host arrays)."""
+    return torn_blocks(d, e, _leaf_starts(0, d.shape[0], leaf_size))
+
+
+def _leaf_starts(lo, n, leaf_size):
+    """Where each leaf after the first starts, for the block of order n at lo."""
+    m = _halve(n, leaf_size)
     if not m:
-        return [(d, e)]
-    beta = e[m - 1]
-    d1, d2 = d[:m].copy(), d[m:].copy()
-    d1[-1] -= beta
-    d2[0] -= beta
-    return _leaf_blocks(d1, e[:m - 1], leaf_size) + _leaf_blocks(d2, e[m:], leaf_size)
+        return []
+    return _leaf_starts(lo, m, leaf_size) + [lo + m] + _leaf_starts(lo + m, n - m, leaf_size)
+
+
+def torn_blocks(d, e, starts):
+    """The (d, e) of the blocks that begin at ``starts`` (ascending, after 0) when T is torn
+    there: each tear at m is T = diag(T₁, T₂) + β u uᵀ with β = e[m-1], so both sides'
+    diagonals lose β at the tear (tears are independent: each changes its own two entries)."""
+    d = np.array(d, dtype=np.float64)
+    bounds = [0, *starts, d.shape[0]]
+    for m in starts:
+        d[m - 1] -= e[m - 1]
+        d[m] -= e[m - 1]
+    return [(d[lo:hi], e[lo:hi - 1]) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
 def _merge_tree(xp, n, e, solved, leaf_size, phases):
@@ -106,14 +124,37 @@ def merge(xp, w1, qt1, w2, qt2, beta, phases=None):
     """Eigen-decomposition of diag(Q₁ D₁ Q₁ᵀ, Q₂ D₂ Q₂ᵀ) + β u uᵀ (u = e_{n₁} + e_{n₁+1}), with
     the eigenvector matrices given and returned transposed (one eigenvector per row)."""
     phases = phases or _Phases(xp, None)
-    n1, n2 = w1.shape[0], w2.shape[0]
-    n = n1 + n2
-    poles = xp.concatenate((w1, w2))
     z = xp.concatenate((qt1[:, -1], qt2[:, 0]))
+    state = merge_prepare(xp, w1, qt1, w2, qt2, beta, z, phases)
+    with phases("roots"):
+        origin, tau = secular_roots(xp, state.dk, state.zk, state.rho)
+    return merge_finish(xp, state, origin, tau, phases)
+
+
+class MergeState:
+    """A merge after deflation: what its secular roots are found for (dk, zk, rho: the kept
+    poles, ascending, their z and the weight) and what merge_finish turns into eigenvectors."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    @property
+    def k(self):
+        return self.keep.size
+
+
+def merge_prepare(xp, w1, qt1, w2, qt2, beta, z, phases):
+    """Poles, z and deflation of a merge; qt1 (n₁ × c₁) and qt2 (n₂ × c₂) hold the components
+    of the halves' eigenvectors (one per row) that the caller keeps: all of them (c₁ = n₁,
+    c₂ = n₂), or some (stedc_distributed.py); z = (Q₁'s last row, Q₂'s first) is given,
+    since a caller keeping only some components may not hold them."""
+    n1, n2 = w1.shape[0], w2.shape[0]
+    n, c1 = n1 + n2, qt1.shape[1]
+    poles = xp.concatenate((w1, w2))
     flip = beta < 0            # D + ρ z zᵀ with ρ < 0 is −((−D) + |ρ| z zᵀ)
     if flip:
         poles = -poles
-    znorm2 = float(z @ z)
+    znorm2 = float((z * z).sum())     # not BLAS's dot: the same sum on every rank
     rho = abs(beta) * znorm2
     z = z / math.sqrt(znorm2)
     order = xp.argsort(poles)
@@ -121,11 +162,12 @@ def merge(xp, w1, qt1, w2, qt2, beta, phases=None):
     # Qᵀ = diag(Q₁, Q₂)ᵀ with its rows in the poles' sorted order, written in place.
     place = xp.empty(n, dtype=order.dtype)
     place[order] = xp.arange(n, dtype=order.dtype)
-    qt = xp.zeros((n, n), dtype=qt1.dtype)
-    qt[place[:n1], :n1] = qt1
-    qt[place[n1:], n1:] = qt2
+    qt = xp.zeros((n, c1 + qt2.shape[1]), dtype=qt1.dtype)
+    for rows, cols, half in ((place[:n1], slice(0, c1), qt1), (place[n1:], slice(c1, None), qt2)):
+        if half.shape[1]:                  # a caller may hold none of a half's components
+            qt[rows, cols] = half
     # Where each eigenvector may be non-zero: Q₁'s in the first n₁ entries, Q₂'s in the rest;
-    # a rotation mixing one of each makes both full. The GEMM below uses only those blocks.
+    # a rotation mixing one of each makes both full. The GEMM uses only those blocks.
     top = to_host(order) < n1
     bottom = ~top
 
@@ -137,25 +179,56 @@ def merge(xp, w1, qt1, w2, qt2, beta, phases=None):
             qt[j] = c * qj - s * qi
             top[i] = top[j] = top[i] | top[j]
             bottom[i] = bottom[j] = bottom[i] | bottom[j]
-    lam = poles.copy()                # deflated: eigenvalue = pole, eigenvector = row of Qᵀ
-    if keep.size:
-        kk = xp.asarray(keep)
-        dk, zk = poles[kk], z[kk]
-        with phases("roots"):
-            origin, tau = _secular_roots(xp, dk, zk, rho)
-        with phases("vectors"):
-            u = _rank_one_vectors(xp, dk, zk, rho, origin, tau)
-        lam[kk] = dk[origin] + tau
-        with phases("gemm"):         # new eigenvectors: (Q[:, kept] U)ᵀ = Uᵀ Qᵀ[kept]
-            new = xp.empty((keep.size, n), dtype=qt.dtype)
-            for part, held in ((slice(0, n1), top[keep]), (slice(n1, n), bottom[keep])):
-                sel = xp.asarray(np.flatnonzero(held))
-                new[:, part] = u[sel].T @ qt[kk[sel], part]
-            qt[kk] = new
-    if flip:
+    kk = xp.asarray(keep)
+    return MergeState(poles=poles, qt=qt, c1=c1, top=top, bottom=bottom, keep=keep, kk=kk,
+                      dk=poles[kk], zk=z[kk], rho=rho, flip=flip)
+
+
+def merge_finish(xp, state, origin, tau, phases, block=None, zhat=None, norms=None):
+    """(w ascending, Qᵀ's kept components) of a prepared merge, given its roots (origin, tau:
+    all k of them). The eigenvectors are written over state.qt in their sorted places (the
+    deflated ones moved, the new ones formed ``block`` at a time, default all k), so that
+    neither the k × k matrix of the rank-one update's eigenvectors nor a second Qᵀ exists.
+    ``zhat`` (Löwner's ẑ) and ``norms`` (of U's rows) may be given, computed in shares by
+    several callers (stedc_distributed.py); with norms, a caller holding one part of the
+    components forms only the columns of U that part needs."""
+    lam, qt, keep, kk = state.poles.copy(), state.qt, state.keep, state.kk
+    state.qt = None
+    n, k = lam.shape[0], keep.size
+    if k:
+        lam[kk] = state.dk[origin] + tau
+    if state.flip:
         lam = -lam
     order = xp.argsort(lam)
-    return lam[order], qt[order]
+    position = xp.empty_like(order)
+    position[order] = xp.arange(n, dtype=order.dtype)
+    # The GEMM's operands, gathered before their rows are overwritten: for each part of the
+    # components, the kept eigenvectors that may be non-zero there (rows of Qᵀ).
+    parts = [(slice(0, state.c1), state.top[keep]),
+             (slice(state.c1, qt.shape[1]), state.bottom[keep])]
+    parts = [(part, held.all(), xp.asarray(np.flatnonzero(held))) for part, held in parts
+             if k and part.stop > part.start]
+    parts = [(part, None if whole else sel, qt[kk[sel], part]) for part, whole, sel in parts]
+    deflated = xp.asarray(np.setdiff1d(np.arange(n), keep, assume_unique=True))
+    if qt.shape[1]:
+        qt[position[deflated]] = qt[deflated]     # eigenvalue = pole, eigenvector = row of Qᵀ
+    if parts:
+        block = block or k
+        if zhat is None:
+            with phases("vectors"):
+                zhat = loewner_z(xp, state.dk, state.zk, state.rho, origin, tau, block)
+        only = parts[0][1] if norms is not None and len(parts) == 1 else None
+        target = position[kk]
+        for start in range(0, k, block):
+            cols = slice(start, min(k, start + block))
+            with phases("vectors"):
+                ut = _rank_one_rows(xp, state.dk, zhat, origin[cols], tau[cols],
+                                    None if norms is None else norms[cols], only)
+            with phases("gemm"):     # new eigenvectors: (Q[:, kept] U)ᵀ = Uᵀ Qᵀ[kept]
+                for part, sel, rows in parts:
+                    picked = ut if sel is None or only is not None else ut[:, sel]
+                    qt[target[cols], part] = picked @ rows
+    return lam[order], qt
 
 
 def _deflate(xp, poles, z, rho):
@@ -196,28 +269,42 @@ def _deflate(xp, poles, z, rho):
     return np.array(keep, dtype=np.int64), rotations
 
 
-def _secular_roots(xp, d, z, rho):
+def secular_roots(xp, d, z, rho, first=0, last=None):
+    """Roots ``first``..``last``-1 (default all) of the secular equation, as (origin, tau): by
+    LAPACK's dlaed4 on numpy (k ≥ 3; the fast host solver), by _secular_roots' kernel on cupy."""
+    if xp is np and d.shape[0] >= 3:
+        return lapack_secular_roots(d, z, rho, first, d.shape[0] if last is None else last)
+    return _secular_roots(xp, d, z, rho, first, last)
+
+
+def _secular_roots(xp, d, z, rho, first=0, last=None):
     """Roots λᵢ = d[origin[i]] + tau[i] of 1 + ρ Σ zⱼ²/(dⱼ − λ) (d ascending, ρ > 0, no zⱼ = 0):
-    λᵢ in (dᵢ, dᵢ₊₁), the last in (d_{k-1}, d_{k-1} + ρ‖z‖²); each measured from its nearer pole."""
+    λᵢ in (dᵢ, dᵢ₊₁), the last in (d_{k-1}, d_{k-1} + ρ‖z‖²); each measured from its nearer pole.
+    Only roots ``first``..``last``-1 (default all k) are found; arrays of that length."""
     k = d.shape[0]
+    last = k if last is None else last
+    if last <= first:
+        return xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=d.dtype)
     zz = z * z
-    origin = xp.arange(k)
-    gap = xp.empty(k, dtype=d.dtype)
-    gap[:-1] = d[1:] - d[:-1]
-    gap[-1] = rho * float(zz.sum())
+    origin = xp.arange(first, last)
+    inner = max(min(last, k - 1) - first, 0)   # roots with a pole on their right
+    gap = xp.empty(last - first, dtype=d.dtype)
+    gap[:inner] = d[first + 1:first + 1 + inner] - d[first:first + inner]
+    if last == k:
+        gap[-1] = rho * float(zz.sum())
     # Which pole is nearer: the sign of the secular function half-way across the gap.
     half = gap / 2
-    right = xp.zeros(k, dtype=bool)
-    if k > 1:
-        right[:-1] = _secular_with_slope(xp, d, zz, rho, origin[:-1], half[:-1])[0] < 0
+    right = xp.zeros(last - first, dtype=bool)
+    if inner:
+        right[:inner] = _secular_with_slope(xp, d, zz, rho, origin[:inner], half[:inner])[0] < 0
     origin = xp.where(right, origin + 1, origin)
     lo = xp.where(right, -half, xp.zeros_like(half))
     hi = xp.where(right, xp.zeros_like(half), xp.where(origin == k - 1, gap, half))
     tau = (lo + hi) / 2
     if xp is not np:
         return origin, _device_newton(xp, d, zz, rho, origin, lo, hi, tau)
-    for start in range(0, k, ROOT_CHUNK):
-        sl = slice(start, min(k, start + ROOT_CHUNK))
+    for start in range(0, last - first, ROOT_CHUNK):
+        sl = slice(start, min(last - first, start + ROOT_CHUNK))
         tau[sl] = _newton(d, zz, rho, origin[sl], lo[sl], hi[sl], tau[sl])
     return origin, tau
 
@@ -367,17 +454,53 @@ def _device_newton(xp, d, zz, rho, origin, lo, hi, tau):
     return tau
 
 
-def _rank_one_vectors(xp, d, z, rho, origin, tau):
-    """Orthonormal eigenvectors of D + ρ ẑ ẑᵀ (columns, k × k), with ẑ recomputed from the
-    roots (Löwner): ẑᵢ² = Π_j (λⱼ − dᵢ) / (ρ Π_{j≠i} (dⱼ − dᵢ)), sign of zᵢ."""
+def loewner_z(xp, d, z, rho, origin, tau, block, first=0, last=None):
+    """ẑ recomputed from the roots (Löwner), so that the eigenvectors ẑᵢ / (dᵢ − λⱼ) of
+    D + ρ ẑ ẑᵀ are orthogonal to working precision: ẑᵢ² = Π_j (λⱼ − dᵢ) / (ρ Π_{j≠i} (dⱼ − dᵢ)),
+    sign of zᵢ; for i in first..last-1 (default all), the product taken over ``block`` roots
+    at a time (block × (last - first) temporaries)."""
     k = d.shape[0]
-    # lam_minus_d[j, i] = λⱼ − dᵢ, exact to the rounding of the pole differences.
-    lam_minus_d = (d[origin][:, None] - d[None, :]) + tau[:, None]
-    d_minus_d = d[:, None] - d[None, :]                        # [j, i] = dⱼ − dᵢ
-    idx = xp.arange(k)
-    d_minus_d[idx, idx] = rho
-    ratio = lam_minus_d / d_minus_d
-    zhat = xp.sqrt(xp.abs(xp.prod(ratio, axis=0))) * xp.where(z < 0, -1.0, 1.0)
-    u = zhat[:, None] / (-lam_minus_d.T)                       # [i, j] = ẑᵢ / (dᵢ − λⱼ)
-    return u / xp.sqrt((u * u).sum(axis=0))[None, :]
+    last = k if last is None else last
+    poles = slice(first, last)
+    square = xp.ones(last - first, dtype=d.dtype)
+    for start in range(0, k, block):
+        rows = slice(start, min(k, start + block))
+        # [j, i] = λⱼ − dᵢ, exact to the rounding of the pole differences, over dⱼ − dᵢ.
+        ratio = d[origin[rows]][:, None] - d[None, poles]
+        ratio += tau[rows][:, None]
+        d_minus_d = d[rows][:, None] - d[None, poles]
+        same = xp.arange(max(rows.start, first), min(rows.stop, last))   # j = i: ρ instead
+        if same.size:
+            d_minus_d[same - rows.start, same - first] = rho
+        ratio /= d_minus_d
+        square *= xp.prod(ratio, axis=0)
+    return xp.sqrt(xp.abs(square)) * xp.where(z[poles] < 0, -1.0, 1.0)
 
+
+def row_norms(xp, d, zhat, origin, tau):
+    """‖(ẑᵢ / (dᵢ − λⱼ))ᵢ‖ for the given roots λⱼ: what U's rows are divided by."""
+    ut = _unnormalized_rows(xp, d[origin], d, zhat, tau)
+    return xp.sqrt((ut * ut).sum(axis=1))
+
+
+def _rank_one_rows(xp, d, zhat, origin, tau, norms=None, columns=None):
+    """Orthonormal eigenvectors of D + ρ ẑ ẑᵀ for the given roots, one per row (len(tau) × k):
+    [j, i] = ẑᵢ / (dᵢ − λⱼ), divided by ``norms`` (default: each row's own norm); only the
+    entries i in ``columns`` (an index array) when given, which needs the norms."""
+    if columns is None:
+        ut = _unnormalized_rows(xp, d[origin], d, zhat, tau)
+        if norms is None:
+            norms = xp.sqrt((ut * ut).sum(axis=1))
+    else:
+        ut = _unnormalized_rows(xp, d[origin], d[columns], zhat[columns], tau)
+    ut /= norms[:, None]
+    return ut
+
+
+def _unnormalized_rows(xp, pole_of_root, d, zhat, tau):
+    """[j, i] = ẑᵢ / (dᵢ − λⱼ), λⱼ − dᵢ taken as (pole_of_root[j] − dᵢ) + tau[j]: from the
+    root's own pole, so that it keeps full relative accuracy."""
+    ut = pole_of_root[:, None] - d[None, :]
+    ut += tau[:, None]
+    xp.divide(-zhat[None, :], ut, out=ut)
+    return ut

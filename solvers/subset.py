@@ -5,6 +5,10 @@
                                    (LAPACK / ScaLAPACK gvx: 1 <= il <= iu <= n)
     EigenRange.by_value(vl, vu)    every eigenvalue in the half-open interval (vl, vu]
 
+``solver`` says how a subset's eigenpairs of the tridiagonal are found (tridiagonal_subset.py):
+'mrrr' (bisection + MRRR, work and memory O(n k / P)), 'dc' (divide and conquer of all of them,
+the k wanted kept), or 'auto' (by the measured crossover).
+
 A value range becomes an index range through Sturm counts of the tridiagonal (how many
 eigenvalues are <= x: the non-positive pivots of T - x I, LAPACK dlaebz's rule), so that every
 later step works on indices; the counts are exact arithmetic on the same replicated (d, e) on
@@ -25,18 +29,25 @@ class EigenRange:
     iu: int = 0
     vl: float = -math.inf
     vu: float = math.inf
+    solver: str = "auto"
+
+    SOLVERS = ("auto", "mrrr", "dc")
 
     @classmethod
     def all(cls):
         return cls()
 
     @classmethod
-    def by_index(cls, il, iu):
-        return cls("I", il=int(il), iu=int(iu))
+    def by_index(cls, il, iu, solver="auto"):
+        return cls("I", il=int(il), iu=int(iu), solver=solver)
 
     @classmethod
-    def by_value(cls, vl, vu):
-        return cls("V", vl=float(vl), vu=float(vu))
+    def by_value(cls, vl, vu, solver="auto"):
+        return cls("V", vl=float(vl), vu=float(vu), solver=solver)
+
+    def solved_by(self, solver):
+        """The same range, its tridiagonal eigenpairs found by ``solver``."""
+        return EigenRange(self.kind, self.il, self.iu, self.vl, self.vu, solver)
 
     @classmethod
     def parse(cls, text):
@@ -68,6 +79,8 @@ class EigenRange:
                              "(eigenvalues in (VL, VU])")
         if self.kind not in ("A", "I", "V"):
             raise InputError(f"range kind must be A, I or V, got {self.kind!r}")
+        if self.solver not in self.SOLVERS:
+            raise InputError(f"subset solver must be one of {', '.join(self.SOLVERS)}, got {self.solver!r}")
 
     def indices(self, d, e):
         """(il, iu), 1-based inclusive, of the wanted eigenvalues of the tridiagonal (d, e)

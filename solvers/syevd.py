@@ -3,9 +3,10 @@
     validate        non-finite entries in A's referenced triangle (check_finite)
     sytrd | hetrd   the full matrix from A's referenced triangle, then Qᴴ A Q = T
     stedc | sterf   T = Y Λ Yᵀ (real, replicated; sterf when only eigenvalues are wanted)
-      or, for a subset (subset.py):
-    stebz           the wanted eigenvalues of T by bisection, each rank a share (stebz.py)
+      or, for a subset (subset.py, tridiagonal_subset.py):
+    stebz           which eigenpairs; their eigenvalues by bisection, each rank a share (stebz.py)
     stemr           their eigenvectors by MRRR, each rank a group, into Y's layout (stemr.py)
+      (or stedc | sterf of all of them, the wanted kept: at larger k, and in GPU runs)
     ormtr | unmtr   Z = Q Y            (on the k wanted columns only)
 
 or, with reduction='2stage' (reduction.py), in place of sytrd and ormtr:
@@ -34,12 +35,11 @@ from .ormtr_sb2st import ormtr_sb2st
 from .reduction import band_for, choose_reduction
 from .sb2st import sb2st
 from .single import single_distributed
-from .stebz import replicated_tridiagonal, stebz
-from .stemr import stemr, stemr_columns
 from .subset import EigenRange
 from .sy2sb import sy2sb
 from .sytrd import sytrd
 from .tridiagonal import stevd, stevd_columns
+from .tridiagonal_subset import tridiagonal_subset
 
 
 def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=None,
@@ -106,24 +106,3 @@ def _two_stage(a, coll, lower, vectors, subset, band, why):
     with coll.stage(lapack_name("ormtr_sy2sb", dtype)):
         ormtr(c, tau, z, coll, offset=band)
     return w, z
-
-
-def tridiagonal_subset(d, e, subset, layout, coll, vectors, whole_columns=False):
-    """(w, Y or None) of the ``subset`` of the tridiagonal (d, e): w on every rank (the real
-    dtype of the problem, on its backend), Y an n × k DistMatrix in ``layout``'s block size,
-    grid and dtype, or with ``whole_columns`` each rank's vectors whole (RankColumns). The
-    tridiagonal work runs on the host (O(n k / P) per rank)."""
-    xp = coll.xp
-    with coll.stage("stebz"):
-        d_host, e_host = replicated_tridiagonal(d, e, coll)
-        il, iu = subset.indices(d_host, e_host)
-        coll.note("range", f"{subset} -> eigenpairs {il}..{iu} of {d_host.shape[0]}")
-        w = stebz(d_host, e_host, il, iu, coll)
-    z = None
-    if vectors:
-        with coll.stage("stemr"):
-            if whole_columns:
-                z = stemr_columns(d_host, e_host, il, w, layout.grid, coll)
-            else:
-                z = stemr(d_host, e_host, il, w, layout.nb, layout.grid, coll, layout.dtype, xp)
-    return xp.asarray(w.astype(d.dtype)), z

@@ -133,3 +133,64 @@ def share_node_cores(comm):
     solver's own policy, threads.policy_for)."""
     from .backend.threads import policy_for
     return policy_for(comm).line
+
+
+def hard_tridiagonals(rng, n=300):
+    """(name, d, e) of order about n: random, and the shapes that stress divide and conquer's
+    deflation and its secular root finder (the copies: n // 40 equal blocks of order 40)."""
+    copies = max(2, n // 40)
+    d0, e0 = rng.standard_normal(40), rng.standard_normal(39)
+    copies_d = np.tile(d0, copies)
+    copies_e = np.concatenate([np.append(e0, 0.0) for _ in range(copies)])[:-1]
+    weak_e = copies_e.copy()
+    weak_e[39::40] = 1e-13 * rng.standard_normal(copies - 1)
+    m = n // 2
+    return [
+        ("random", rng.standard_normal(n), rng.standard_normal(n - 1)),
+        ("random odd order", rng.standard_normal(n + 37), rng.standard_normal(n + 36)),
+        ("identity", np.ones(n), np.zeros(n - 1)),
+        ("constant, tiny coupling", np.full(n, 3.0), np.full(n - 1, 1e-17)),
+        ("toeplitz 2,1 (clustered)", np.full(n, 2.0), np.ones(n - 1)),
+        ("graded", 10.0 ** (-np.arange(n) / 20), 10.0 ** (-np.arange(n - 1) / 20)),
+        ("wilkinson W+", np.abs(np.arange(-m, m + 1)).astype(float), np.ones(2 * m)),
+        ("exact copies (equal poles)", copies_d, copies_e),
+        ("copies weakly coupled", copies_d, weak_e),
+        ("negative couplings", rng.standard_normal(n), -np.abs(rng.standard_normal(n - 1))),
+        ("huge scale", 1e150 * rng.standard_normal(n), 1e150 * rng.standard_normal(n - 1)),
+    ]
+
+
+def merge_by_parts(xp, d, e, leaves, shares=2, block=3):
+    """One top merge of the tridiagonal (d, e) made as the rows-by-rank divide and conquer
+    makes it, in one process: the halves solved whole (stedc on xp, leaves by ``leaves``), then
+    the merge prepared twice, once holding only the first half's components and once only the
+    second's, the secular roots, Löwner's ẑ and U's row norms found in ``shares`` pieces and
+    put together, U formed ``block`` rows at a time (only the columns each part needs).
+    Returns the two (w, Qᵀ part) results; the eigenvalues must be the same bits and
+    [part 1 | part 2] the eigenvectors of T (as rows)."""
+    from .stebz import share
+    from .stedc import (_Phases, loewner_z, merge_finish, merge_prepare, row_norms, secular_roots,
+                        stedc_rows, torn_blocks)
+
+    def in_shares(k, compute):
+        pieces = [compute(*share(k, shares, r)) for r in range(shares)]
+        return [xp.concatenate(parts) for parts in zip(*pieces)]
+
+    n = d.shape[0]
+    m = n // 2
+    phases = _Phases(xp, None)
+    halves = [stedc_rows(xp, *block_de, leaves, 16, phases) for block_de in torn_blocks(d, e, [m])]
+    (w1, qt1), (w2, qt2) = halves
+    z = xp.concatenate((qt1[:, -1], qt2[:, 0]))
+    results = []
+    for part in (0, 1):
+        held = (qt1, xp.zeros((n - m, 0))) if part == 0 else (xp.zeros((m, 0)), qt2)
+        state = merge_prepare(xp, w1, held[0], w2, held[1], float(e[m - 1]), z, phases)
+        origin, tau = in_shares(state.k, lambda first, last: secular_roots(
+            xp, state.dk, state.zk, state.rho, first, last))
+        zhat, = in_shares(state.k, lambda first, last: [loewner_z(
+            xp, state.dk, state.zk, state.rho, origin, tau, block, first, last)])
+        norms, = in_shares(state.k, lambda first, last: [row_norms(
+            xp, state.dk, zhat, origin[first:last], tau[first:last])])
+        results.append(merge_finish(xp, state, origin, tau, phases, block, zhat, norms))
+    return results

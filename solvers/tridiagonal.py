@@ -13,6 +13,7 @@ up front and spread over this rank's share of the cores), and
 eigenvalues alone from LAPACK on the host (O(n²) work; the dense device eigensolver used
 before repeated a whole reduction to tridiagonal form).
 """
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -21,40 +22,64 @@ import scipy.linalg
 from .backend.arrays import is_numpy, to_host
 from .backend.lapack import stevd_vectors
 from .backend.threads import blas_threads_lent
-from .distributed.columns import RankColumns
+from .distributed.columns import RankColumns, rows_to_block_cyclic, rows_to_rank_columns
+from .distributed.descriptor import Descriptor
 from .distributed.distmatrix import DistMatrix
+from .distributed.indexing import local_indices
 from .stebz import share
 from .stedc import stedc
+from .stedc_distributed import for_backend, stedc_distributed
 
 STEDC_LEAF = 512   # order of the blocks the GPU divide and conquer hands to LAPACK
 
 
-def stevd(d, e, coll, vectors_like=None):
+def stevd(d, e, coll, vectors_like=None, select=None):
     """Eigenvalues (ascending, replicated xp array) and, if ``vectors_like`` (a DistMatrix
-    layout) is given, the eigenvectors distributed in that layout."""
+    layout) is given, the eigenvectors distributed in that layout. ``select`` = (il, iu)
+    (1-based, inclusive) keeps only those eigenpairs: w of k = iu - il + 1 entries and Z of
+    n × k in the layout's block size and grid (all are computed: divide and conquer)."""
+    n = d.shape[0]
+    first, last = (0, n) if select is None else (select[0] - 1, select[1])
     want = vectors_like is not None
-    if d.shape[0] == 0:
+    if want:
+        grid = vectors_like.grid
+        desc = Descriptor.create(n, last - first, vectors_like.nb, vectors_like.nb, grid)
+    if n == 0:
         return d.copy(), (vectors_like.like() if want else None)
+    if want and _by_rows(coll):
+        w, qt_mine, bounds = _rows(d, e, coll)
+        z = rows_to_block_cyclic(qt_mine[first:last], bounds, desc, grid, coll, vectors_like.dtype,
+                                 coll.xp)
+        return w[first:last], z
     w, z = _replicated(d, e, coll, want)
     if not want:
-        return w, None
-    rows, cols = vectors_like.device_index()
+        return w[first:last], None
     xp = coll.xp
+    rows = xp.asarray(local_indices(desc.m, desc.mb, grid.myrow, 0, grid.nprow))
+    cols = xp.asarray(local_indices(desc.n, desc.nb, grid.mycol, 0, grid.npcol) + first)
     # Real eigenvectors of the real T; a complex problem's back-transformation makes them complex.
     local = xp.ascontiguousarray(z[rows[:, None], cols[None, :]], dtype=vectors_like.dtype)
-    return w, DistMatrix(local, vectors_like.desc, vectors_like.grid)
+    return w[first:last], DistMatrix(local, desc, grid)
 
 
-def stevd_columns(d, e, coll):
-    """Eigenvalues (ascending, replicated xp array) and this rank's equal share of the
-    eigenvector columns, whole (RankColumns, on the backend): what a back-transformation on
-    whole columns (two-stage's Q2) takes before they are moved into the block-cyclic layout."""
+def stevd_columns(d, e, coll, select=None):
+    """Eigenvalues (ascending, replicated xp array; those of ``select`` = (il, iu) only) and
+    this rank's equal share of the eigenvector columns, whole (RankColumns, on the backend):
+    what a back-transformation on whole columns (two-stage's Q2) takes before they are moved
+    into the block-cyclic layout. Over P > 1 ranks the rows per rank of stedc_distributed.py
+    are exchanged into those columns (one Alltoallv): no rank holds the n × n matrix."""
     xp, grid = coll.xp, coll.grid
     n = d.shape[0]
+    first, last = (0, n) if select is None else (select[0] - 1, select[1])
+    k = last - first
+    bounds = np.array([share(k, grid.size, r)[0] for r in range(grid.size)] + [k])
+    if n and _by_rows(coll):
+        w, qt_mine, row_bounds = _rows(d, e, coll)
+        mine = rows_to_rank_columns(qt_mine[first:last], row_bounds, bounds, coll, w.dtype)
+        return w[first:last], RankColumns(mine, bounds, np.arange(k))
     w, z = _replicated(d, e, coll, True) if n else (d.copy(), xp.zeros((0, 0), dtype=d.dtype))
-    bounds = np.array([share(n, grid.size, r)[0] for r in range(grid.size)] + [n])
-    mine = z[:, int(bounds[grid.rank]):int(bounds[grid.rank + 1])]
-    return w, RankColumns(mine, bounds, np.arange(n))
+    mine = z[:, first + int(bounds[grid.rank]):first + int(bounds[grid.rank + 1])]
+    return w[first:last], RankColumns(mine, bounds, np.arange(k))
 
 
 def _replicated(d, e, coll, want):
@@ -63,11 +88,49 @@ def _replicated(d, e, coll, want):
     xp = coll.xp
     coll.bcast(d, root=0, scope="all")
     coll.bcast(e, root=0, scope="all")
+    if want:
+        coll.note("vectors_by", "divide and conquer, whole on every rank")
     if is_numpy(xp):
         w, z = _stevd_host(to_host(d), to_host(e), want)
     else:
         w, z = _eigh_device(xp, d, e, want, coll)
     return xp.asarray(w), (xp.asarray(z) if want else None)
+
+
+def _by_rows(coll):
+    """Whether the eigenvectors are made by rows per rank (stedc_distributed.py): over P > 1
+    ranks, unless SOLVERS_STEDC=replicated asks for every rank to solve the whole problem."""
+    return not replicated_by_request() and coll.grid.size > 1
+
+
+def replicated_by_request():
+    """SOLVERS_STEDC=replicated (for measuring, like SOLVERS_SYTRD_PRODUCT): every rank solves
+    the whole tridiagonal problem and keeps its part, as before the rows-by-rank divide and
+    conquer."""
+    choice = os.environ.get("SOLVERS_STEDC", "")
+    if choice not in ("", "replicated", "rows"):
+        raise ValueError(f"SOLVERS_STEDC={choice!r}: expected 'replicated' or 'rows'")
+    return choice == "replicated"
+
+
+def _rows(d, e, coll):
+    """(w, this rank's rows of the eigenvector matrix transposed, every rank's row bounds) by
+    stedc_distributed.py, d and e broadcast from rank 0 first; the eigenvalues are bitwise the
+    same everywhere."""
+    xp, grid = coll.xp, coll.grid
+    coll.bcast(d, root=0, scope="all")
+    coll.bcast(e, root=0, scope="all")
+    timings = {}
+    solve_alone = for_backend(xp, _stevd_leaves, STEDC_LEAF)
+    w, qt_mine, bounds = stedc_distributed(xp, to_host(d).astype(np.float64),
+                                           to_host(e).astype(np.float64), coll, solve_alone,
+                                           timings)
+    for phase, seconds in timings.items():
+        coll.note(f"stedc_{phase}_s", seconds)
+    lo, hi = bounds[grid.rank], bounds[grid.rank + 1]
+    coll.note("vectors_by", f"divide and conquer by rows over {grid.size} ranks "
+                            f"(rows {lo}..{hi - 1} here)")
+    return w.astype(d.dtype), qt_mine, bounds
 
 
 def _stevd_host(d, e, want):

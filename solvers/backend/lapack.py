@@ -48,6 +48,37 @@ def stevd_vectors(d, e):
     return w, z
 
 
+def secular_roots(d, z, rho, first, last):
+    """(origin, tau) of roots first..last-1 (0-based) of 1 + ρ Σ zⱼ²/(dⱼ − λ) (d ascending and
+    distinct, ρ > 0, k = len(d) ≥ 3) by LAPACK's dlaed4, one call per root: λᵢ = d[origin] + tau
+    with origin the pole dlaed4 measured the root from (its nearer one), so that dⱼ − λᵢ =
+    (dⱼ − d[origin]) − tau keeps full relative accuracy. dlaed4 keeps δ[origin] = −tau exactly
+    (it updates both by the same steps), which is where tau is read. (For k ≤ 2 dlaed4 returns
+    eigenvectors in δ instead: callers solve those otherwise.)"""
+    k = d.shape[0]
+    if k < 3:
+        raise ValueError("secular_roots needs k >= 3 (dlaed4 answers k <= 2 in closed form)")
+    d = np.ascontiguousarray(d, dtype=np.float64)
+    z = np.ascontiguousarray(z, dtype=np.float64)
+    origin = np.empty(max(last - first, 0), dtype=np.int64)
+    tau = np.empty(max(last - first, 0))
+    delta = np.empty(k)
+    order, index, info = ctypes.c_int(k), ctypes.c_int(0), ctypes.c_int(0)
+    c_rho, lam = ctypes.c_double(rho), ctypes.c_double(0.0)
+    at = ctypes.addressof
+    routine = _routine("dlaed4", 8)
+    for slot, i in enumerate(range(first, last)):
+        index.value = i + 1
+        # dlaed4(n, i, d, z, delta, rho, dlam, info)
+        routine(at(order), at(index), d.ctypes.data, z.ctypes.data, delta.ctypes.data,
+                at(c_rho), at(lam), at(info))
+        if info.value:
+            raise RuntimeError(f"dlaed4 did not converge for root {i + 1} of {k} (info={info.value})")
+        near = i if i == k - 1 or abs(delta[i]) <= abs(delta[i + 1]) else i + 1
+        origin[slot], tau[slot] = near, -delta[near]
+    return origin, tau
+
+
 def stemr_vectors(d, e, il, iu):
     """(w, Z) of eigenpairs il..iu (1-based, ascending, LAPACK's range 'I') of the tridiagonal
     with diagonal d (n) and off-diagonal e (n-1), float64, by dstemr (MRRR) with jobz='V';

@@ -79,15 +79,24 @@ def results_path(path):
 
 def check_writable(path):
     """InputError unless results can be written to ``path`` (checked before any solve, so a bad
-    path does not lose a finished computation)."""
+    path does not lose a finished computation). The file itself is opened for appending (and
+    removed again if it did not exist): permission bits say nothing to root, and some folders
+    (/proc, read-only mounts) refuse new files to everyone."""
     target = results_path(path)
+    if os.path.isdir(path) or os.path.isdir(target):
+        raise InputError(f"cannot write results to {path!r}: it is a directory (name a file, "
+                         f"e.g. {os.path.join(path, 'eigenpairs.npz')!r})")
     folder = os.path.dirname(os.path.abspath(target))
-    if os.path.isdir(target):
-        raise InputError(f"cannot write results to {target!r}: it is a directory")
     if not os.path.isdir(folder):
         raise InputError(f"cannot write results to {target!r}: no directory {folder!r}")
-    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(target) and not os.access(target, os.W_OK)):
-        raise InputError(f"cannot write results to {target!r}: permission denied")
+    existed = os.path.exists(target)
+    try:
+        with open(target, "ab"):
+            pass
+        if not existed:
+            os.remove(target)
+    except OSError as exc:
+        raise InputError(f"cannot write results to {target!r}: {exc.strerror or exc}") from None
     return target
 
 

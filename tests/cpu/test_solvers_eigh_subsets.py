@@ -86,6 +86,7 @@ def test_scipy_drivers_are_taken(seed, driver):
     {"driver": "xyz"}, {"driver": "gvd", "b": None}, {"driver": "evd"},
     {"driver": "gvd", "subset_by_index": [0, 2]}, {"subset_by_index": [3, 1]},
     {"subset_by_index": [0, 17]}, {"subset_by_index": [-1, 2]}, {"subset_by_value": [2.0, 1.0]},
+    {"subset_by_value": [2, 1]},
     {"subset_by_index": [0, 1], "subset_by_value": [0.0, 1.0]}])
 def test_bad_subsets_and_drivers_raise_as_scipy(seed, bad):
     rng = np.random.default_rng(seed)
@@ -96,7 +97,7 @@ def test_bad_subsets_and_drivers_raise_as_scipy(seed, bad):
         solvers.eigh(a, b, **keywords)
     with pytest.raises(ValueError) as theirs:
         scipy.linalg.eigh(a, b, **keywords)
-    assert str(ours.value).split(" ")[:3] == str(theirs.value).split(" ")[:3], (ours.value, theirs.value)
+    assert str(ours.value) == str(theirs.value), (ours.value, theirs.value)
 
 
 def test_empty_matrix_as_scipy():

@@ -74,6 +74,23 @@ def test_output_checks_and_the_name_numpy_writes(tmp_path, rng):
     (tmp_path / "d.npz").mkdir()
     with pytest.raises(InputError, match="it is a directory"):
         check_writable(str(tmp_path / "d.npz"))
+    # A folder given as the output (numpy would write folder.npz beside it) is refused too.
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(InputError, match="is a directory"):
+        check_writable(str(tmp_path / "folder"))
+    assert not (tmp_path / "folder.npz").exists()
+
+
+def test_output_check_tries_the_file_itself(tmp_path):
+    """Permission bits say nothing to root, and some folders refuse new files to everyone
+    (/proc): the check creates the file (and removes it again), keeping an existing one."""
+    with pytest.raises(InputError, match="cannot write results to '/proc/r.npz'"):
+        check_writable("/proc/r")
+    (tmp_path / "kept.npz").write_bytes(b"old")
+    assert check_writable(str(tmp_path / "kept.npz")) == str(tmp_path / "kept.npz")
+    assert (tmp_path / "kept.npz").read_bytes() == b"old"
+    check_writable(str(tmp_path / "new"))
+    assert not (tmp_path / "new.npz").exists()
 
 
 def test_write_results(tmp_path, rng):

@@ -6,8 +6,9 @@ import pytest
 import scipy.linalg
 
 from solvers.backend.threads import blas_threads_lent
-from solvers.stedc import _leaf_blocks, stedc
-from solvers.testing import shared_seed
+from solvers.stedc import (_leaf_blocks, _Phases, _secular_roots, merge_finish, merge_prepare,
+                           secular_roots, stedc, torn_blocks)
+from solvers.testing import hard_tridiagonals, merge_by_parts, shared_seed
 from solvers.tridiagonal import _stevd_host, _stevd_leaves
 
 EPS = np.finfo(np.float64).eps
@@ -19,34 +20,10 @@ def _leaves(blocks):
         return [_stevd_host(d, e, True) for d, e in blocks]
 
 
-def _tridiagonals(rng):
-    """(name, d, e): random, and the shapes that stress deflation and the root finder."""
-    n = 300
-    d0, e0 = rng.standard_normal(40), rng.standard_normal(39)
-    copies_d = np.tile(d0, 6)
-    copies_e = np.concatenate([np.append(e0, 0.0) for _ in range(6)])[:-1]
-    weak_e = copies_e.copy()
-    weak_e[39::40] = 1e-13 * rng.standard_normal(5)
-    m = n // 2
-    return [
-        ("random", rng.standard_normal(n), rng.standard_normal(n - 1)),
-        ("random odd order", rng.standard_normal(n + 37), rng.standard_normal(n + 36)),
-        ("identity", np.ones(n), np.zeros(n - 1)),
-        ("constant, tiny coupling", np.full(n, 3.0), np.full(n - 1, 1e-17)),
-        ("toeplitz 2,1 (clustered)", np.full(n, 2.0), np.ones(n - 1)),
-        ("graded", 10.0 ** (-np.arange(n) / 20), 10.0 ** (-np.arange(n - 1) / 20)),
-        ("wilkinson W+", np.abs(np.arange(-m, m + 1)).astype(float), np.ones(2 * m)),
-        ("exact copies (equal poles)", copies_d, copies_e),
-        ("copies weakly coupled", copies_d, weak_e),
-        ("negative couplings", rng.standard_normal(n), -np.abs(rng.standard_normal(n - 1))),
-        ("huge scale", 1e150 * rng.standard_normal(n), 1e150 * rng.standard_normal(n - 1)),
-    ]
-
-
 @pytest.mark.parametrize("leaf_size", [1, 7, 32])
 def test_stedc_against_lapack(leaf_size):
     seed = shared_seed()
-    for name, d, e in _tridiagonals(np.random.default_rng(seed)):
+    for name, d, e in hard_tridiagonals(np.random.default_rng(seed)):
         n = d.shape[0]
         w, z = stedc(np, d, e, _leaves, leaf_size)
         t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
@@ -111,3 +88,83 @@ def test_threaded_leaves_are_the_serial_leaves():
     w, z = stedc(np, d, e, _stevd_leaves, 130)
     w0, z0 = stedc(np, d, e, _leaves, 130)
     assert np.array_equal(w, w0) and np.array_equal(z, z0)
+
+
+def _secular_problems(rng):
+    """(name, d, z, ρ): deflated secular equations as stedc's merges see them (distinct
+    ascending poles, no zero z), random, clustered with graded z, and graded."""
+    def unit(v):
+        return v / np.linalg.norm(v)
+
+    problems = []
+    for k in (3, 4, 40, 700):
+        problems.append(("random", np.sort(rng.standard_normal(k)), unit(rng.standard_normal(k)), 1.3))
+        d = np.sort(np.repeat(rng.standard_normal(4), -(-k // 4))[:k] + 1e-9 * rng.standard_normal(k))
+        for i in range(1, k):
+            d[i] = max(d[i], np.nextafter(d[i - 1], np.inf))
+        problems.append(("clustered", d, unit(rng.standard_normal(k) * 10.0 ** -rng.uniform(0, 6, k)), 0.7))
+        problems.append(("graded", np.sort(10.0 ** -np.linspace(0, 12, k)),
+                         unit(10.0 ** -np.linspace(0, 6, k) * rng.choice([-1.0, 1.0], k)), 1e-3))
+    return problems
+
+
+def test_lapack_secular_roots_match_the_reference_and_split_into_shares():
+    """dlaed4's roots (the host solver of the merges) against the numpy reference that the
+    GPU kernel follows: the same bracket, λ within a few eps·scale; and any share first..last
+    gives exactly those roots of the whole (each root is found alone)."""
+    seed = shared_seed()
+    for name, d, z, rho in _secular_problems(np.random.default_rng(seed)):
+        k = d.shape[0]
+        what = f"seed={seed} {name} k={k}"
+        origin, tau = secular_roots(np, d, z, rho)
+        ref_origin, ref_tau = _secular_roots(np, d, z, rho)
+        lam, ref = d[origin] + tau, d[ref_origin] + ref_tau
+        assert np.all((origin == np.arange(k)) | (origin == np.arange(k) + 1)), what
+        assert np.all(lam >= d) and np.all(lam[:-1] <= d[1:]), what + ": outside its bracket"
+        scale = np.abs(d).max() + rho              # ≥ ‖D + ρ z zᵀ‖ (‖z‖ = 1)
+        assert np.abs(lam - ref).max() <= 8 * EPS * scale, what
+        for first, last in ((0, 1), (1, k - 1), (k // 2, k), (k, k)):
+            o, t = secular_roots(np, d, z, rho, first, last)
+            assert np.array_equal(o, origin[first:last]) and np.array_equal(t, tau[first:last]), what
+            o, t = _secular_roots(np, d, z, rho, first, last)   # chunked: rounding may differ
+            assert np.abs(d[o] + t - ref[first:last]).max(initial=0) <= 2 * EPS * scale, what
+
+
+@pytest.mark.parametrize("block", [1, 5, None])
+def test_merge_in_blocks_of_u(block):
+    """A merge whose new eigenvectors are formed a few rows of U at a time (what bounds the
+    distributed merge's memory): eigenpairs of the merged matrix to working precision."""
+    seed = shared_seed()
+    rng = np.random.default_rng(seed)
+    for name, d, e in hard_tridiagonals(rng)[:3] + hard_tridiagonals(rng)[6:8]:
+        n, m = d.shape[0], d.shape[0] // 2
+        (w1, z1), (w2, z2) = _leaves(torn_blocks(d, e, [m]))
+        qt1, qt2 = np.ascontiguousarray(z1.T), np.ascontiguousarray(z2.T)
+        phases = _Phases(np, None)
+        state = merge_prepare(np, w1, qt1, w2, qt2, e[m - 1],
+                              np.concatenate((qt1[:, -1], qt2[:, 0])), phases)
+        origin, tau = secular_roots(np, state.dk, state.zk, state.rho)
+        w, qt = merge_finish(np, state, origin, tau, phases, block)
+        t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+        norm = np.abs(t).max()
+        what = f"seed={seed} {name} block={block}"
+        assert np.all(np.diff(w) >= 0), what
+        assert np.abs(t @ qt.T - qt.T * w).max() <= 10 * n * EPS * norm, what + ": residual"
+        assert np.abs(qt @ qt.T - np.eye(n)).max() <= 10 * n * EPS, what + ": orthogonality"
+
+
+def test_a_merge_by_parts_of_the_components():
+    """A merge made by two holders of half the components each (as two ranks make it), roots,
+    ẑ and U's norms in three shares: the same eigenvalue bits for both, and together T's
+    eigenvectors."""
+    seed = shared_seed()
+    for name, d, e in hard_tridiagonals(np.random.default_rng(seed), 120):
+        n = d.shape[0]
+        (w1, part1), (w2, part2) = merge_by_parts(np, d, e, _leaves, shares=3, block=7)
+        what = f"seed={seed} {name}"
+        assert w1.tobytes() == w2.tobytes(), what
+        qt = np.concatenate((part1, part2), axis=1)
+        t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+        norm = np.abs(t).max()
+        assert np.abs(t @ qt.T - qt.T * w1).max() <= 10 * n * EPS * norm, what + ": residual"
+        assert np.abs(qt @ qt.T - np.eye(n)).max() <= 10 * n * EPS, what + ": orthogonality"

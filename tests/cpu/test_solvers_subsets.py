@@ -13,6 +13,7 @@ from solvers.errors import InputError
 from solvers.stemr import group_bounds, root_cuts
 from solvers.subset import EigenRange, count_at_most, positions
 from solvers.testing import random_symmetric, shared_seed, spd_with_condition
+from solvers.tridiagonal_subset import choose_solver
 
 
 @pytest.fixture
@@ -158,3 +159,17 @@ def test_inverse_iteration_vectors_are_ascending_and_orthogonal(rng):
     ortho, resid = _tridiagonal_ratios(d, e, w, z)
     assert ortho < 100 and resid < 100, (ortho, resid)
     assert stein_vectors(d, e, 5, 4)[1].shape == (40, 0)
+
+
+def test_the_subsets_method_by_size_and_device():
+    """MRRR for a few eigenpairs on the CPU, divide and conquer of all above a tenth of n and
+    in any GPU run; a range that names its method keeps it."""
+    some = EigenRange.by_index(1, 10)
+    assert choose_solver(some, 10, 1000, on_gpu=False)[0] == "mrrr"
+    assert choose_solver(some, 100, 1000, on_gpu=False)[0] == "mrrr"
+    assert choose_solver(some, 101, 1000, on_gpu=False)[0] == "dc"
+    assert choose_solver(some, 10, 1000, on_gpu=True)[0] == "dc"
+    assert choose_solver(some.solved_by("mrrr"), 900, 1000, on_gpu=True) == ("mrrr", "asked for")
+    assert choose_solver(some.solved_by("dc"), 1, 1000, on_gpu=False) == ("dc", "asked for")
+    with pytest.raises(InputError, match="subset solver"):
+        some.solved_by("qr").check(20)

@@ -51,14 +51,14 @@ def _merge_problems(rng, monkeypatch):
     """(name, d, z, ρ) of the secular equations that numpy stedc's merges solve (deflated, as
     the device sees them), and synthetic ones: random, clustered poles with graded z, graded."""
     problems = []
-    reference = stedc_module._secular_roots
+    reference = stedc_module.secular_roots
 
-    def record(xp, d, z, rho):
+    def record(xp, d, z, rho, first=0, last=None):
         problems.append(("merge", d.copy(), z.copy(), rho))
-        return reference(xp, d, z, rho)
+        return reference(xp, d, z, rho, first, last)
 
     with monkeypatch.context() as patch:
-        patch.setattr(stedc_module, "_secular_roots", record)
+        patch.setattr(stedc_module, "secular_roots", record)
         for d, e in _tridiagonals(rng, 300).values():
             stedc(np, d, e, _stevd_leaves, 16)
 
@@ -126,3 +126,64 @@ def test_stedc_on_gpu_same_bits_every_run_and_rank(seed):
         w_np, _ = stedc(np, d, e, _stevd_leaves, 64)
         norm = max(np.abs(d).max(), np.abs(e).max())
         np.testing.assert_allclose(w1, w_np, rtol=0, atol=10 * n * EPS * norm, err_msg=what)
+
+
+def test_a_merge_by_parts_on_gpu(seed):
+    """The rows-by-rank merge on the device, in one process: two holders of half the
+    components each, roots (each found alone by the kernel), ẑ and U's norms in three shares,
+    U a few rows at a time and only the columns each half needs: the same eigenvalue bits for
+    both, and together T's eigenvectors."""
+    from solvers.testing import merge_by_parts
+    n = 333
+    for name, (d, e) in _tridiagonals(np.random.default_rng(seed), n).items():
+        (w1, part1), (w2, part2) = merge_by_parts(cupy, d, e, _stevd_leaves, shares=3, block=50)
+        assert isinstance(part1, cupy.ndarray) and w1.dtype == np.float64
+        what = f"seed={seed} {name}"
+        assert cupy.asnumpy(w1).tobytes() == cupy.asnumpy(w2).tobytes(), what
+        qt = np.concatenate((cupy.asnumpy(part1), cupy.asnumpy(part2)), axis=1)
+        w = cupy.asnumpy(w1)
+        t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+        norm = np.abs(t).max()
+        assert np.abs(t @ qt.T - qt.T * w).max() <= 10 * n * EPS * norm, what + ": residual"
+        assert np.abs(qt @ qt.T - np.eye(n)).max() <= 10 * n * EPS, what + ": orthogonality"
+
+
+@pytest.mark.parametrize("kind", ["mpi", "hpcolls"])
+def test_rows_by_rank_on_gpu(seed, kind):
+    """The whole stage with cupy at this run's rank count (each rank its rows of Q on its
+    device, its own block by stedc on the device, the shared arrays summed on the device):
+    against LAPACK, eigenvalues bitwise alike on every rank, Z's blocks cupy of Z's dtype.
+    At one rank stevd keeps the replicated path, so this calls the rows path directly too."""
+    if kind == "hpcolls":
+        pytest.importorskip("hpcolls")
+    from solvers.backend import Collectives
+    from solvers.distributed import DistMatrix, ProcessGrid
+    from solvers.stedc_distributed import for_backend, stedc_distributed
+    from solvers.tridiagonal import stevd
+    grid = ProcessGrid(COMM)
+    try:
+        coll = Collectives(grid, kind, cupy)
+        n = 1200
+        for name, (d, e) in _tridiagonals(np.random.default_rng(seed), n).items():
+            what = f"seed={seed} {name}"
+            w_rows, qt_mine, bounds = stedc_distributed(cupy, d, e, coll,
+                                                        for_backend(cupy, _stevd_leaves, 64))
+            assert isinstance(qt_mine, cupy.ndarray)
+            assert qt_mine.shape == (n, bounds[grid.rank + 1] - bounds[grid.rank]), what
+            layout = DistMatrix.empty(n, n, 64, grid, np.complex128, xp=cupy)
+            with coll.stage("stedc"):
+                w, z = stevd(cupy.asarray(d), cupy.asarray(e), coll, layout)
+            assert isinstance(z.local, cupy.ndarray) and z.local.dtype == np.complex128, what
+            w, zg = cupy.asnumpy(w), cupy.asnumpy(z.to_global(coll)).real
+            if grid.size > 1:
+                assert np.array_equal(w, cupy.asnumpy(w_rows)), what + ": two runs differ"
+            t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+            norm = np.abs(t).max()
+            assert np.abs(t @ zg - zg * w).max() <= 10 * n * EPS * norm, what + ": residual"
+            assert np.abs(zg.T @ zg - np.eye(n)).max() <= 10 * n * EPS, what + ": orthogonality"
+            want = scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True)
+            np.testing.assert_allclose(w, want, rtol=0, atol=10 * n * EPS * norm, err_msg=what)
+            digest = hashlib.sha256(w.tobytes()).hexdigest()
+            assert len(set(COMM.allgather(digest))) == 1, what + ": ranks differ"
+    finally:
+        grid.free()

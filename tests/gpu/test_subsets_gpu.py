@@ -1,8 +1,9 @@
 """Eigenpair subsets (#26) with cupy arrays on the GPU: sygvd / hegvd by index and by value
 (empty included) against scipy with the same range, the eigenvector stage's per-rank shapes,
-a factored B reused, solvers.eigh's subset keywords cupy in → cupy out. The tridiagonal subset
-work runs on the host (stebz, stemr); what is tested here is the device path around it
-(sytrd, the back-transformations on k columns, the Alltoallv into Z's device layout).
+a factored B reused, solvers.eigh's subset keywords cupy in → cupy out. A GPU run finds the
+subset's tridiagonal eigenpairs by divide and conquer of all on the device (the wanted kept), or,
+asked for MRRR, on the host (stebz, stemr); around it: sytrd, the back-transformations on k
+columns, the Alltoallv into Z's device layout.
 
 Runs as plain pytest (one rank) or under mpiexec (ranks sharing a GPU need CUDA MPS); skips
 with a reason where cupy or a GPU is missing."""
@@ -47,11 +48,14 @@ def _ranges(w):
             (EigenRange.by_value(*empty), {"subset_by_value": list(empty)})]
 
 
+@pytest.mark.parametrize("solver", ["auto", "mrrr"])
 @pytest.mark.parametrize("kind", collective_kinds())
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64", "c64", "c128"])
 @pytest.mark.parametrize("uplo", ["L", "U"])
 @pytest.mark.parametrize("itype", [1, 3])
-def test_subsets_on_gpu_match_scipy(grid, seed, itype, uplo, dtype, kind):
+def test_subsets_on_gpu_match_scipy(grid, seed, itype, uplo, dtype, kind, solver):
+    """auto: divide and conquer of all on the device, the wanted kept (what a GPU run takes);
+    mrrr: bisection + MRRR on the host, the vectors moved into the device layout."""
     rng = np.random.default_rng(seed)
     n, nb = 45, 8
     lower = uplo == "L"
@@ -62,7 +66,10 @@ def test_subsets_on_gpu_match_scipy(grid, seed, itype, uplo, dtype, kind):
     da = DistMatrix.from_global(cupy.asarray(with_junk(rng, a, lower)), grid, nb)
     db = DistMatrix.from_global(cupy.asarray(with_junk(rng, b, lower)), grid, nb)
     for subset, keywords in _ranges(scipy.linalg.eigvalsh(a, b, type=itype)):
-        w, z = sygvd(da, db, coll, itype=itype, uplo=uplo, subset=subset, method="distributed")
+        coll.reset()
+        w, z = sygvd(da, db, coll, itype=itype, uplo=uplo, subset=subset.solved_by(solver),
+                     method="distributed")
+        assert ("stemr" in coll.stats) == (solver == "mrrr"), set(coll.stats)
         w_ref = scipy.linalg.eigh(a, b, type=itype, lower=lower, eigvals_only=True, **keywords)
         assert isinstance(w, cupy.ndarray) and w.dtype == w_ref.dtype and w.shape == w_ref.shape
         k = w_ref.shape[0]

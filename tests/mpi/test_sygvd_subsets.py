@@ -1,7 +1,7 @@
 """Eigenpair subsets of the distributed sygvd / hegvd (#26) against scipy.linalg.eigh with the
 same arguments: every dtype × itype × uplo × jobz × {index subset, value subset, empty range,
-all-inclusive range, one eigenpair} on the default grid (n not a multiple of nb), every grid ×
-range for float64; clusters of eigenvalues straddling the subset's edge and the cut between
+all-inclusive range, one eigenpair} × {MRRR, divide and conquer} on the default grid (n not a
+multiple of nb), every grid × range × method for float64; clusters of eigenvalues straddling the subset's edge and the cut between
 ranks' groups of vectors; the per-rank memory rule of the tridiagonal eigenvectors; a factored
 B reused for several A. The variant and grid tests run with both reductions to tridiagonal form
 (two-stage: Q2 on each rank's own vectors before they move). Inputs carry junk where LAPACK
@@ -108,37 +108,46 @@ def test_every_variant_every_range(comm, seed, itype, uplo, jobz, dtype, reducti
     w_all = scipy.linalg.eigvalsh(a, b, type=itype)
     grid = ProcessGrid(comm)
     try:
-        for kind in RANGES:
+        for kind, solver in [(kind, solver) for kind in RANGES for solver in ("mrrr", "dc")]:
             subset, keywords = wanted(kind, w_all, rng)
-            w, z, coll = solve(grid, a, b, nb, itype, jobz, uplo, dtype, subset, rng, reduction=reduction)
-            assert {"stebz", "stemr"} & set(coll.stats) == ({"stebz", "stemr"} if jobz == "V" else {"stebz"})
-            assert_matches_scipy(a, b, w, z, itype, jobz, uplo, dtype, keywords, seed, f"{kind} {subset}")
+            w, z, coll = solve(grid, a, b, nb, itype, jobz, uplo, dtype, subset.solved_by(solver), rng,
+                               reduction=reduction)
+            stages = {"mrrr": {"stebz", "stemr"} if jobz == "V" else {"stebz"},
+                      "dc": {"stebz", "stedc" if jobz == "V" else "sterf"}}[solver]
+            assert {"stebz", "stemr", "stedc", "sterf"} & set(coll.stats) == stages, (solver, set(coll.stats))
+            assert coll.stats["stebz"].notes["solver"].startswith(f"{solver} [asked for]")
+            assert_matches_scipy(a, b, w, z, itype, jobz, uplo, dtype, keywords, seed,
+                                 f"{kind} {subset} {solver} {reduction}")
     finally:
         grid.free()
 
 
+@pytest.mark.parametrize("solver", ["mrrr", "dc"])
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("kind", RANGES)
-def test_every_grid_every_range(grid, seed, kind, reduction):
-    """1×P, P×1 (and 2×2 at 4 ranks) × each kind of range × reduction, float64, standard and
-    generalized."""
+def test_every_grid_every_range(grid, seed, kind, reduction, solver):
+    """1×P, P×1 (and 2×2 at 4 ranks) × each kind of range × reduction × each way of solving
+    the subset, float64, standard and generalized."""
     rng = np.random.default_rng(seed)
     n, nb = 41, 6
     a, b = pencil(rng, n, np.float64)
     for bb, itype in ((b, 1), (None, 1), (b, 3)):
         w_all = scipy.linalg.eigvalsh(a, bb, type=itype)
         subset, keywords = wanted(kind, w_all, rng)
-        w, z, _ = solve(grid, a, bb, nb, itype, "V", "U", np.float64, subset, rng, reduction=reduction)
+        w, z, _ = solve(grid, a, bb, nb, itype, "V", "U", np.float64, subset.solved_by(solver), rng,
+                        reduction=reduction)
         assert_matches_scipy(a, bb, w, z, itype, "V", "U", np.float64, keywords, seed,
                              f"grid {grid.shape} {subset} b={'B' if bb is not None else None}")
 
 
+@pytest.mark.parametrize("solver", ["mrrr", "dc"])
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
-def test_clusters_straddling_the_subset_edge_and_the_ranks_cuts(grid, seed, dtype, reduction):
+def test_clusters_straddling_the_subset_edge_and_the_ranks_cuts(grid, seed, dtype, reduction, solver):
     """Eigenvalues 1e-12 apart across the subset's lower edge, and a second cluster over the
-    even cuts between the ranks' groups of vectors: the vectors stay orthogonal (one MRRR root
-    for all ranks, and no cut inside one of its clusters)."""
+    even cuts between the ranks' groups of vectors: the vectors stay orthogonal (MRRR: one root
+    for all ranks, and no cut inside one of its clusters; divide and conquer: the cluster's
+    vectors from the merges, the wanted ones kept)."""
     rng = np.random.default_rng(seed)
     n = 60
     lam = np.sort(rng.uniform(-1, 1, n))
@@ -147,7 +156,7 @@ def test_clusters_straddling_the_subset_edge_and_the_ranks_cuts(grid, seed, dtyp
     lam[il + 3:il + 20] = 0.3 + 1e-12 * np.arange(17)     # over the cuts at 8 and 16
     lam = np.sort(lam)
     a = symmetric_with_spectrum(rng, lam, hermitian=np.dtype(dtype).kind == "c")
-    subset = EigenRange.by_index(il, iu)
+    subset = EigenRange.by_index(il, iu, solver)
     w, z, coll = solve(grid, a, None, 7, 1, "V", "L", dtype, subset, rng, reduction=reduction)
     np.testing.assert_allclose(w, lam[il - 1:iu], atol=1e-13, err_msg=f"seed={seed}")
     eps = float(np.finfo(dtype).eps)
@@ -158,7 +167,8 @@ def test_clusters_straddling_the_subset_edge_and_the_ranks_cuts(grid, seed, dtyp
     # Where the cluster went is the root's choice: its members can be well separated relative
     # to the root's shift (then a cut between them is one dlarrv itself makes), so only the
     # orthogonality above is promised, and that every vector was computed once.
-    assert grid.comm.allreduce(coll.stats["stemr"].notes["vectors_this_rank"]) == iu - il + 1
+    if solver == "mrrr":
+        assert grid.comm.allreduce(coll.stats["stemr"].notes["vectors_this_rank"]) == iu - il + 1
 
 
 def test_vectors_per_rank_and_bitwise_eigenvalues(grid, seed):

@@ -1,0 +1,118 @@
+"""All eigenpairs of the tridiagonal with each rank computing only its own rows of the
+eigenvector matrix (stedc_distributed.py, #26): against LAPACK on the shapes that stress
+divide and conquer, eigenvalues bitwise the same on every rank, memory per rank O(n²/P)
+(traced allocations: the replicated matrix alone is n² per rank), and the replicated path
+still there on request."""
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.linalg
+from mpi4py import MPI
+
+from solvers.backend import Collectives
+from solvers.distributed import DistMatrix
+from solvers.testing import hard_tridiagonals, share_node_cores
+from solvers.tridiagonal import stevd
+
+share_node_cores(MPI.COMM_WORLD)
+EPS = np.finfo(np.float64).eps
+
+
+def _solve(grid, d, e, nb, dtype=np.float64, layout=None):
+    coll = Collectives(grid)
+    layout = layout or DistMatrix.empty(d.shape[0], d.shape[0], nb, grid, dtype)
+    with coll.stage("stedc"):
+        w, z = stevd(d.copy(), e.copy(), coll, layout)
+    return w, z, coll
+
+
+def test_rows_by_rank_against_lapack(grid, seed):
+    for name, d, e in hard_tridiagonals(np.random.default_rng(seed), 121):
+        n = d.shape[0]
+        w, z, coll = _solve(grid, d, e, 7)
+        what = f"seed={seed} {name}"
+        assert z.local.dtype == np.float64 and z.shape == (n, n)
+        if grid.size > 1:
+            assert coll.stats["stedc"].notes["vectors_by"].startswith("divide and conquer by rows"), what
+        zg = z.to_global(coll)
+        t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+        norm = np.abs(t).max()
+        assert np.all(np.diff(w) >= 0), what + ": not ascending"
+        assert np.abs(t @ zg - zg * w).max() <= 10 * n * EPS * norm, what + ": residual"
+        assert np.abs(zg.T @ zg - np.eye(n)).max() <= 10 * n * EPS, what + ": orthogonality"
+        want = scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True)
+        np.testing.assert_allclose(w, want, rtol=0, atol=10 * n * EPS * norm, err_msg=what)
+        every = grid.comm.allgather(w.tobytes())
+        assert all(x == every[0] for x in every), what + ": eigenvalues differ between ranks"
+
+
+def test_complex_layout_takes_the_real_vectors(grid, seed):
+    rng = np.random.default_rng(seed)
+    d, e = rng.standard_normal(50), rng.standard_normal(49)
+    w, z, coll = _solve(grid, d, e, 6, np.complex128)
+    zg = z.to_global(coll)
+    assert zg.dtype == np.complex128 and not zg.imag.any()
+    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    assert np.abs(t @ zg.real - zg.real * w).max() <= 500 * EPS * np.abs(t).max(), f"seed={seed}"
+
+
+def test_memory_per_rank_is_a_share_of_n_squared(grid, seed):
+    """Peak traced allocations of the stage (eigenvectors, merges, the Alltoallv into the
+    block-cyclic layout) stay under 3.5 n²/P doubles per rank; a replicated eigenvector matrix
+    is 2 n² (dstevd's Z and workspace)."""
+    if grid.size == 1:
+        pytest.skip("one rank holds every row: nothing to share")
+    n = 600
+    rng = np.random.default_rng(seed)
+    d, e = rng.standard_normal(n), rng.standard_normal(n - 1)
+    layout = DistMatrix.empty(n, n, 16, grid, np.float64)    # the caller's, not the stage's
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        w, z, _ = _solve(grid, d, e, 16, layout=layout)
+        peak = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+    worst = grid.comm.allreduce(peak, op=MPI.MAX) / (8 * n * n)
+    assert worst <= 3.5 / grid.size, f"seed={seed}: peak {worst:.2f} n² doubles on some rank"
+
+
+def test_replicated_on_request_agrees(grid, seed, monkeypatch):
+    """SOLVERS_STEDC=replicated: every rank solves the whole tridiagonal problem, as before."""
+    rng = np.random.default_rng(seed)
+    d, e = rng.standard_normal(90), rng.standard_normal(89)
+    w_rows, z_rows, coll = _solve(grid, d, e, 8)
+    monkeypatch.setenv("SOLVERS_STEDC", "replicated")
+    w, z, coll = _solve(grid, d, e, 8)
+    assert coll.stats["stedc"].notes["vectors_by"] == "divide and conquer, whole on every rank"
+    np.testing.assert_allclose(w, w_rows, rtol=0, atol=1e-13 * np.abs(w).max(), err_msg=f"seed={seed}")
+    monkeypatch.setenv("SOLVERS_STEDC", "bogus")
+    with pytest.raises(ValueError, match="SOLVERS_STEDC"):
+        _solve(grid, d, e, 8)
+
+
+def test_whole_columns_per_rank_from_the_rows(grid, seed, monkeypatch):
+    """stevd_columns (what two-stage's Q2 takes): over P > 1 ranks each rank's equal share of
+    the eigenvector columns comes whole from the rows per rank by one Alltoallv; the columns
+    are T's eigenvectors (against the replicated path's up to sign), for all and for a
+    selection."""
+    from solvers.tridiagonal import stevd_columns
+    rng = np.random.default_rng(seed)
+    n = 70
+    d, e = rng.standard_normal(n), rng.standard_normal(n - 1)
+    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    for select in (None, (5, 31)):
+        w, cols = stevd_columns(d.copy(), e.copy(), Collectives(grid), select)
+        monkeypatch.setenv("SOLVERS_STEDC", "replicated")
+        w_rep, cols_rep = stevd_columns(d.copy(), e.copy(), Collectives(grid), select)
+        monkeypatch.delenv("SOLVERS_STEDC")
+        k = w.shape[0]
+        assert k == (n if select is None else 27) and np.array_equal(cols.bounds, cols_rep.bounds)
+        lo, hi = cols.bounds[grid.rank], cols.bounds[grid.rank + 1]
+        assert cols.mine.shape == (n, hi - lo) and np.array_equal(cols.place, np.arange(k))
+        np.testing.assert_allclose(w, w_rep, rtol=0, atol=1e-13 * np.abs(t).max(), err_msg=f"seed={seed}")
+        mine = cols.mine
+        assert np.abs(t @ mine - mine * w[lo:hi]).max() <= 10 * n * EPS * np.abs(t).max(), f"seed={seed}"
+        np.testing.assert_allclose(np.abs(mine.T @ cols_rep.mine), np.eye(hi - lo), atol=1e-12,
+                                   err_msg=f"seed={seed} {select}")
