@@ -27,26 +27,33 @@ def seed():
 
 
 class Counted:
-    """Communicator.Allreduce bound to `comm`, counting the calls the native code hands it."""
+    """The communicator's methods of every native entry bound to `comm`, counting per method the
+    calls the native code hands them (`by_name`; `calls`: all of them)."""
 
     def __init__(self, comm):
         self.comm = comm
-        self.calls = 0
+        self.by_name = dict.fromkeys(_native.FAST_ENTRIES, 0)
 
-    def __call__(self, *args, **kwargs):
-        self.calls += 1
-        return type(self.comm).Allreduce(self.comm, *args, **kwargs)
+    @property
+    def calls(self):
+        return sum(self.by_name.values())
+
+    def method(self, name):
+        def handed(*args, **kwargs):
+            self.by_name[name] += 1
+            return getattr(type(self.comm), name)(self.comm, *args, **kwargs)
+        return handed
 
 
 @pytest.fixture
 def counted(gpu):
-    """A one-shot communicator, open, whose fast Allreduce hands the calls it does not take to a
+    """A one-shot communicator, open, whose native entries hand the calls they do not take to a
     counter (then the real method)."""
     comm = hpcolls.Communicator(WORLD, algo="oneshot")
     comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
-    assert "Allreduce" in vars(comm), "the fast Allreduce was not installed on opening"
+    assert set(_native.FAST_ENTRIES) <= set(vars(comm)), "the native entries were not installed on opening"
     full = Counted(comm)
-    comm._install_fast({"Allreduce": full})
+    comm._install_fast({name: full.method(name) for name in _native.FAST_ENTRIES})
     yield comm, full
     comm.close()
 
