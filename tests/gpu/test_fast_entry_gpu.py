@@ -315,6 +315,7 @@ def test_other_calls_go_to_the_method(counted, seed):
         ((MPI.IN_PLACE, cupy.ones(4, dtype=cupy.complex128)), {"op": MPI.MIN}, ValueError, "complex MIN"),
         ((recv[2:], recv[:8]), {}, hpcolls.InvalidBufferError, "overlap"),
         ((MPI.IN_PLACE, recv, MPI.SUM, None, 5), {}, TypeError, "five arguments"),
+        ((MPI.IN_PLACE, recv, MPI.SUM, None), {}, TypeError, "stream by position (keyword-only)"),
         ((MPI.IN_PLACE, recv), {"opp": MPI.SUM}, TypeError, "unknown keyword"),
         ((MPI.IN_PLACE, recv, MPI.SUM), {"op": MPI.SUM}, TypeError, "op twice"),
         ((MPI.IN_PLACE,), {}, TypeError, "no recvbuf"),
