@@ -28,6 +28,7 @@ class Method:
     agree: tuple = ()
     parameters: tuple = ()      # the mpi4py method's parameter names after self, in order
     defaults: tuple = ()        # their defaults (None where there is none)
+    required: int = 0           # how many leading parameters have no default
 
     def argument(self, args, kwargs, name):
         """The value the call passes for parameter `name` (its default when left out)."""
@@ -35,6 +36,22 @@ class Method:
         if pos < len(args):
             return args[pos]
         return kwargs.get(name, self.defaults[pos])
+
+    def check_arguments(self, args, kwargs):
+        """Raises TypeError where mpi4py's method would refuse these arguments: too many positional
+        ones, an unknown keyword, a parameter given twice, a required one missing. For a route
+        that reads the arguments itself instead of handing them to mpi4py (routes/native.py)."""
+        if len(args) > len(self.parameters):
+            raise TypeError(f"{self.name}() takes at most {len(self.parameters)} positional arguments "
+                            f"({len(args)} given)")
+        for name in kwargs:
+            if name not in self.parameters:
+                raise TypeError(f"{self.name}() got an unexpected keyword argument '{name}'")
+            if self.parameters.index(name) < len(args):
+                raise TypeError(f"{self.name}() got multiple values for argument '{name}'")
+        for name in self.parameters[len(args):self.required]:
+            if name not in kwargs:
+                raise TypeError(f"{self.name}() missing required argument '{name}'")
 
     def replace(self, args, kwargs, name, value):
         """args (a list) and kwargs (a dict) with parameter `name` set to `value`."""
@@ -63,10 +80,13 @@ class Method:
 
 
 def _parameters(owner, name):
-    """(names, defaults) of the parameters of mpi4py's owner.name after self."""
+    """(names, defaults, how many lead without a default) of the parameters of mpi4py's
+    owner.name after self."""
     params = list(inspect.signature(getattr(owner, name)).parameters.values())[1:]
     empty = inspect.Parameter.empty
-    return tuple(p.name for p in params), tuple(None if p.default is empty else p.default for p in params)
+    required = next((i for i, p in enumerate(params) if p.default is not empty), len(params))
+    return (tuple(p.name for p in params), tuple(None if p.default is empty else p.default for p in params),
+            required)
 
 
 _PER_RANK_SEND = ("sendbuf", "recvbuf", True)

@@ -4,6 +4,7 @@ config.py, log.py, mpi_support.py, binding.py, `python -m hpcolls info` and READ
 read the settings through `get`; no other module reads HPCOLLS_* from os.environ. A value is
 parsed when it is read, so a bad one raises (or, for HPCOLLS_DEBUG, warns) naming the variable.
 """
+import contextlib
 import os
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -142,6 +143,26 @@ def get(name, env=None):
     if text is None or text.strip() == "":
         return setting.default
     return setting.parse(name, text)
+
+
+@contextlib.contextmanager
+def overridden(values):
+    """The process environment with {setting name: text} set for the `with` block, then as it
+    was: for a tool or test that makes a communicator under other settings (a communicator reads
+    its settings once, at its first use, which must happen inside the block)."""
+    unknown = sorted(set(values) - set(_BY_NAME))
+    if unknown:
+        raise KeyError(f"hpcolls: no such setting: {', '.join(unknown)}")
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, text in saved.items():
+            if text is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = text
 
 
 def is_set(name, env=None):

@@ -16,7 +16,7 @@ route the call took, the number of wrong elements in a checked call, and the rat
 are stated in: the device time against the native (auto) Allreduce of the same size ('xAR'), and
 the MPI route's time (device buffers: 'mpi/'; host buffers: 'mpih/') over this row's. With
 --hierarchy K, the hierarchical path's rows over emulated nodes of K ranks join them
-(hpcolls/hierarchy_bench.py).
+(hpcolls/bench/hierarchy.py).
 
 Also measured, once per run unless --no-floors: the host time of one Python Allreduce call next to
 a bare kernel launch and cupy's NCCL call, and the device time of a one-shot call in a graph beside
@@ -29,8 +29,9 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
-from .. import dtypes, hierarchy_bench
+from .. import dtypes
 from . import cases, floors, runners
+from . import hierarchy as hierarchy_rows
 from .timing import graph_timed, host_timed
 
 DEFAULT_ALGOS = ("auto", "nccl", "mpi-device", "mpi")
@@ -69,8 +70,8 @@ def parse_args(argv):
                         "(needs matplotlib: pip install hpcolls[plot])")
     p.add_argument("--no-inplace", action="store_true", help="skip the in-place rows")
     p.add_argument("--hierarchy", type=int, metavar="K",
-                   help="also the hierarchical path's rows (hpcolls/hierarchy_bench.py: "
-                        f"{', '.join(hierarchy_bench.ALGOS)}) over emulated nodes of K ranks (HPCOLLS_NODE_SIZE=K; "
+                   help="also the hierarchical path's rows (hpcolls/bench/hierarchy.py: "
+                        f"{', '.join(hierarchy_rows.ALGOS)}) over emulated nodes of K ranks (HPCOLLS_NODE_SIZE=K; "
                         "0: the nodes MPI sees), beside the other --algos (mpi-device: flat MPI on the same device "
                         "buffers; auto: all ranks one node, the flat native upper bound); GPU runs")
     args = p.parse_args(argv)
@@ -86,7 +87,7 @@ def parse_args(argv):
     if args.hierarchy is not None:
         if args.hierarchy < 0:
             p.error("--hierarchy: K is a node size (0: the nodes MPI sees)")
-        args.algo_list += list(hierarchy_bench.ALGOS)
+        args.algo_list += list(hierarchy_rows.ALGOS)
     if args.plot:
         from .plot import require_matplotlib
         require_matplotlib(p.error)
@@ -133,7 +134,7 @@ def measure(args, cupy, coll, algo, block, dtype, inplace, want):
     on_device = cupy is not None and algo != "mpi"
     xp = cupy if on_device else np
     case = cases.case(xp, coll, block, dtype, inplace, comm.rank, comm.size, args.root, args.op)
-    found = hierarchy_bench.caller(args.hierarchy, algo, coll, case) if algo in hierarchy_bench.ALGOS else \
+    found = hierarchy_rows.caller(args.hierarchy, algo, coll, case) if algo in hierarchy_rows.ALGOS else \
         runners.caller(cupy, algo, coll, case)
     if found is None:
         return None

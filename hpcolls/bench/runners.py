@@ -10,11 +10,9 @@
   after the stream on one that is;
 - mpi: mpi4py on host buffers (numpy), what the program would call without GPUs.
 """
-import os
-
 from mpi4py import MPI
 
-from .. import dtypes
+from .. import dtypes, settings
 from . import cases
 
 GPU_ALGOS = ("auto", "oneshot", "twoshot", "nccl", "mpi-device", "mpi")
@@ -35,17 +33,9 @@ def communicator(algo, dependent_launch=None, env=None):
         env["HPCOLLS_DEPENDENT_LAUNCH"] = str(int(dependent_launch))
     key = "-".join([algo, *(f"{name}={value}" for name, value in sorted(env.items()))])
     if key not in COMMS:
-        saved = {name: os.environ.get(name) for name in env}
-        os.environ.update(env)
-        try:
+        with settings.overridden(env):
             COMMS[key] = hpcolls.Communicator(MPI.COMM_WORLD, algo=algo)
             COMMS[key]._cfg  # noqa: B018 - reads the settings now, while `env` holds
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
     return COMMS[key]
 
 

@@ -178,10 +178,7 @@ class HierarchicalPath:
         node = self.node
         node.reduce(src, dst, count, code, op, 0)
         if node.rank == 0:
-            with self._host(count, code) as part:
-                node.to_host(part, dst)
-                part[:] = self._across_nodes(part, code, op)
-                node.from_host(dst, part)
+            self._across_nodes(dst, dst, count, code, op)
         node.bcast(dst, count * dtypes.ITEMSIZE[code], 0)
 
     def _slices(self, src, dst, count, code, op):
@@ -190,17 +187,18 @@ class HierarchicalPath:
         mine = dst + node.rank * slice_count * itemsize
         work = node.work(slice_count * itemsize)
         node.reduce_scatter(src, work, [slice_count] * k, code, op)
-        with self._host(slice_count, code) as part:
-            node.to_host(part, work)
-            part[:] = self._across_nodes(part, code, op)
-            node.from_host(mine, part)
+        self._across_nodes(work, mine, slice_count, code, op)
         node.allgather(mine, dst, slice_count * itemsize, slice_count * itemsize)
 
-    def _across_nodes(self, part, code, op):
-        """`part` (this node's partial) combined with the other nodes', in node order."""
-        gathered = np.empty((self.nnodes, part.size), part.dtype)
-        self.inter.allgather(part, gathered)
-        return reduce_in_rank_order(code, op, list(gathered))
+    def _across_nodes(self, partial, dst, count, code, op):
+        """dst = this node's partial (`count` elements at `partial`, node memory) combined with the
+        other nodes', in node order, through host memory."""
+        with self._host(count, code) as part:
+            self.node.to_host(part, partial)
+            gathered = np.empty((self.nnodes, count), part.dtype)
+            self.inter.allgather(part, gathered)
+            part[:] = reduce_in_rank_order(code, op, list(gathered))
+            self.node.from_host(dst, part)
 
     def _bcast(self, buf, nbytes, root_node, root_local):
         node = self.node

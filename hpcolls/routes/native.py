@@ -100,6 +100,7 @@ def call(comm, method, args, kwargs, stream):
     """Makes mpi4py's `method` call (one of COLLECTIVES) with device buffers on `stream` where this
     route carries it, and says whether it did; False: the MPI routes make it."""
     collective = COLLECTIVES[method.name]
+    method.check_arguments(args, kwargs)  # mpi4py never sees them on this route
     found = collective.read(comm, method, args, kwargs)
     if isinstance(found, str):
         log.info_once((method.name, "mpi", found), f"{method.name} on device buffers: MPI ({found})")

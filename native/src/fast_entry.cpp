@@ -35,7 +35,8 @@ struct FastState;
 // 1: launched; 0: not this path's call (any Python error cleared); -1: the launch raised.
 using Launch = int (*)(FastState* st, PyObject* const* a);
 
-// One collective's entry: mpi4py's parameters in order, then hpcolls' `stream`.
+// One collective's entry: mpi4py's parameters in order, then hpcolls' `stream` (keyword-only, as
+// the Python method has it).
 struct Entry {
   const char* name;
   const char* params[kMaxParams];
@@ -344,11 +345,12 @@ constexpr int kNumEntries = int(sizeof(kEntries) / sizeof(kEntries[0]));
 PyObject* param_names[kNumEntries][kMaxParams];
 PyMethodDef method_defs[kNumEntries];
 
-// Matches the call's arguments to the entry's parameters; false for anything else (too many,
-// unknown or repeated keywords, a required one missing), which the full path then reports.
+// Matches the call's arguments to the entry's parameters; false for anything else (too many
+// positional ones, `stream` among them; unknown or repeated keywords; a required one missing),
+// which the full path then reports as mpi4py's method would.
 bool parse(const FastState* st, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObject** a) {
   const Entry& e = *st->entry;
-  if (nargs > e.nparams) return false;
+  if (nargs >= e.nparams) return false;  // the last parameter, stream, is keyword-only
   for (Py_ssize_t i = 0; i < nargs; ++i) a[i] = args[i];
   const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
   for (Py_ssize_t k = 0; k < nkw; ++k) {

@@ -124,6 +124,17 @@ def test_settings_from_environment(monkeypatch):
     assert config.Config.from_env(4, algo="nccl", timeout=1, validate=False).algo == "nccl"
 
 
+def test_settings_overridden_for_a_block_then_restored(monkeypatch):
+    from hpcolls import settings
+    monkeypatch.setenv("HPCOLLS_HIERARCHY", "slices")
+    monkeypatch.delenv("HPCOLLS_NODE_SIZE", raising=False)
+    with settings.overridden({"HPCOLLS_HIERARCHY": "leaders", "HPCOLLS_NODE_SIZE": "2"}):
+        assert config.Config.from_env(4).hierarchy == "leaders" and settings.get("HPCOLLS_NODE_SIZE") == 2
+    assert settings.get("HPCOLLS_HIERARCHY") == "slices" and not settings.is_set("HPCOLLS_NODE_SIZE")
+    with pytest.raises(KeyError, match="HPCOLLS_NODESIZE"), settings.overridden({"HPCOLLS_NODESIZE": "2"}):
+        pass
+
+
 @pytest.mark.parametrize("var,value,match", [("HPCOLLS_ALGO", "fast", "not one of"),
                                               ("HPCOLLS_SCRATCH_BYTES", "lots", "not a number"),
                                               ("HPCOLLS_ONESHOT_MAX_BYTES", "-1", ">= 0"),

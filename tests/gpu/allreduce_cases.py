@@ -83,6 +83,9 @@ def assert_sum_within_rounding(got, want, inputs, code, what):
     if code not in (dtypes.F16, dtypes.BF16, dtypes.F32, dtypes.F64, dtypes.C64, dtypes.C128):
         assert_bitwise(got, want, what)
         return
+    if code == dtypes.BF16:  # held as uint16 bit patterns: compare values, not the patterns
+        got, want, inputs = reduction.bf16_to_f32(got), reduction.bf16_to_f32(want), \
+            [reduction.bf16_to_f32(x) for x in inputs]
     scale = sum(np.abs(x.astype(np.complex128 if code in dtypes.COMPLEX else np.float64)) for x in inputs)
     eps = float(np.finfo(dtypes.numpy_dtype(code)).eps) if code != dtypes.BF16 else 2.0 ** -7
     err = np.abs(got.astype(np.complex128) - want.astype(np.complex128))

@@ -36,17 +36,9 @@ pytestmark = pytest.mark.skipif(not NODE_SIZES, reason="emulated nodes need at l
 
 def emulated(k, scheme="auto", timeout=None):
     """A communicator over the world on emulated nodes of k ranks, its device paths opened."""
-    saved = {name: os.environ.get(name) for name in ("HPCOLLS_NODE_SIZE", "HPCOLLS_HIERARCHY")}
-    os.environ.update(HPCOLLS_NODE_SIZE=str(k), HPCOLLS_HIERARCHY=scheme)
-    try:
+    with settings.overridden({"HPCOLLS_NODE_SIZE": str(k), "HPCOLLS_HIERARCHY": scheme}):
         comm = hpcolls.Communicator(WORLD, timeout=timeout)
         comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)  # reads the settings and opens the paths
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                del os.environ[name]
-            else:
-                os.environ[name] = value
     comm.synchronize()
     return comm
 

@@ -337,3 +337,25 @@ def test_past_the_node_kernels_the_flat_routes_take_over(routed, monkeypatch):
     small = PretendDevice(np.arange(4.0))
     comm.Allreduce(MPI.IN_PLACE, small)
     assert any(t.startswith("Allreduce 32 B float64 sum: hierarchical (leaders") for t in said), said
+
+
+def test_a_call_mpi4py_would_refuse_raises_type_error(routed):
+    """The native route reads the arguments itself (they never reach mpi4py there), so it refuses
+    what mpi4py's method would: too many positional arguments (`stream` is keyword-only), an
+    unknown keyword, a parameter given twice, a required one missing; on every rank alike, with
+    nothing launched."""
+    comm, PretendDevice = routed
+    x, y = PretendDevice(np.arange(4.0 * N)), PretendDevice(np.zeros(4 * N))
+    comm.Allreduce(x, y)  # opens the device paths (collective)
+    calls = comm._hier.calls
+    bad = {"stream by position": lambda: comm.Allreduce(x, y, MPI.SUM, None),
+           "an unknown keyword": lambda: comm.Allreduce(x, y, opp=MPI.SUM),
+           "op twice": lambda: comm.Allreduce(x, y, MPI.SUM, op=MPI.SUM),
+           "no recvbuf": lambda: comm.Reduce(x, op=MPI.SUM),
+           "root by position and keyword": lambda: comm.Bcast(y, 0, root=0),
+           "Allgather with an op": lambda: comm.Allgather(x, y, MPI.SUM)}
+    for what, call in bad.items():
+        with pytest.raises(TypeError):
+            call()
+            pytest.fail(f"{what}: taken")
+    assert comm._hier.calls == calls, "a refused call reached the hierarchical path"

@@ -1,6 +1,6 @@
 """The hierarchical path's rows of `python -m hpcolls.bench --hierarchy K` (docs/PERFORMANCE.md,
 "Across nodes"), timed in the same run, on the same buffers, as the bench's other rows
-(hpcolls/bench/cli.py adds them to --algos):
+(cli.py adds them to --algos):
 
 - hier-leaders, hier-slices: Allreduce through the hierarchical path over emulated nodes of K ranks
   (HPCOLLS_NODE_SIZE=K; K=0: the nodes MPI sees) with HPCOLLS_HIERARCHY forcing the scheme (a size
@@ -16,7 +16,7 @@
 The hierarchical calls go through MPI, so they have no device time (a CUDA-graph capture refuses
 them): their rows are host-timed.
 """
-from .bench import cases, runners
+from . import cases, runners
 
 SCHEMES = {"hier-leaders": "leaders", "hier-slices": "slices", "hier-auto": "auto"}
 ALGOS = tuple(SCHEMES)
