@@ -2,7 +2,7 @@
 # GPU test harness: build in place, start CUDA MPS, run tests/gpu with 1, 2 and 4 ranks on one
 # GPU (one rank per GPU when there are several), stop MPS, print a pass/fail table.
 #
-#   bash tests/gpu_harness.sh [--ranks "1 2 4"] [--no-build] [--no-tests] [--bench]
+#   bash tests/gpu_harness.sh [--ranks "1 2 4"] [--no-build | --modules DIR] [--no-tests] [--bench]
 #        [--bench-args "..."] [--solver-bench "N ..."] [--microbench]
 #        [--mpi4py-suite] [--mpi4py-suite-args "..."] [-- extra pytest args]
 #
@@ -10,6 +10,9 @@
 # the logs) for docs/PERFORMANCE.md; --bench-args replaces its default arguments (--no-inplace).
 # --solver-bench "8192 16384": python -m solvers.bench at those orders, one rank (beside
 # cuSOLVER), then, for each rank count > 1, the smallest order with --collectives hpcolls and mpi.
+# --modules DIR: instead of building, put the modules tests/prebuild_modules.sh built elsewhere
+# (DIR/*.so, for this machine's Python) into the tree and import hpcolls from it (PYTHONPATH);
+# if they do not import here, build as without the option.
 # --microbench: first, build and run native/bench's one-process diagnostics (the one-shot
 # anatomy ladder, with Nsight Compute's counters of its kernels when ncu is there, and the
 # speed-of-light flags between GPU 0 and every GPU it reaches).
@@ -26,6 +29,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ranks_list="1 2 4"
 build=1
+modules=""
 bench=0
 bench_args="--no-inplace"
 solver_orders=""
@@ -38,6 +42,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks_list="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
+    --modules) modules="$2"; shift 2 ;;
     --bench) bench=1; shift ;;
     --bench-args) bench_args="$2"; shift 2 ;;
     --solver-bench) solver_orders="$2"; shift 2 ;;
@@ -56,6 +61,17 @@ py="${PYTHON:-python3}"
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/tests/gpu${PYTHONPATH:+:$PYTHONPATH}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+if [ -n "$modules" ]; then
+  cp "$modules"/_native*.so hpcolls/ && cp "$modules"/_kernels*.so solvers/ || exit 1
+  export PYTHONPATH="$PWD:$PYTHONPATH"
+  if "$py" -c 'import hpcolls._native, solvers._kernels'; then
+    echo "== prebuilt modules from $modules: $(cd "$modules" && echo ./*.so)"
+    build=0
+  else
+    echo "== the modules in $modules do not import here: building instead"
+    rm -f hpcolls/_native*.so solvers/_kernels*.so
+  fi
+fi
 if [ "$build" = 1 ]; then
   # With the diagnostic module (LL modes 1..3, the benchmark's launch probes) unless told not to:
   # HPCOLLS_DIAGNOSTICS=0 builds what users get, and the tests that need the module skip.
