@@ -3,8 +3,10 @@
     mrrr   bisection (stebz.py) of the k wanted eigenvalues, each rank a share, then their
            eigenvectors by MRRR (stemr.py), each rank a group: work and memory O(n k / P),
            on the host
-    dc     divide and conquer of all n (tridiagonal.stevd: on the device in a GPU run, each rank
-           its rows over P > 1 ranks), the k wanted kept: work of all n, memory O(n² / P)
+    dc     divide and conquer (tridiagonal.stevd: on the device in a GPU run, each rank its
+           rows over P > 1 ranks): every eigenvalue, and only the k wanted eigenvectors formed
+           by the top merge (its GEMM, about three quarters of the work of all, shrinks to
+           k/n of itself; the merges below stay whole): memory O(n² / P)
 
 Bisection and MRRR cost O(n) per eigenpair with a large constant, so all n by divide and
 conquer (mostly GEMMs) overtakes them at a modest k: on the CPU at about a tenth of n
@@ -32,11 +34,13 @@ def choose_solver(subset, k, n, on_gpu):
     return "mrrr", f"auto: k = {k} <= {CPU_DC_FRACTION:g} n on the CPU"
 
 
-def tridiagonal_subset(d, e, subset, layout, coll, vectors, whole_columns=False):
+def tridiagonal_subset(d, e, subset, layout, coll, vectors, whole_columns=False,
+                       tridiagonal="auto"):
     """(w, Y or None) of the ``subset`` of the tridiagonal (d, e): w on every rank (the real
     dtype of the problem, on its backend), Y an n × k DistMatrix in ``layout``'s block size,
     grid and dtype, or with ``whole_columns`` each rank's vectors whole (RankColumns: what
-    two-stage's Q2 is applied to)."""
+    two-stage's Q2 is applied to). ``tridiagonal``: how divide and conquer makes the
+    eigenvectors over the ranks (tridiagonal.vectors_by)."""
     xp = coll.xp
     with coll.stage("stebz"):
         d_host, e_host = replicated_tridiagonal(d, e, coll)
@@ -50,8 +54,8 @@ def tridiagonal_subset(d, e, subset, layout, coll, vectors, whole_columns=False)
     if solver == "dc":
         with coll.stage("stedc" if vectors else "sterf"):
             if vectors and whole_columns:
-                return stevd_columns(d, e, coll, select=(il, iu))
-            return stevd(d, e, coll, layout if vectors else None, select=(il, iu))
+                return stevd_columns(d, e, coll, (il, iu), tridiagonal)
+            return stevd(d, e, coll, layout if vectors else None, (il, iu), tridiagonal)
     z = None
     if vectors:
         with coll.stage("stemr"):
