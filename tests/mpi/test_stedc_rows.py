@@ -1,8 +1,9 @@
 """All eigenpairs of the tridiagonal with each rank computing only its own rows of the
 eigenvector matrix (stedc_distributed.py, #26): against LAPACK on the shapes that stress
 divide and conquer, eigenvalues bitwise the same on every rank, memory per rank O(n²/P)
-(traced allocations: the replicated matrix alone is n² per rank), and the replicated path
-still there on request."""
+(traced allocations: the replicated matrix alone is n² per rank), the replicated path still
+there on request (tridiagonal='replicated', from the drivers too), and a selection (only the
+wanted eigenvectors formed by the top merge) equal to the all-eigenpairs solve's columns."""
 import tracemalloc
 
 import numpy as np
@@ -93,6 +94,35 @@ def test_replicated_on_request_agrees(grid, seed):
     np.testing.assert_allclose(w, w_rows, rtol=0, atol=1e-13 * np.abs(w).max(), err_msg=f"seed={seed}")
     with pytest.raises(InputError, match="tridiagonal must be one of auto, rows, replicated"):
         _solve(grid, d, e, 8, tridiagonal="bogus")
+
+
+@pytest.mark.parametrize("standard", [False, True], ids=["sygvd", "syevd"])
+def test_the_drivers_pass_the_option_down(comm, seed, standard):
+    """sygvd(..., tridiagonal=) (and syevd through it, b=None) reaches the stage: 'replicated'
+    solves the whole problem on every rank, 'rows' by rows over P > 1 ranks; a bad name is
+    refused on every rank before any work."""
+    from solvers.distributed import ProcessGrid
+    from solvers.sygvd import sygvd
+    from solvers.testing import random_symmetric, spd_with_condition
+    rng = np.random.default_rng(seed)
+    grid = ProcessGrid(comm)
+    try:
+        a = DistMatrix.from_global(random_symmetric(rng, 30), grid, 8)
+        b = None if standard else DistMatrix.from_global(spd_with_condition(rng, 30, 10.0), grid, 8)
+        results = {}
+        for choice in ("rows", "replicated"):
+            coll = Collectives(grid)
+            results[choice] = sygvd(a, b, coll, method="distributed", tridiagonal=choice)[0]
+            whole = coll.stats["stedc"].notes["vectors_by"] == "divide and conquer, whole on every rank"
+            assert whole == (choice == "replicated" or grid.size == 1), f"seed={seed} {choice}"
+        np.testing.assert_allclose(results["rows"], results["replicated"], rtol=0, atol=1e-12,
+                                   err_msg=f"seed={seed}")
+        coll = Collectives(grid)
+        with pytest.raises(InputError, match="tridiagonal must be one of auto, rows, replicated"):
+            sygvd(a, b, coll, method="distributed", tridiagonal="columns")
+        assert not set(coll.stats) & {"potrf", "sytrd"}      # refused before any work
+    finally:
+        grid.free()
 
 
 @pytest.mark.parametrize("tridiagonal", ["rows", "replicated"])
