@@ -98,7 +98,18 @@ def test_several_ranges_give_a_row_each_and_the_subsets_saving(comm, tmp_path_fa
     assert all(r["ours_max_eig_err"] < 1e-10 for r in rows)
     assert "stedc" in rows[0]["ours_stages_s"] and "stemr" in rows[1]["ours_stages_s"]
     assert out.count("against all, method distributed, reduction auto") == 2, out
+    assert out.count("% saved (tridiagonal ") == 2 and out.count("s (") >= 2, out
     assert all(r["saving_after_reduction"] < 1 for r in rows[1:])
+
+
+def test_tridiagonal_option_reaches_the_stage(comm, tmp_path_factory, capsys):
+    """--tridiagonal replicated: every rank solves the whole tridiagonal problem (the stage's
+    note), said in the header and kept in the rows."""
+    out, rows = _bench_rows(comm, tmp_path_factory, capsys, ["--n", "40", "--tridiagonal", "replicated"])
+    if rows is None:
+        return
+    assert "tridiagonal replicated" in out and rows[0]["tridiagonal"] == "replicated"
+    assert "divide and conquer, whole on every rank" in rows[0]["ours_stage_table"], rows[0]["ours_stage_table"]
 
 
 def _bench_rows(comm, tmp_path_factory, capsys, argv):
