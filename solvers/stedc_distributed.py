@@ -21,6 +21,9 @@ bitwise the same on every rank. Memory per rank: O(n²/P) (its rows of Q, the me
 operands, one block of U); work per rank: its block's solve and 1/P of each merge's GEMM,
 roots, ẑ and norms, against all of it on every rank when the eigenvector matrix is replicated. ScaLAPACK's pdstedc distributes the merges too, with Q in 2D
 blocks and pdgemm; here Q is by rows, so a merge's product needs no messages at all.
+
+For a subset the root's merge forms only the wanted eigenvectors (stedc.py): each rank its rows
+of them, the norms of U's rows found in shares for the wanted roots only.
 """
 from dataclasses import dataclass
 

@@ -132,7 +132,7 @@ def _replicated(d, e, coll, want, wanted):
     w, z = stedc(xp, to_host(d).astype(np.float64), to_host(e).astype(np.float64),
                  _stevd_leaves, leaf_size, timings, wanted)
     _note_solve(coll, timings, wanted, d.shape[0])
-    return w.astype(d.dtype), z.astype(d.dtype)
+    return w.astype(d.dtype, copy=False), z.astype(d.dtype, copy=False)
 
 
 def _by_rows(coll, tridiagonal):

@@ -8,9 +8,9 @@
            by the top merge (its GEMM, about three quarters of the work of all, shrinks to
            k/n of itself; the merges below stay whole): memory O(n² / P)
 
-Bisection and MRRR cost O(n) per eigenpair with a large constant, so all n by divide and
-conquer (mostly GEMMs) overtakes them at a modest k: on the CPU at about a tenth of n
-(measured, docs/PERFORMANCE.md), and in a GPU run, where MRRR stays on the host and divide and
+Bisection and MRRR cost O(n) per eigenpair with a large constant, so divide and conquer
+(mostly GEMMs) overtakes them at a modest k: on the CPU at 5–10% of n (about a tenth on one
+rank, 4–7% over 2 and 4; measured, docs/PERFORMANCE.md), and in a GPU run, where MRRR stays on the host and divide and
 conquer runs on the device, almost at once (one host MRRR eigenpair at n = 16384 costs a few
 ms; the device solves all 16384 in about 0.3 s). 'auto' chooses by that; a range may name its
 method (EigenRange.solver: eigh's driver='evr' / 'evx' / 'gvx' asks for MRRR).
@@ -20,7 +20,7 @@ from .stebz import replicated_tridiagonal, stebz
 from .stemr import stemr, stemr_columns
 from .tridiagonal import stevd, stevd_columns
 
-CPU_DC_FRACTION = 0.1   # 'auto' on the CPU: divide and conquer for k > this share of n
+CPU_DC_FRACTION = 0.05  # 'auto' on the CPU: divide and conquer for k > this share of n
 
 
 def choose_solver(subset, k, n, on_gpu):
