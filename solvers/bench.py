@@ -20,7 +20,9 @@ he2hb (4n³/3 real flops; 4 times that for complex data), and ``--band`` sets it
 ⌈F·n⌉ eigenpairs, e.g. 0.1) solve a subset, and the cuSOLVER peer is then ``<t>sygvdx`` /
 ``<t>hegvdx`` with the same range (cuSOLVERMp has no subsets and is skipped). Several ranges
 (``--range A I:1:1638``) give a row each, and for each subset the share of the full solve's
-tridiagonal solve and back-transformations that it saves. ``--factored``
+tridiagonal solve and back-transformations that it saves (together, and each apart).
+``--tridiagonal replicated`` has every rank solve the whole tridiagonal problem (what the
+rows-by-rank divide and conquer replaced: for measuring the replica's cost). ``--factored``
 adds, per n, the time of solves against B's factor computed once (potrf timed apart, then
 ``sygvd(..., b_factored=True)``): what an SCF loop reusing B pays per A.
 
@@ -43,6 +45,7 @@ from mpi4py import MPI
 
 
 def parse_args(argv):
+    from .tridiagonal import TRIDIAGONAL
     p = argparse.ArgumentParser(prog="python -m solvers.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, nargs="+", default=[8192, 16384], help="orders (default 8192 16384)")
@@ -56,6 +59,10 @@ def parse_args(argv):
                         "(default auto)")
     p.add_argument("--band", type=int, default=None,
                    help="two-stage bandwidth, a divisor of nb (default: solvers/reduction.py's)")
+    p.add_argument("--tridiagonal", choices=TRIDIAGONAL, default="auto",
+                   help="how divide and conquer makes the tridiagonal's eigenvectors over P > 1 "
+                        "ranks: rows (each rank its rows; auto) or replicated (every rank the "
+                        "whole matrix, for measuring what the replica cost)")
     p.add_argument("--jobz", choices=("N", "V"), default="V")
     p.add_argument("--collectives", default="auto", choices=("auto", "hpcolls", "nccl", "mpi"))
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
@@ -231,6 +238,7 @@ def main(argv=None):
     say(f"# solvers.bench: {comm.size} rank(s), grid {grid.nprow}x{grid.npcol}, device {device}, "
         f"collectives {coll.kind} via {coll.transport}, {dtype.name}, jobz {args.jobz}, "
         f"method {' '.join(args.method)}, reduction {' '.join(args.reduction)}, "
+        f"tridiagonal {args.tridiagonal}, "
         f"repeat {args.repeat} (warm-up {args.warmup}); BLAS threads {blas_line}; peers: "
         f"{f'cuSOLVER {_peer_routines(dtype, args, n_first=args.n[0])}, same GPU' if peer else 'no cuSOLVER (it runs on one-rank GPU runs)'}; "
         f"{'cuSOLVERMp sygvd, same grid' if mp_peer else f'no cuSOLVERMp ({mp_why})'}")
@@ -285,7 +293,7 @@ def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto
     def ours():
         coll.reset()
         w, _ = sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", method=method, subset=subset,
-                     reduction=reduction, band=args.band)
+                     reduction=reduction, band=args.band, tridiagonal=args.tridiagonal)
         stages = {k: v.wall_s for k, v in coll.stats.items()}
         return w, stages, stage_table(coll.stats, sum(stages.values()))
 
@@ -293,7 +301,8 @@ def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto
     memory = _memory_high_water(comm, xp)
     row = dict(**memory, n=a.shape[0], nb=a.nb, ranks=comm.size, dtype=a.dtype.name, jobz=args.jobz,
                range=str(subset or "A"), eigenpairs=int(w.shape[0]),
-               collectives=coll.kind, method=method, reduction=reduction, ours_median_s=med,
+               collectives=coll.kind, method=method, reduction=reduction,
+               tridiagonal=args.tridiagonal, ours_median_s=med,
                ours_samples_s=samples, sy2sb_tflops=_sy2sb_tflops(stages, a.shape[0], a.dtype),
                ours_stages_s=stages, ours_stage_table=table)
     if comm.rank == 0:
@@ -336,7 +345,8 @@ def _time_factored(args, coll, a, b, method, xp, subset, ours_s, reduction="auto
     potrf_s, _, lfac = timed(factor, args.repeat, args.warmup, lambda: synchronize(xp))
     med, samples, _ = timed(lambda: sygvd(a, lfac, coll, itype=1, jobz=args.jobz, uplo="L",
                                           method=chosen, subset=subset, b_factored=True,
-                                          reduction=reduction, band=args.band),
+                                          reduction=reduction, band=args.band,
+                                          tridiagonal=args.tridiagonal),
                             args.repeat, args.warmup, lambda: synchronize(xp))
     return dict(potrf_s=potrf_s, factored_median_s=med, factored_samples_s=samples,
                 factored_saving=1 - med / ours_s)
@@ -395,24 +405,34 @@ def _report(say, row):
 # What a subset does not change: the checks, B's factor and the reduction to tridiagonal form.
 _REDUCTION = ("validate", "potrf", "sygst", "hegst", "sytrd", "hetrd", "sy2sb", "he2hb", "sb2st",
               "hb2st")
+# The tridiagonal solve's stages; every other stage after the reduction is a back-transformation.
+_TRIDIAGONAL = ("stebz", "stemr", "stedc", "sterf")
 
 
 def _report_savings(say, rows):
-    """For each subset row beside an all-eigenpairs row of the same method and reduction: the time of the
-    tridiagonal solve and the back-transformations (every stage after the reduction) of each,
-    and what the subset saves of the full solve's."""
-    def after(row):
-        return sum(t for stage, t in row["ours_stages_s"].items() if stage not in _REDUCTION)
+    """For each subset row beside an all-eigenpairs row of the same method and reduction: the
+    time of the tridiagonal solve and the back-transformations (every stage after the
+    reduction) of each, each apart too, and what the subset saves of the full solve's."""
+    def after(row, stages=None):
+        return sum(t for stage, t in row["ours_stages_s"].items() if stage not in _REDUCTION
+                   and (stages is None or (stage in _TRIDIAGONAL) == (stages == "tridiagonal")))
+
+    def saved(part, full, stages=None):
+        return 1 - after(part, stages) / after(full, stages) if after(full, stages) else float("nan")
 
     for full in (r for r in rows if r["range"] == "A"):
         for part in (r for r in rows if r["range"] != "A" and r["method"] == full["method"]
                      and r["reduction"] == full["reduction"]):
-            saved = 1 - after(part) / after(full) if after(full) else float("nan")
-            part["saving_after_reduction"] = saved
+            part["saving_after_reduction"] = saved(part, full)
+            apart = "; ".join(
+                f"{what} {after(part, what):.3f} s against {after(full, what):.3f} s "
+                f"({100 * saved(part, full, what):.1f}% saved)"
+                for what in ("tridiagonal", "back-transformations"))
             say(f"\nsubset {part['range']} ({part['eigenpairs']} eigenpairs) against all, method "
                 f"{full['method']}, reduction {full['reduction']}: tridiagonal solve + "
                 f"back-transformations {after(part):.3f} s "
-                f"against {after(full):.3f} s, {100 * saved:.1f}% saved; whole solve "
+                f"against {after(full):.3f} s, {100 * part['saving_after_reduction']:.1f}% saved "
+                f"({apart}); whole solve "
                 f"{part['ours_median_s']:.3f} s against {full['ours_median_s']:.3f} s")
 
 

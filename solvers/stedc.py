@@ -18,6 +18,12 @@ that k × k matrix.
 The splits are fixed (m = n // 2 down to order <= leaf_size), so every leaf block is known
 before any merge: they are handed to the host solver in one batch (which may solve them
 concurrently), and on a GPU each merge's roots are found by one kernel launch.
+
+A subset (``select``, as ELPA's solve_tridi takes nev): every merge below the top forms all its
+eigenvectors (the top merge needs every column of both halves' Q), the top merge finds every
+root (they order the eigenvalues, and ẑ needs them all) but forms U's rows, and multiplies them
+into Q, only for the roots that give wanted eigenpairs: Q[:, wanted] = diag(Q₁, Q₂) U[:, wanted].
+That GEMM is three quarters of the whole solve's GEMM flops (n³/2 of 2n³/3 without deflation).
 """
 import math
 import time
@@ -32,33 +38,38 @@ NEWTON_STEPS = 80   # bound; roots converge in ~10 steps (bisection at first, th
 ROOT_CHUNK = 2048   # roots per pass of the numpy secular solver (bounds its k × chunk temporaries)
 
 
-def stedc(xp, d, e, leaves, leaf_size=256, timings=None):
+def stedc(xp, d, e, leaves, leaf_size=256, timings=None, select=None):
     """(w ascending, Z) with T = Z diag(w) Zᵀ for the tridiagonal with diagonal d (n) and
     off-diagonal e (n-1), float64 arrays of ``xp``. ``leaves([(d, e), ...])`` solves blocks of
     order <= leaf_size the same way on the host (numpy in, a list of numpy (w, Z) out); every
     leaf of the recursion is handed over in one call, so it may solve them concurrently.
+    ``select`` = (first, last) (0-based, last excluded) keeps the eigenpairs first..last-1 of
+    the ascending order only (w and Z's columns), and the top merge forms only those
+    eigenvectors: the same eigenvalue bits as the whole solve, the same vectors to rounding.
     ``timings``, a dict, collects seconds per phase (leaf, deflate, roots, vectors, gemm), the
     stream synchronized around each."""
     d, e = to_host(d), to_host(e)
     n = d.shape[0]
+    first, last = select or (0, n)
     scale = float(max(np.abs(d).max(), np.abs(e).max() if n > 1 else 0.0)) if n else 0.0
     if n <= leaf_size or scale == 0.0:
         (w, z), = leaves([(d, e)])
-        return xp.asarray(w), xp.asarray(z)
+        return xp.asarray(w[first:last]), xp.asarray(z[:, first:last])
     # Scaled to norm ~1 (as dstedc does), so the tolerances below are absolute. Inside, the
     # eigenvectors are kept as rows (Qᵀ): every permutation is then one of whole rows.
-    w, qt = stedc_rows(xp, d / scale, e / scale, leaves, leaf_size, _Phases(xp, timings))
+    w, qt = stedc_rows(xp, d / scale, e / scale, leaves, leaf_size, _Phases(xp, timings),
+                       select)
     return w * scale, xp.ascontiguousarray(qt.T)
 
 
-def stedc_rows(xp, d, e, leaves, leaf_size, phases):
+def stedc_rows(xp, d, e, leaves, leaf_size, phases, select=None):
     """(w ascending, Zᵀ) of the tridiagonal (d, e) (host float64, order > leaf_size, scaled to
     norm ~1): stedc without its scaling, the eigenvectors as rows (what stedc_distributed.py
-    solves each rank's own block with)."""
+    solves each rank's own block with); ``select`` as stedc's."""
     with phases("leaf"):
         solved = [(xp.asarray(w), xp.asarray(np.ascontiguousarray(z.T)))
                   for w, z in leaves(_leaf_blocks(d, e, leaf_size))]
-    return _merge_tree(xp, d.shape[0], e, iter(solved), leaf_size, phases)
+    return _merge_tree(xp, d.shape[0], e, iter(solved), leaf_size, phases, select)
 
 
 class _Phases:
@@ -109,26 +120,30 @@ def torn_blocks(d, e, starts):
     return [(d[lo:hi], e[lo:hi - 1]) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
-def _merge_tree(xp, n, e, solved, leaf_size, phases):
+def _merge_tree(xp, n, e, solved, leaf_size, phases, select=None):
     """(w, Qᵀ) of the order-n block with off-diagonal e (host), merging up the recursion the
-    solved leaves, an iterator of (w, Qᵀ) in _leaf_blocks' order."""
+    solved leaves, an iterator of (w, Qᵀ) in _leaf_blocks' order; ``select`` (first, last)
+    keeps those eigenpairs of this block only, formed by its merge alone: a merge needs every
+    eigenvector of its halves, so the merges below form all of theirs."""
     m = _halve(n, leaf_size)
     if not m:
-        return next(solved)
+        w, qt = next(solved)
+        return (w, qt) if select is None else (w[select[0]:select[1]], qt[select[0]:select[1]])
     w1, qt1 = _merge_tree(xp, m, e[:m - 1], solved, leaf_size, phases)
     w2, qt2 = _merge_tree(xp, n - m, e[m:], solved, leaf_size, phases)
-    return merge(xp, w1, qt1, w2, qt2, float(e[m - 1]), phases)
+    return merge(xp, w1, qt1, w2, qt2, float(e[m - 1]), phases, select)
 
 
-def merge(xp, w1, qt1, w2, qt2, beta, phases=None):
+def merge(xp, w1, qt1, w2, qt2, beta, phases=None, select=None):
     """Eigen-decomposition of diag(Q₁ D₁ Q₁ᵀ, Q₂ D₂ Q₂ᵀ) + β u uᵀ (u = e_{n₁} + e_{n₁+1}), with
-    the eigenvector matrices given and returned transposed (one eigenvector per row)."""
+    the eigenvector matrices given and returned transposed (one eigenvector per row); only the
+    eigenpairs ``select`` = (first, last) of the ascending order when given."""
     phases = phases or _Phases(xp, None)
     z = xp.concatenate((qt1[:, -1], qt2[:, 0]))
     state = merge_prepare(xp, w1, qt1, w2, qt2, beta, z, phases)
     with phases("roots"):
         origin, tau = secular_roots(xp, state.dk, state.zk, state.rho)
-    return merge_finish(xp, state, origin, tau, phases)
+    return merge_finish(xp, state, origin, tau, phases, select=select)
 
 
 class MergeState:
@@ -184,51 +199,82 @@ def merge_prepare(xp, w1, qt1, w2, qt2, beta, z, phases):
                       dk=poles[kk], zk=z[kk], rho=rho, flip=flip)
 
 
-def merge_finish(xp, state, origin, tau, phases, block=None, zhat=None, norms=None):
-    """(w ascending, Qᵀ's kept components) of a prepared merge, given its roots (origin, tau:
-    all k of them). The eigenvectors are written over state.qt in their sorted places (the
-    deflated ones moved, the new ones formed ``block`` at a time, default all k), so that
-    neither the k × k matrix of the rank-one update's eigenvectors nor a second Qᵀ exists.
-    ``zhat`` (Löwner's ẑ) and ``norms`` (of U's rows) may be given, computed in shares by
-    several callers (stedc_distributed.py); with norms, a caller holding one part of the
-    components forms only the columns of U that part needs."""
-    lam, qt, keep, kk = state.poles.copy(), state.qt, state.keep, state.kk
-    state.qt = None
-    n, k = lam.shape[0], keep.size
-    if k:
+def merged_eigenvalues(xp, state, origin, tau):
+    """(w, position) of a prepared merge given its roots: the merged block's eigenvalues
+    ascending, and the place in that order of each eigenpair as the poles order them (a
+    deflated one's eigenvalue is its pole)."""
+    lam, kk = state.poles.copy(), state.kk
+    if state.k:
         lam[kk] = state.dk[origin] + tau
     if state.flip:
         lam = -lam
     order = xp.argsort(lam)
     position = xp.empty_like(order)
-    position[order] = xp.arange(n, dtype=order.dtype)
+    position[order] = xp.arange(lam.shape[0], dtype=order.dtype)
+    return lam[order], position
+
+
+def wanted_roots(xp, state, position, select):
+    """Which of a merge's k secular roots give the eigenpairs ``select`` = (first, last) of its
+    ascending order (all when None): an index array into the roots, ascending."""
+    if select is None:
+        return xp.arange(state.k)
+    placed = position[state.kk]
+    return xp.flatnonzero((placed >= select[0]) & (placed < select[1]))
+
+
+def merge_finish(xp, state, origin, tau, phases, block=None, zhat=None, norms=None,
+                 select=None):
+    """(w ascending, Qᵀ's kept components) of a prepared merge, given its roots (origin, tau:
+    all k of them). The eigenvectors are written over state.qt in their sorted places (the
+    deflated ones moved, the new ones formed ``block`` at a time, default all k), so that
+    neither the k × k matrix of the rank-one update's eigenvectors nor a second Qᵀ exists.
+    ``select`` = (first, last) keeps the eigenpairs first..last-1 of the ascending order only:
+    only the rows of U of the roots that give them (wanted_roots) are formed and multiplied,
+    into a new (last - first) × components array; a wanted deflated eigenvector is its row of
+    Qᵀ as it is. ``zhat`` (Löwner's ẑ) and ``norms`` (of U's rows, those of the wanted roots
+    in their order) may be given, computed in shares by several callers
+    (stedc_distributed.py); with norms, a caller holding one part of the components forms only
+    the columns of U that part needs."""
+    qt, keep, kk = state.qt, state.keep, state.kk
+    state.qt = None
+    n, k = state.poles.shape[0], keep.size
+    w, position = merged_eigenvalues(xp, state, origin, tau)
+    first, last = select or (0, n)
+    roots = wanted_roots(xp, state, position, select)
     # The GEMM's operands, gathered before their rows are overwritten: for each part of the
     # components, the kept eigenvectors that may be non-zero there (rows of Qᵀ).
     parts = [(slice(0, state.c1), state.top[keep]),
              (slice(state.c1, qt.shape[1]), state.bottom[keep])]
     parts = [(part, held.all(), xp.asarray(np.flatnonzero(held))) for part, held in parts
-             if k and part.stop > part.start]
+             if roots.size and part.stop > part.start]
     parts = [(part, None if whole else sel, qt[kk[sel], part]) for part, whole, sel in parts]
     deflated = xp.asarray(np.setdiff1d(np.arange(n), keep, assume_unique=True))
+    out = qt
+    if select is not None:   # the wanted rows only, in a new array (qt is an operand's source)
+        out = xp.empty((last - first, qt.shape[1]), dtype=qt.dtype)
+        deflated = deflated[(position[deflated] >= first) & (position[deflated] < last)]
     if qt.shape[1]:
-        qt[position[deflated]] = qt[deflated]     # eigenvalue = pole, eigenvector = row of Qᵀ
+        out[position[deflated] - first] = qt[deflated]   # eigenvalue = pole, vector = row of Qᵀ
+    del qt
     if parts:
         block = block or k
         if zhat is None:
             with phases("vectors"):
                 zhat = loewner_z(xp, state.dk, state.zk, state.rho, origin, tau, block)
         only = parts[0][1] if norms is not None and len(parts) == 1 else None
-        target = position[kk]
-        for start in range(0, k, block):
-            cols = slice(start, min(k, start + block))
+        target = position[kk[roots]] - first
+        for start in range(0, roots.size, block):
+            cols = slice(start, min(roots.size, start + block))
+            chosen = roots[cols]
             with phases("vectors"):
-                ut = _rank_one_rows(xp, state.dk, zhat, origin[cols], tau[cols],
+                ut = _rank_one_rows(xp, state.dk, zhat, origin[chosen], tau[chosen],
                                     None if norms is None else norms[cols], only)
             with phases("gemm"):     # new eigenvectors: (Q[:, kept] U)ᵀ = Uᵀ Qᵀ[kept]
                 for part, sel, rows in parts:
                     picked = ut if sel is None or only is not None else ut[:, sel]
-                    qt[target[cols], part] = picked @ rows
-    return lam[order], qt
+                    out[target[cols], part] = picked @ rows
+    return w[first:last], out
 
 
 def _deflate(xp, poles, z, rho):

@@ -21,6 +21,9 @@ bitwise the same on every rank. Memory per rank: O(n²/P) (its rows of Q, the me
 operands, one block of U); work per rank: its block's solve and 1/P of each merge's GEMM,
 roots, ẑ and norms, against all of it on every rank when the eigenvector matrix is replicated. ScaLAPACK's pdstedc distributes the merges too, with Q in 2D
 blocks and pdgemm; here Q is by rows, so a merge's product needs no messages at all.
+
+For a subset the root's merge forms only the wanted eigenvectors (stedc.py): each rank its rows
+of them, the norms of U's rows found in shares for the wanted roots only.
 """
 from dataclasses import dataclass
 
@@ -28,8 +31,8 @@ import numpy as np
 
 from .backend.arrays import is_numpy
 from .stebz import share
-from .stedc import (_Phases, loewner_z, merge_finish, merge_prepare, row_norms, secular_roots,
-                    stedc_rows, torn_blocks)
+from .stedc import (_Phases, loewner_z, merge_finish, merge_prepare, merged_eigenvalues,
+                    row_norms, secular_roots, stedc_rows, torn_blocks, wanted_roots)
 
 
 @dataclass(frozen=True)
@@ -85,12 +88,14 @@ def row_bounds(root, size):
     return bounds
 
 
-def stedc_distributed(xp, d, e, coll, solve_alone, timings=None):
+def stedc_distributed(xp, d, e, coll, solve_alone, timings=None, select=None):
     """(w, Qᵀ's columns lo..hi-1, bounds): every eigenvalue of the tridiagonal (d, e) (host
     float64, the same on every rank of coll's grid), ascending and bitwise the same on every
     rank; this rank's rows lo, hi = bounds[rank], bounds[rank+1] of the eigenvector matrix,
     transposed (n × (hi-lo), an xp array); bounds of every rank (row_bounds).
-    ``solve_alone(xp, d, e, phases)`` gives (w, Qᵀ) of a rank's own block."""
+    ``select`` = (first, last) (0-based, last excluded) keeps the eigenpairs first..last-1 only
+    (w and Qᵀ's rows): the top merge forms only those eigenvectors' rows, with the same
+    eigenvalue bits. ``solve_alone(xp, d, e, phases)`` gives (w, Qᵀ) of a rank's own block."""
     grid, n = coll.grid, d.shape[0]
     phases = _Phases(xp, timings)
     scale = float(max(np.abs(d).max(), np.abs(e).max() if n > 1 else 0.0)) if n else 0.0
@@ -106,10 +111,13 @@ def stedc_distributed(xp, d, e, coll, solve_alone, timings=None):
             held.w, held.qt = solve_alone(xp, *blocks[held.node.lo], phases)
     else:
         held.qt = xp.zeros((held.node.hi - held.node.lo, 0))
-    for merges in levels(root):
-        _merge_level(xp, merges, held, e, bounds, coll, phases)
+    for merges in levels(root):   # the last level is the root's merge, the only one selecting
+        _merge_level(xp, merges, held, e, bounds, coll, phases,
+                     select if merges == [root] else None)
     if not root.children:       # one block, solved by rank 0 alone: its eigenvalues to all
         held.w = _shared(xp, coll, [(0, held.w if grid.rank == 0 else None)], n)
+        if select is not None:
+            held.w, held.qt = held.w[select[0]:select[1]], held.qt[select[0]:select[1]]
     return held.w * scale, held.qt, bounds
 
 
@@ -127,9 +135,11 @@ def _leaf_of(node, rank):
     return node
 
 
-def _merge_level(xp, merges, held, e, bounds, coll, phases):
+def _merge_level(xp, merges, held, e, bounds, coll, phases, select=None):
     """Every merge of one tree level, each by its node's ranks (four Allreduces for all of
-    them); ``held`` moves up to this rank's node of the level, if it has one."""
+    them); ``held`` moves up to this rank's node of the level, if it has one. ``select``
+    (the root's level only): the eigenpairs first..last-1 of the merge are formed, U's norms
+    found for their roots only."""
     rank, n = coll.grid.rank, e.shape[0] + 1
     node = next((x for x in merges if x.holds(rank)), None)
     # Each child's eigenvalues from its first rank, z's halves from the ranks with those rows.
@@ -156,37 +166,43 @@ def _merge_level(xp, merges, held, e, bounds, coll, phases):
         del qt1, qt2
     # The roots, then Löwner's ẑ, then the norms of U's rows: each found by the node's ranks in
     # equal shares (each needs the whole of the one before), gathered by position.
-    mine = share(state.k, node.ranks, rank - node.first) if state is not None else None
+    k = state.k if state is not None else 0
     with phases("roots"):
-        origin, tau = _by_shares(xp, coll, n, node, state, mine, 2, lambda first, last: [
+        origin, tau = _by_shares(xp, coll, n, node, k, 2, lambda first, last: [
             part.astype(np.float64)
             for part in secular_roots(xp, state.dk, state.zk, state.rho, first, last)])
+    wanted = 0
     if state is not None:
         origin = origin.astype(np.int64)
+        position = None if select is None else merged_eigenvalues(xp, state, origin, tau)[1]
+        roots = wanted_roots(xp, state, position, select)     # U's rows that are formed
+        wanted = roots.size
     # U a block of rows at a time: a quarter of a rank's rows (the same on the node's ranks).
     block = 0 if node is None else max(256, -(-(node.hi - node.lo) // (4 * node.ranks)))
     with phases("vectors"):
-        zhat, = _by_shares(xp, coll, n, node, state, mine, 1, lambda first, last: [
+        zhat, = _by_shares(xp, coll, n, node, k, 1, lambda first, last: [
             loewner_z(xp, state.dk, state.zk, state.rho, origin, tau, block, first, last)])
-        norms, = _by_shares(xp, coll, n, node, state, mine, 1, lambda first, last: [
-            row_norms(xp, state.dk, zhat, origin[first:last], tau[first:last])])
+        norms, = _by_shares(xp, coll, n, node, wanted, 1, lambda first, last: [
+            row_norms(xp, state.dk, zhat, origin[roots[first:last]], tau[roots[first:last]])])
     if state is None:
         return
-    held.w, held.qt = merge_finish(xp, state, origin, tau, phases, block, zhat, norms)
+    held.w, held.qt = merge_finish(xp, state, origin, tau, phases, block, zhat, norms, select)
     held.node = node
 
 
-def _by_shares(xp, coll, n, node, state, mine, width, compute):
-    """The ``width`` arrays ``compute(first, last)`` gives for entries first..last-1 of a
-    merge's k, computed by each rank of the node for its share ``mine`` and gathered whole
-    (every rank of the grid takes part in the Allreduce; one without a merge here gets None)."""
+def _by_shares(xp, coll, n, node, count, width, compute):
+    """The ``width`` arrays ``compute(first, last)`` gives for entries first..last-1 of
+    ``count`` (at most the merge's order) entries of a merge, computed by each rank of the
+    node for its equal share and gathered whole (every rank of the grid takes part in the
+    Allreduce; one without a merge here gets None)."""
     pieces = []
-    if state is not None:
+    if node is not None:
+        mine = share(count, node.ranks, coll.grid.rank - node.first)
         pieces = [(j * n + node.lo + mine[0], part) for j, part in enumerate(compute(*mine))]
     total = _shared(xp, coll, pieces, width * n)
-    if state is None:
+    if node is None:
         return [None] * width
-    return [total[j * n + node.lo:j * n + node.lo + state.k] for j in range(width)]
+    return [total[j * n + node.lo:j * n + node.lo + count] for j in range(width)]
 
 
 def _shared(xp, coll, pieces, length):

@@ -38,19 +38,21 @@ from .single import single_distributed
 from .subset import EigenRange
 from .sy2sb import sy2sb
 from .sytrd import sytrd
-from .tridiagonal import stevd, stevd_columns
+from .tridiagonal import stevd, stevd_columns, vectors_by
 from .tridiagonal_subset import tridiagonal_subset
 
 
 def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=None,
-          reduction="auto", band=None):
+          reduction="auto", band=None, tridiagonal="auto"):
     """Eigenvalues (ascending, an array of the backend on every rank) and, for jobz='V',
     eigenvectors (a DistMatrix in A's layout, orthonormal columns) of the symmetric / Hermitian
     DistMatrix ``a``, of which only the ``uplo`` triangle is read. Returns (w, Z or None).
     ``subset`` (an EigenRange; default all) selects the eigenpairs: then w has k entries and Z
     is n × k, in A's block size and grid. ``reduction`` ('auto', '1stage', '2stage';
     reduction.py) and ``band`` (two-stage's bandwidth, a divisor of A's nb; default
-    reduction.BAND_TARGET) choose the reduction to tridiagonal form."""
+    reduction.BAND_TARGET) choose the reduction to tridiagonal form. ``tridiagonal`` ('auto',
+    'rows', 'replicated'; tridiagonal.vectors_by): how divide and conquer makes the
+    tridiagonal's eigenvectors over the ranks ('replicated' is for measuring)."""
     subset = subset or EigenRange.all()
     validate_arguments(a, None, 1, jobz, uplo)
     subset.check(a.shape[0])
@@ -60,28 +62,29 @@ def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=
     chosen, why = choose_method(method, a.shape[0], a.grid.size, on_gpu)
     reduced_by, reduction_why = choose_reduction(reduction, a.shape[0], on_gpu)
     band = band_for(band, a.nb, on_gpu)
+    vectors_by(tridiagonal, a.grid.size)                  # a bad name fails before any work
     if check_finite:
         with coll.stage("validate"):
             check_finite_inputs(coll, lower, A=a)
     if chosen == "single":
         return single_distributed(a, None, coll, 1, vectors, lower, why, subset)
     if reduced_by == "2stage":
-        return _two_stage(a, coll, lower, vectors, subset, band, reduction_why)
+        return _two_stage(a, coll, lower, vectors, subset, band, reduction_why, tridiagonal)
     with coll.stage(lapack_name("sytrd", a.dtype)):
         c = symmetrize(a, lower, coll)
         d, e, tau = sytrd(c, coll)
     if subset.is_all:
         with coll.stage("stedc" if vectors else "sterf"):
-            w, z = stevd(d, e, coll, vectors_like=c if vectors else None)
+            w, z = stevd(d, e, coll, c if vectors else None, tridiagonal=tridiagonal)
     else:
-        w, z = tridiagonal_subset(d, e, subset, c, coll, vectors)
+        w, z = tridiagonal_subset(d, e, subset, c, coll, vectors, tridiagonal=tridiagonal)
     if vectors:
         with coll.stage(lapack_name("ormtr", a.dtype)):
             ormtr(c, tau, z, coll)
     return w, z
 
 
-def _two_stage(a, coll, lower, vectors, subset, band, why):
+def _two_stage(a, coll, lower, vectors, subset, band, why, tridiagonal):
     """syevd's stages with the two-stage reduction (see the module's docstring)."""
     n, dtype, xp = a.shape[0], a.dtype, a.xp
     with coll.stage(lapack_name("sy2sb", dtype)):
@@ -94,9 +97,10 @@ def _two_stage(a, coll, lower, vectors, subset, band, why):
         with coll.stage("stedc" if vectors else "sterf"):
             if not vectors:
                 return stevd(d, e, coll)
-            w, columns = stevd_columns(d, e, coll)
+            w, columns = stevd_columns(d, e, coll, tridiagonal=tridiagonal)
     else:
-        w, columns = tridiagonal_subset(d, e, subset, c, coll, vectors, whole_columns=True)
+        w, columns = tridiagonal_subset(d, e, subset, c, coll, vectors, whole_columns=True,
+                                        tridiagonal=tridiagonal)
         if not vectors:
             return w, None
     with coll.stage(lapack_name("ormtr_sb2st", dtype)):

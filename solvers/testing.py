@@ -160,6 +160,36 @@ def hard_tridiagonals(rng, n=300):
     ]
 
 
+def straddled_tridiagonal(rng, q=30):
+    """(d, e) of order 4q whose top merge (the tear at n // 2, where stedc.py, the one-rank CPU
+    solve and the rows-by-rank tree at 2 and 4 ranks all tear first) deflates eigenpairs
+    among the kept ones: T = diag(B, B, flip(B), B + δ) for a random tridiagonal B of
+    order q, the blocks uncoupled except the middle tear (β random): about three quarters of
+    the eigenpairs deflated. Each eigenvalue λ of B is then an eigenvalue of the copy away from the tear (z = 0 there: deflated), of the mirrored
+    pair on both sides of the tear (equal poles: one rotated away, deflated, the other kept),
+    and, 10⁻¹² away, of the perturbed copy (deflated): clusters of exactly equal and of nearly
+    equal eigenvalues, deflated and kept eigenpairs side by side all through the spectrum."""
+    bd, be = rng.standard_normal(q), rng.standard_normal(q - 1)
+    d = np.concatenate((bd, bd, bd[::-1], bd + 1e-12 * rng.standard_normal(q)))
+    e = np.concatenate((be, [0.0], be, [rng.standard_normal()], be[::-1], [0.0], be))
+    return d, e
+
+
+def selections_straddling(w):
+    """0-based (first, last) selections of the ascending eigenvalues ``w`` whose edges cut
+    through clusters (between two equal eigenvalues, between the closest pair that is not
+    equal) and the plain ones: the lowest tenth, the highest eigenpair, one in the middle,
+    all but the first."""
+    n = w.shape[0]
+    gaps = np.diff(w)
+    cut_equal = int(np.argmin(gaps)) + 1
+    unequal = np.flatnonzero(gaps > 0)
+    cut_close = int(unequal[np.argmin(gaps[unequal])]) + 1 if unequal.size else n // 2
+    low, high = sorted((cut_equal, cut_close))
+    return [(0, max(1, n // 10)), (n - 1, n), (n // 2, n // 2 + 1), (1, n), (low, high if high > low else n),
+            (0, low) if low else (0, 1)]
+
+
 def merge_by_parts(xp, d, e, leaves, shares=2, block=3):
     """One top merge of the tridiagonal (d, e) made as the rows-by-rank divide and conquer
     makes it, in one process: the halves solved whole (stedc on xp, leaves by ``leaves``), then

@@ -7,13 +7,15 @@ T is tiny next to the dense problem (2n numbers), so it is replicated: d and e a
 broadcast from rank 0 — every rank then solves the *same* input and obtains the same
 eigenvectors bit for bit, which matters because each rank keeps only its own block-cyclic
 rows/columns of the eigenvector matrix (a sign flip on one rank would corrupt a column).
-On GPU the eigenvectors come from stedc.py (divide and conquer: the secular equations and the
-eigenvector GEMMs on the device, blocks of order <= STEDC_LEAF by LAPACK on the host, all of them
-up front and spread over this rank's share of the cores), and
-eigenvalues alone from LAPACK on the host (O(n²) work; the dense device eigensolver used
-before repeated a whole reduction to tridiagonal form).
+The whole problem on one rank (one-rank runs, and every rank with tridiagonal='replicated') is
+stedc.py's divide and conquer: in a GPU run on the device (secular equations and eigenvector
+GEMMs; blocks of order <= STEDC_LEAF by LAPACK on the host, all of them up front and spread over
+this rank's share of the cores), on the CPU its two halves by LAPACK's dstevd (concurrently) and
+the top merge by stedc.py. Over P > 1 ranks each rank computes only its rows of the eigenvector
+matrix (stedc_distributed.py). For a subset (``select``) every eigenvalue is still computed, but
+the top merge forms only the wanted eigenvectors: the same eigenvalue bits as the whole solve.
+Eigenvalues alone come from LAPACK on the host (O(n²) work).
 """
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -26,6 +28,7 @@ from .distributed.columns import RankColumns, rows_to_block_cyclic, rows_to_rank
 from .distributed.descriptor import Descriptor
 from .distributed.distmatrix import DistMatrix
 from .distributed.indexing import local_indices
+from .errors import InputError
 from .stebz import share
 from .stedc import stedc
 from .stedc_distributed import for_backend, stedc_distributed
@@ -33,36 +36,55 @@ from .stedc_distributed import for_backend, stedc_distributed
 STEDC_LEAF = 512   # order of the blocks the GPU divide and conquer hands to LAPACK
 
 
-def stevd(d, e, coll, vectors_like=None, select=None):
+TRIDIAGONAL = ("auto", "rows", "replicated")   # how the eigenvectors are made over the ranks
+
+
+def vectors_by(requested, ranks):
+    """('rows' | 'replicated', why) for ``requested`` in TRIDIAGONAL over ``ranks`` ranks:
+    rows per rank (stedc_distributed.py) over P > 1 ranks unless 'replicated' asks for every
+    rank to solve the whole problem and keep its part (for measuring what the replica cost);
+    one rank holds every row either way."""
+    if requested not in TRIDIAGONAL:
+        raise InputError(f"tridiagonal must be one of {', '.join(TRIDIAGONAL)}; got {requested!r}")
+    if ranks == 1:
+        return "replicated", "one rank"
+    if requested == "replicated":
+        return "replicated", "requested"
+    return "rows", "requested" if requested == "rows" else f"auto: {ranks} ranks"
+
+
+def stevd(d, e, coll, vectors_like=None, select=None, tridiagonal="auto"):
     """Eigenvalues (ascending, replicated xp array) and, if ``vectors_like`` (a DistMatrix
     layout) is given, the eigenvectors distributed in that layout. ``select`` = (il, iu)
     (1-based, inclusive) keeps only those eigenpairs: w of k = iu - il + 1 entries and Z of
-    n × k in the layout's block size and grid (all are computed: divide and conquer)."""
+    n × k in the layout's block size and grid (all eigenvalues are computed, and only the
+    wanted eigenvectors in divide and conquer's top merge). ``tridiagonal`` (TRIDIAGONAL):
+    how the eigenvectors are made over the ranks (vectors_by)."""
     n = d.shape[0]
-    first, last = (0, n) if select is None else (select[0] - 1, select[1])
+    wanted = _wanted(n, select)
+    first, last = wanted or (0, n)
     want = vectors_like is not None
     if want:
         grid = vectors_like.grid
         desc = Descriptor.create(n, last - first, vectors_like.nb, vectors_like.nb, grid)
     if n == 0:
         return d.copy(), (vectors_like.like() if want else None)
-    if want and _by_rows(coll):
-        w, qt_mine, bounds = _rows(d, e, coll)
-        z = rows_to_block_cyclic(qt_mine[first:last], bounds, desc, grid, coll, vectors_like.dtype,
-                                 coll.xp)
-        return w[first:last], z
-    w, z = _replicated(d, e, coll, want)
+    if want and _by_rows(coll, tridiagonal):
+        w, qt_mine, bounds = _rows(d, e, coll, wanted)
+        z = rows_to_block_cyclic(qt_mine, bounds, desc, grid, coll, vectors_like.dtype, coll.xp)
+        return w, z
+    w, z = _replicated(d, e, coll, want, wanted)
     if not want:
-        return w[first:last], None
+        return w, None
     xp = coll.xp
     rows = xp.asarray(local_indices(desc.m, desc.mb, grid.myrow, 0, grid.nprow))
-    cols = xp.asarray(local_indices(desc.n, desc.nb, grid.mycol, 0, grid.npcol) + first)
+    cols = xp.asarray(local_indices(desc.n, desc.nb, grid.mycol, 0, grid.npcol))
     # Real eigenvectors of the real T; a complex problem's back-transformation makes them complex.
     local = xp.ascontiguousarray(z[rows[:, None], cols[None, :]], dtype=vectors_like.dtype)
-    return w[first:last], DistMatrix(local, desc, grid)
+    return w, DistMatrix(local, desc, grid)
 
 
-def stevd_columns(d, e, coll, select=None):
+def stevd_columns(d, e, coll, select=None, tridiagonal="auto"):
     """Eigenvalues (ascending, replicated xp array; those of ``select`` = (il, iu) only) and
     this rank's equal share of the eigenvector columns, whole (RankColumns, on the backend):
     what a back-transformation on whole columns (two-stage's Q2) takes before they are moved
@@ -70,53 +92,60 @@ def stevd_columns(d, e, coll, select=None):
     are exchanged into those columns (one Alltoallv): no rank holds the n × n matrix."""
     xp, grid = coll.xp, coll.grid
     n = d.shape[0]
-    first, last = (0, n) if select is None else (select[0] - 1, select[1])
+    wanted = _wanted(n, select)
+    first, last = wanted or (0, n)
     k = last - first
     bounds = np.array([share(k, grid.size, r)[0] for r in range(grid.size)] + [k])
-    if n and _by_rows(coll):
-        w, qt_mine, row_bounds = _rows(d, e, coll)
-        mine = rows_to_rank_columns(qt_mine[first:last], row_bounds, bounds, coll, w.dtype)
-        return w[first:last], RankColumns(mine, bounds, np.arange(k))
-    w, z = _replicated(d, e, coll, True) if n else (d.copy(), xp.zeros((0, 0), dtype=d.dtype))
-    mine = z[:, first + int(bounds[grid.rank]):first + int(bounds[grid.rank + 1])]
-    return w[first:last], RankColumns(mine, bounds, np.arange(k))
+    if n and _by_rows(coll, tridiagonal):
+        w, qt_mine, row_bounds = _rows(d, e, coll, wanted)
+        mine = rows_to_rank_columns(qt_mine, row_bounds, bounds, coll, w.dtype)
+        return w, RankColumns(mine, bounds, np.arange(k))
+    w, z = _replicated(d, e, coll, True, wanted) if n else (d.copy(), xp.zeros((0, 0), dtype=d.dtype))
+    mine = z[:, int(bounds[grid.rank]):int(bounds[grid.rank + 1])]
+    return w, RankColumns(mine, bounds, np.arange(k))
 
 
-def _replicated(d, e, coll, want):
-    """(w, Z or None) of the tridiagonal (d, e) broadcast from rank 0, on the backend: the same
-    input, hence the same bits, on every rank."""
+def _wanted(n, select):
+    """The 0-based (first, last) of ``select`` = (il, iu), 1-based inclusive; None for all n."""
+    if select is None or (select[0] == 1 and select[1] == n):
+        return None
+    return select[0] - 1, select[1]
+
+
+def _replicated(d, e, coll, want, wanted):
+    """(w, Z or None) of the tridiagonal (d, e) broadcast from rank 0, on the backend, the
+    eigenpairs ``wanted`` = (first, last) only if given: the same input, hence the same bits,
+    on every rank."""
     xp = coll.xp
     coll.bcast(d, root=0, scope="all")
     coll.bcast(e, root=0, scope="all")
-    if want:
-        coll.note("vectors_by", "divide and conquer, whole on every rank")
-    if is_numpy(xp):
-        w, z = _stevd_host(to_host(d), to_host(e), want)
-    else:
-        w, z = _eigh_device(xp, d, e, want, coll)
-    return xp.asarray(w), (xp.asarray(z) if want else None)
+    first, last = wanted or (0, d.shape[0])
+    if not want:
+        w, _ = _stevd_host(to_host(d), to_host(e), False)
+        return xp.asarray(w[first:last]), None
+    coll.note("vectors_by", "divide and conquer, whole on every rank")
+    timings = {}
+    if is_numpy(xp):   # halves by LAPACK (concurrently), the top merge by stedc.py
+        leaf_size = -(-d.shape[0] // 2)
+    else:              # on the device; blocks of STEDC_LEAF by LAPACK on the host
+        leaf_size = STEDC_LEAF
+    w, z = stedc(xp, to_host(d).astype(np.float64), to_host(e).astype(np.float64),
+                 _stevd_leaves, leaf_size, timings, wanted)
+    _note_solve(coll, timings, wanted, d.shape[0])
+    return w.astype(d.dtype, copy=False), z.astype(d.dtype, copy=False)
 
 
-def _by_rows(coll):
-    """Whether the eigenvectors are made by rows per rank (stedc_distributed.py): over P > 1
-    ranks, unless SOLVERS_STEDC=replicated asks for every rank to solve the whole problem."""
-    return not replicated_by_request() and coll.grid.size > 1
+def _by_rows(coll, tridiagonal):
+    """Whether the eigenvectors are made by rows per rank (stedc_distributed.py)."""
+    chosen, why = vectors_by(tridiagonal, coll.grid.size)
+    coll.note("tridiagonal", f"{chosen} [{why}]")
+    return chosen == "rows"
 
 
-def replicated_by_request():
-    """SOLVERS_STEDC=replicated (for measuring, like SOLVERS_SYTRD_PRODUCT): every rank solves
-    the whole tridiagonal problem and keeps its part, as before the rows-by-rank divide and
-    conquer."""
-    choice = os.environ.get("SOLVERS_STEDC", "")
-    if choice not in ("", "replicated", "rows"):
-        raise ValueError(f"SOLVERS_STEDC={choice!r}: expected 'replicated' or 'rows'")
-    return choice == "replicated"
-
-
-def _rows(d, e, coll):
+def _rows(d, e, coll, wanted):
     """(w, this rank's rows of the eigenvector matrix transposed, every rank's row bounds) by
     stedc_distributed.py, d and e broadcast from rank 0 first; the eigenvalues are bitwise the
-    same everywhere."""
+    same everywhere; the eigenpairs ``wanted`` = (first, last) only if given."""
     xp, grid = coll.xp, coll.grid
     coll.bcast(d, root=0, scope="all")
     coll.bcast(e, root=0, scope="all")
@@ -124,13 +153,21 @@ def _rows(d, e, coll):
     solve_alone = for_backend(xp, _stevd_leaves, STEDC_LEAF)
     w, qt_mine, bounds = stedc_distributed(xp, to_host(d).astype(np.float64),
                                            to_host(e).astype(np.float64), coll, solve_alone,
-                                           timings)
-    for phase, seconds in timings.items():
-        coll.note(f"stedc_{phase}_s", seconds)
+                                           timings, wanted)
+    _note_solve(coll, timings, wanted, d.shape[0])
     lo, hi = bounds[grid.rank], bounds[grid.rank + 1]
     coll.note("vectors_by", f"divide and conquer by rows over {grid.size} ranks "
                             f"(rows {lo}..{hi - 1} here)")
     return w.astype(d.dtype), qt_mine, bounds
+
+
+def _note_solve(coll, timings, wanted, n):
+    """Stage notes: seconds per phase of divide and conquer, and how many eigenvectors its
+    top merge formed."""
+    for phase, seconds in timings.items():
+        coll.note(f"stedc_{phase}_s", seconds)
+    if wanted is not None:
+        coll.note("top_merge_vectors", f"{wanted[1] - wanted[0]} of {n} (the wanted ones)")
 
 
 def _stevd_host(d, e, want):
@@ -151,13 +188,3 @@ def _stevd_leaves(blocks, workers=None):
     with blas_threads_lent() as lent:
         with ThreadPoolExecutor(max(1, min(workers or lent, len(blocks)))) as pool:
             return list(pool.map(lambda block: stevd_vectors(*block), blocks))
-
-
-def _eigh_device(xp, d, e, want, coll):
-    if not want:
-        return _stevd_host(to_host(d), to_host(e), False)
-    timings = {}
-    w, z = stedc(xp, d.astype(np.float64), e.astype(np.float64), _stevd_leaves, STEDC_LEAF, timings)
-    for phase, seconds in timings.items():
-        coll.note(f"stedc_{phase}_s", seconds)
-    return w.astype(d.dtype), z.astype(d.dtype)

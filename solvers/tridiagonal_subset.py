@@ -3,12 +3,14 @@
     mrrr   bisection (stebz.py) of the k wanted eigenvalues, each rank a share, then their
            eigenvectors by MRRR (stemr.py), each rank a group: work and memory O(n k / P),
            on the host
-    dc     divide and conquer of all n (tridiagonal.stevd: on the device in a GPU run, each rank
-           its rows over P > 1 ranks), the k wanted kept: work of all n, memory O(n² / P)
+    dc     divide and conquer (tridiagonal.stevd: on the device in a GPU run, each rank its
+           rows over P > 1 ranks): every eigenvalue, and only the k wanted eigenvectors formed
+           by the top merge (its GEMM, about three quarters of the work of all, shrinks to
+           k/n of itself; the merges below stay whole): memory O(n² / P)
 
-Bisection and MRRR cost O(n) per eigenpair with a large constant, so all n by divide and
-conquer (mostly GEMMs) overtakes them at a modest k: on the CPU at about a tenth of n
-(measured, docs/PERFORMANCE.md), and in a GPU run, where MRRR stays on the host and divide and
+Bisection and MRRR cost O(n) per eigenpair with a large constant, so divide and conquer
+(mostly GEMMs) overtakes them at a modest k: on the CPU at 5–10% of n (about a tenth on one
+rank, 4–7% over 2 and 4; measured, docs/PERFORMANCE.md), and in a GPU run, where MRRR stays on the host and divide and
 conquer runs on the device, almost at once (one host MRRR eigenpair at n = 16384 costs a few
 ms; the device solves all 16384 in about 0.3 s). 'auto' chooses by that; a range may name its
 method (EigenRange.solver: eigh's driver='evr' / 'evx' / 'gvx' asks for MRRR).
@@ -18,7 +20,7 @@ from .stebz import replicated_tridiagonal, stebz
 from .stemr import stemr, stemr_columns
 from .tridiagonal import stevd, stevd_columns
 
-CPU_DC_FRACTION = 0.1   # 'auto' on the CPU: divide and conquer for k > this share of n
+CPU_DC_FRACTION = 0.05  # 'auto' on the CPU: divide and conquer for k > this share of n
 
 
 def choose_solver(subset, k, n, on_gpu):
@@ -32,11 +34,13 @@ def choose_solver(subset, k, n, on_gpu):
     return "mrrr", f"auto: k = {k} <= {CPU_DC_FRACTION:g} n on the CPU"
 
 
-def tridiagonal_subset(d, e, subset, layout, coll, vectors, whole_columns=False):
+def tridiagonal_subset(d, e, subset, layout, coll, vectors, whole_columns=False,
+                       tridiagonal="auto"):
     """(w, Y or None) of the ``subset`` of the tridiagonal (d, e): w on every rank (the real
     dtype of the problem, on its backend), Y an n × k DistMatrix in ``layout``'s block size,
     grid and dtype, or with ``whole_columns`` each rank's vectors whole (RankColumns: what
-    two-stage's Q2 is applied to)."""
+    two-stage's Q2 is applied to). ``tridiagonal``: how divide and conquer makes the
+    eigenvectors over the ranks (tridiagonal.vectors_by)."""
     xp = coll.xp
     with coll.stage("stebz"):
         d_host, e_host = replicated_tridiagonal(d, e, coll)
@@ -50,8 +54,8 @@ def tridiagonal_subset(d, e, subset, layout, coll, vectors, whole_columns=False)
     if solver == "dc":
         with coll.stage("stedc" if vectors else "sterf"):
             if vectors and whole_columns:
-                return stevd_columns(d, e, coll, select=(il, iu))
-            return stevd(d, e, coll, layout if vectors else None, select=(il, iu))
+                return stevd_columns(d, e, coll, (il, iu), tridiagonal)
+            return stevd(d, e, coll, layout if vectors else None, (il, iu), tridiagonal)
     z = None
     if vectors:
         with coll.stage("stemr"):

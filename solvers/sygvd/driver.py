@@ -32,11 +32,12 @@ from ..single import single_distributed
 from ..subset import EigenRange
 from ..sygst import sygst
 from ..syevd import syevd
+from ..tridiagonal import vectors_by
 from ..trsm import trmm, trsm
 
 
 def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="auto",
-          subset=None, b_factored=False, reduction="auto", band=None):
+          subset=None, b_factored=False, reduction="auto", band=None, tridiagonal="auto"):
     """Solve the generalized (or, with b=None, standard: syevd) symmetric / Hermitian
     eigenproblem.
 
@@ -48,8 +49,9 @@ def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="au
     jobz='N'. ``subset`` (subset.EigenRange: all, by index il..iu 1-based, by value (vl, vu])
     selects the eigenpairs (w has k entries, z is n × k); ``b_factored``: b holds B's Cholesky
     factor in its ``uplo`` triangle (see above). ``reduction`` ('auto', '1stage', '2stage')
-    and ``band`` choose the reduction to tridiagonal form (syevd, solvers/reduction.py).
-    Raises InputError or NotPositiveDefiniteError — on every rank alike.
+    and ``band`` choose the reduction to tridiagonal form (syevd, solvers/reduction.py);
+    ``tridiagonal`` ('auto', 'rows', 'replicated') how its eigenvectors are made over the ranks
+    (syevd, solvers/tridiagonal.py). Raises InputError or NotPositiveDefiniteError — on every rank alike.
     """
     policy_for(a.grid.comm)   # the CLI's BLAS threads per rank, whichever way the solver is entered
     if b is None:
@@ -57,12 +59,13 @@ def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="au
             raise InputError("b_factored=True needs b (the Cholesky factor of B)")
         validate_arguments(a, None, itype, jobz, uplo)
         return syevd(a, coll, jobz=jobz, uplo=uplo, check_finite=check_finite, method=method,
-                     subset=subset, reduction=reduction, band=band)
+                     subset=subset, reduction=reduction, band=band, tridiagonal=tridiagonal)
     subset = subset or EigenRange.all()
     validate_arguments(a, b, itype, jobz, uplo)
     subset.check(a.shape[0])
     choose_reduction(reduction, a.shape[0], not is_numpy(a.xp))     # bad arguments fail first
     band_for(band, a.nb, not is_numpy(a.xp))
+    vectors_by(tridiagonal, a.grid.size)
     lower, vectors = uplo.upper() == "L", jobz.upper() == "V"
     chosen, why = choose_method(method, a.shape[0], a.grid.size, not is_numpy(a.xp))
     if b_factored and chosen == "single":
@@ -82,7 +85,7 @@ def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="au
     with coll.stage(lapack_name("sygst", a.dtype)):
         c = sygst(a, lower, lfac, itype, coll)
     w, z = syevd(c, coll, jobz=jobz, uplo="L", check_finite=False, method="distributed",
-                 subset=subset, reduction=reduction, band=band)
+                 subset=subset, reduction=reduction, band=band, tridiagonal=tridiagonal)
     if vectors:
         with coll.stage("trsm"):
             if itype == 3:

@@ -38,7 +38,7 @@ def stage_table(stats, total_wall):
     tot_coll = 0.0
     for name, st in stats.items():
         ops = ", ".join(f"{op} {c}" for op, (c, _b, _s) in st.by_op.items())
-        notes = ", ".join(f"{key} {value:.1f}" if isinstance(value, float) else f"{key} {value}"
+        notes = ", ".join(f"{key} {value:.4g}" if isinstance(value, float) else f"{key} {value}"
                           for key, value in st.notes.items())
         share = 100.0 * st.wall_s / total_wall if total_wall > 0 else 0.0
         rows.append(f"{name:<12} {st.wall_s:9.4f} {share:5.1f} {st.calls:7d} "

@@ -7,8 +7,9 @@ import scipy.linalg
 
 from solvers.backend.threads import blas_threads_lent
 from solvers.stedc import (_leaf_blocks, _Phases, _secular_roots, merge_finish, merge_prepare,
-                           secular_roots, stedc, torn_blocks)
-from solvers.testing import hard_tridiagonals, merge_by_parts, shared_seed
+                           merged_eigenvalues, secular_roots, stedc, torn_blocks)
+from solvers.testing import (hard_tridiagonals, merge_by_parts, selections_straddling, shared_seed,
+                             straddled_tridiagonal)
 from solvers.tridiagonal import _stevd_host, _stevd_leaves
 
 EPS = np.finfo(np.float64).eps
@@ -168,3 +169,84 @@ def test_a_merge_by_parts_of_the_components():
         norm = np.abs(t).max()
         assert np.abs(t @ qt.T - qt.T * w1).max() <= 10 * n * EPS * norm, what + ": residual"
         assert np.abs(qt @ qt.T - np.eye(n)).max() <= 10 * n * EPS, what + ": orthogonality"
+
+
+def _top_merge(d, e):
+    """The prepared top merge of (d, e) (halves by LAPACK), its roots and where each of its
+    eigenpairs lands in ascending order."""
+    m = d.shape[0] // 2
+    (w1, z1), (w2, z2) = _leaves(torn_blocks(d, e, [m]))
+    qt1, qt2 = np.ascontiguousarray(z1.T), np.ascontiguousarray(z2.T)
+    state = merge_prepare(np, w1, qt1, w2, qt2, e[m - 1], np.concatenate((qt1[:, -1], qt2[:, 0])),
+                          _Phases(np, None))
+    origin, tau = secular_roots(np, state.dk, state.zk, state.rho)
+    w, position = merged_eigenvalues(np, state, origin, tau)
+    return state, origin, tau, w, position
+
+
+def test_the_straddled_tridiagonal_deflates_on_both_sides_of_every_edge():
+    """What the subset tests rely on: the top merge of testing.straddled_tridiagonal deflates
+    eigenpairs inside and outside every selection, and the cut selections split a cluster of
+    equal eigenvalues and one of nearly equal ones."""
+    seed = shared_seed()
+    d, e = straddled_tridiagonal(np.random.default_rng(seed))
+    state, _, _, w, position = _top_merge(d / np.abs(d).max(), e / np.abs(d).max())
+    n = w.shape[0]
+    deflated = np.zeros(n, dtype=bool)
+    deflated[position] = True
+    deflated[position[state.keep]] = False
+    assert 0.5 * n <= deflated.sum() <= 0.9 * n, f"seed={seed}: {deflated.sum()} of {n} deflated"
+    cuts = selections_straddling(w)
+    low, high = cuts[4]
+    assert w[low] == w[low - 1] or w[high] == w[high - 1], f"seed={seed}: no cut between equal ones"
+    assert 0 < min(np.diff(w)[np.diff(w) > 0]) < 1e-10, f"seed={seed}: no near cluster"
+    for first, last in cuts:
+        inside = deflated[first:last]
+        if last - first > 10:
+            assert inside.any() and not inside.all(), f"seed={seed} {first, last}"
+        outside = np.concatenate((deflated[:first], deflated[last:]))
+        if outside.size > 10:
+            assert outside.any() and not outside.all(), f"seed={seed} {first, last}"
+
+
+@pytest.mark.parametrize("leaf_size", [7, 32])
+def test_a_selection_is_the_whole_solves_columns(leaf_size):
+    """stedc(select=(first, last)) forms only those eigenvectors in its top merge: eigenvalues
+    bitwise the whole solve's, eigenvectors its columns to rounding (a deflated one bitwise),
+    with clusters and deflated eigenpairs across the edges."""
+    seed = shared_seed()
+    rng = np.random.default_rng(seed)
+    cases = [("straddled", *straddled_tridiagonal(rng))] + hard_tridiagonals(rng, 160)
+    for name, d, e in cases:
+        n = d.shape[0]
+        w, z = stedc(np, d, e, _leaves, leaf_size)
+        for first, last in selections_straddling(w) + [(0, n), (3, 3)]:
+            what = f"seed={seed} {name} leaf={leaf_size} select=({first}, {last})"
+            ws, zs = stedc(np, d, e, _leaves, leaf_size, select=(first, last))
+            assert zs.shape == (n, last - first), what
+            assert ws.tobytes() == w[first:last].tobytes(), what + ": eigenvalues differ"
+            assert np.abs(zs - z[:, first:last]).max(initial=0) <= 16 * EPS, what
+
+
+def test_only_the_wanted_rows_of_u_are_formed(monkeypatch):
+    """The top merge of a selection forms U's rows for the wanted roots only: the roots' count
+    handed to _rank_one_rows is the number of kept eigenpairs in the selection."""
+    import solvers.stedc as stedc_module
+    seed = shared_seed()
+    d, e = straddled_tridiagonal(np.random.default_rng(seed))
+    scale = np.abs(d).max()
+    state, origin, tau, w, position = _top_merge(d / scale, e / scale)
+    n = w.shape[0]
+    first, last = 0, n // 10
+    kept = int(((position[state.keep] >= first) & (position[state.keep] < last)).sum())
+    formed = []
+    real = stedc_module._rank_one_rows
+
+    def counting(xp, dk, zhat, origin, tau, *rest):
+        formed.append(tau.shape[0])
+        return real(xp, dk, zhat, origin, tau, *rest)
+
+    monkeypatch.setattr(stedc_module, "_rank_one_rows", counting)
+    ws, qt = merge_finish(np, state, origin, tau, _Phases(np, None), select=(first, last))
+    assert sum(formed) == kept and 0 < kept < last - first < state.k, (seed, formed, kept)
+    assert qt.shape == (last - first, n) and ws.tobytes() == w[first:last].tobytes()

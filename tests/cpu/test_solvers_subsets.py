@@ -162,12 +162,12 @@ def test_inverse_iteration_vectors_are_ascending_and_orthogonal(rng):
 
 
 def test_the_subsets_method_by_size_and_device():
-    """MRRR for a few eigenpairs on the CPU, divide and conquer of all above a tenth of n and
+    """MRRR for a few eigenpairs on the CPU, divide and conquer above a twentieth of n and
     in any GPU run; a range that names its method keeps it."""
     some = EigenRange.by_index(1, 10)
     assert choose_solver(some, 10, 1000, on_gpu=False)[0] == "mrrr"
-    assert choose_solver(some, 100, 1000, on_gpu=False)[0] == "mrrr"
-    assert choose_solver(some, 101, 1000, on_gpu=False)[0] == "dc"
+    assert choose_solver(some, 50, 1000, on_gpu=False)[0] == "mrrr"
+    assert choose_solver(some, 51, 1000, on_gpu=False)[0] == "dc"
     assert choose_solver(some, 10, 1000, on_gpu=True)[0] == "dc"
     assert choose_solver(some.solved_by("mrrr"), 900, 1000, on_gpu=True) == ("mrrr", "asked for")
     assert choose_solver(some.solved_by("dc"), 1, 1000, on_gpu=False) == ("dc", "asked for")

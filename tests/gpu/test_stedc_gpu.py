@@ -187,3 +187,58 @@ def test_rows_by_rank_on_gpu(seed, kind):
             assert len(set(COMM.allgather(digest))) == 1, what + ": ranks differ"
     finally:
         grid.free()
+
+
+def test_a_selection_on_gpu_is_the_whole_solves_columns(seed):
+    """stedc on the device with select=(first, last): the top merge forms only those
+    eigenvectors (its GEMM on the wanted rows of U); eigenvalues bitwise the whole solve's, the
+    eigenvectors its columns to rounding, with clusters and deflated eigenpairs across the
+    edges (testing.straddled_tridiagonal) and on the usual shapes."""
+    from solvers.testing import selections_straddling, straddled_tridiagonal
+    rng = np.random.default_rng(seed)
+    cases = {"straddled": straddled_tridiagonal(rng, 250), **_tridiagonals(rng, 1000)}
+    for name, (d, e) in cases.items():
+        n = d.shape[0]
+        w, z = (cupy.asnumpy(x) for x in stedc(cupy, cupy.asarray(d), cupy.asarray(e), _stevd_leaves, 64))
+        for first, last in selections_straddling(w):
+            what = f"seed={seed} {name} select=({first}, {last})"
+            ws, zs = stedc(cupy, cupy.asarray(d), cupy.asarray(e), _stevd_leaves, 64, select=(first, last))
+            assert isinstance(zs, cupy.ndarray) and zs.shape == (n, last - first), what
+            assert cupy.asnumpy(ws).tobytes() == w[first:last].tobytes(), what + ": eigenvalues differ"
+            diff = np.abs(cupy.asnumpy(zs) - z[:, first:last]).max()
+            assert diff <= 16 * EPS, what + f": |Z - Z_all| = {diff:.1e}"
+
+
+@pytest.mark.parametrize("tridiagonal", ["rows", "replicated"])
+@pytest.mark.parametrize("real", [np.float32, np.float64])
+def test_a_selection_at_this_rank_count_on_gpu(seed, real, tridiagonal):
+    """tridiagonal.stevd with cupy at this run's rank count (rows per rank over P > 1 ranks,
+    or the whole solve on every rank), select=(il, iu) against the all-eigenpairs solve:
+    eigenvalues bitwise, Z's columns to rounding, for both real types, blocks cupy."""
+    from solvers.backend import Collectives
+    from solvers.distributed import DistMatrix, ProcessGrid
+    from solvers.testing import selections_straddling, straddled_tridiagonal
+    from solvers.tridiagonal import stevd
+    grid = ProcessGrid(COMM)
+    try:
+        coll = Collectives(grid, "mpi", cupy)
+        d, e = (x.astype(real) for x in straddled_tridiagonal(np.random.default_rng(seed), 300))
+        n = d.shape[0]
+
+        def solve(select=None):
+            k = n if select is None else select[1] - select[0] + 1
+            layout = DistMatrix.empty(n, k, 64, grid, real, xp=cupy)
+            with coll.stage("stedc"):
+                w, z = stevd(cupy.asarray(d), cupy.asarray(e), coll, layout, select, tridiagonal)
+            assert isinstance(z.local, cupy.ndarray) and z.local.dtype == real
+            return cupy.asnumpy(w), cupy.asnumpy(z.to_global(coll))
+
+        w, z = solve()
+        for first, last in selections_straddling(w.astype(np.float64)):
+            what = f"seed={seed} {np.dtype(real).name} {tridiagonal} select=({first}, {last})"
+            ws, zs = solve((first + 1, last))
+            assert ws.tobytes() == w[first:last].tobytes(), what + ": eigenvalues differ"
+            diff = np.abs(zs - z[:, first:last]).max()
+            assert diff <= 16 * EPS + np.finfo(real).eps, what + f": |Z - Z_all| = {diff:.1e}"
+    finally:
+        grid.free()

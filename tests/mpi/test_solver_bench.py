@@ -56,7 +56,7 @@ def test_subset_and_factored_rows(comm, tmp_path_factory, capsys):
     """--lowest / --range solve the subset (its exact eigenvalues checked), --factored adds the
     solves against a factor of B; the memory high-water marks are reported."""
     path = comm.bcast(str(tmp_path_factory.mktemp("bench") / "subset.json") if comm.rank == 0 else None)
-    for selection in (["--lowest", "0.1"], ["--range", "V:-0.5:0.5"]):
+    for selection in (["--lowest", "0.05"], ["--range", "V:-0.5:0.5"]):
         assert bench.main(["--device", "cpu", "--n", "60", "--nb", "8", "--repeat", "1", "--warmup", "0",
                            "--factored", "--json", path, *selection]) == 0
         out = capsys.readouterr().out
@@ -64,13 +64,13 @@ def test_subset_and_factored_rows(comm, tmp_path_factory, capsys):
             continue
         with open(path) as f:
             row, = json.load(f)["rows"]
-        # A tenth of n by bisection + MRRR, half of it by divide and conquer (tridiagonal_subset.py).
+        # A twentieth of n by bisection + MRRR, half of it by divide and conquer (tridiagonal_subset.py).
         solved_by = "stemr" if selection[0] == "--lowest" else "stedc"
         assert {"stebz", solved_by} <= set(row["ours_stages_s"]), row["ours_stages_s"]
         assert row["ours_max_eig_err"] < 1e-10 and "factored B" in out
         assert row["factored_median_s"] > 0 and row["potrf_s"] > 0 and row["max_rank_host_peak_bytes"] > 0
         if selection[0] == "--lowest":
-            assert row["range"] == "I:1:6" and row["eigenpairs"] == 6
+            assert row["range"] == "I:1:3" and row["eigenpairs"] == 3
         assert "no cuSOLVERMp (its sygvd has no subsets)" in out
 
 
@@ -88,17 +88,28 @@ def test_reduction_rows(comm, tmp_path_factory, capsys):
 
 
 def test_several_ranges_give_a_row_each_and_the_subsets_saving(comm, tmp_path_factory, capsys):
-    """--range A I:1:6 --lowest 0.2: three rows in one run (all, then the subsets), and for each
+    """--range A I:1:3 --lowest 0.2: three rows in one run (all, then the subsets), and for each
     subset what it saves of the full solve's tridiagonal solve and back-transformations."""
-    out, rows = _bench_rows(comm, tmp_path_factory, capsys, ["--n", "60", "--range", "A", "I:1:6",
+    out, rows = _bench_rows(comm, tmp_path_factory, capsys, ["--n", "60", "--range", "A", "I:1:3",
                                                              "--lowest", "0.2"])
     if rows is None:
         return
-    assert [(r["range"], r["eigenpairs"]) for r in rows] == [("A", 60), ("I:1:6", 6), ("I:1:12", 12)]
+    assert [(r["range"], r["eigenpairs"]) for r in rows] == [("A", 60), ("I:1:3", 3), ("I:1:12", 12)]
     assert all(r["ours_max_eig_err"] < 1e-10 for r in rows)
     assert "stedc" in rows[0]["ours_stages_s"] and "stemr" in rows[1]["ours_stages_s"]
     assert out.count("against all, method distributed, reduction auto") == 2, out
+    assert out.count("% saved (tridiagonal ") == 2 and out.count("s (") >= 2, out
     assert all(r["saving_after_reduction"] < 1 for r in rows[1:])
+
+
+def test_tridiagonal_option_reaches_the_stage(comm, tmp_path_factory, capsys):
+    """--tridiagonal replicated: every rank solves the whole tridiagonal problem (the stage's
+    note), said in the header and kept in the rows."""
+    out, rows = _bench_rows(comm, tmp_path_factory, capsys, ["--n", "40", "--tridiagonal", "replicated"])
+    if rows is None:
+        return
+    assert "tridiagonal replicated" in out and rows[0]["tridiagonal"] == "replicated"
+    assert "divide and conquer, whole on every rank" in rows[0]["ours_stage_table"], rows[0]["ours_stage_table"]
 
 
 def _bench_rows(comm, tmp_path_factory, capsys, argv):
@@ -112,3 +123,20 @@ def _bench_rows(comm, tmp_path_factory, capsys, argv):
         return out, None
     with open(path) as f:
         return out, json.load(f)["rows"]
+
+
+def test_the_tridiagonal_stage_alone(comm, capsys):
+    """python -m solvers.bench_tridiagonal: all, the lowest tenth by divide and conquer and by
+    MRRR, each with its median, samples and its time as a share of all's."""
+    from solvers import bench_tridiagonal
+    assert bench_tridiagonal.main(["--device", "cpu", "--n", "64", "--lowest", "0.1", "0.5", "--mrrr",
+                                   "--repeat", "2", "--warmup", "0", "--nb", "8"]) == 0
+    out = capsys.readouterr().out
+    if comm.rank != 0:
+        assert out == ""
+        return
+    line = out.splitlines()[-1]
+    assert line.startswith(f"n=64 P={comm.size} (load average "), out
+    for name in ("all", "D&C I:1:7", "MRRR I:1:7", "D&C I:1:32", "MRRR I:1:32"):
+        assert f"; {name} " in line or line.split(": ", 1)[1].startswith(name), (name, line)
+    assert line.count(" × all)") == 4 and line.count("[") == 5, line

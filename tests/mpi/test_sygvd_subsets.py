@@ -5,7 +5,8 @@ multiple of nb), every grid × range × method for float64; clusters of eigenval
 ranks' groups of vectors; the per-rank memory rule of the tridiagonal eigenvectors; a factored
 B reused for several A. The variant and grid tests run with both reductions to tridiagonal form
 (two-stage: Q2 on each rank's own vectors before they move). Inputs carry junk where LAPACK
-reads nothing, fresh each run."""
+reads nothing, fresh each run. A subset by divide and conquer is the all-eigenpairs solve's
+slice (eigenvalues bitwise, vectors to rounding)."""
 import numpy as np
 import pytest
 import scipy.linalg
@@ -169,6 +170,27 @@ def test_clusters_straddling_the_subset_edge_and_the_ranks_cuts(grid, seed, dtyp
     # orthogonality above is promised, and that every vector was computed once.
     if solver == "mrrr":
         assert grid.comm.allreduce(coll.stats["stemr"].notes["vectors_this_rank"]) == iu - il + 1
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128], ids=["f32", "f64", "c128"])
+def test_divide_and_conquer_subset_is_the_full_solves(grid, seed, dtype, reduction):
+    """A subset by divide and conquer (only the wanted eigenvectors formed in the top merge)
+    against the all-eigenpairs solve of the same pencil: eigenvalues bitwise, eigenvectors the
+    same columns to rounding (the back-transformations run on k columns instead of n)."""
+    rng = np.random.default_rng(seed)
+    n = 44
+    a, b = pencil(rng, n, dtype)
+    w_all, z_all, _ = solve(grid, a, b, 6, 1, "V", "L", dtype, None, rng, reduction=reduction)
+    eps = float(np.finfo(dtype).eps)
+    for il, iu in ((1, 5), (20, 21), (30, n)):
+        subset = EigenRange.by_index(il, iu, "dc")
+        w, z, coll = solve(grid, a, b, 6, 1, "V", "L", dtype, subset, rng, reduction=reduction)
+        what = f"seed={seed} I:{il}:{iu}"
+        assert w.tobytes() == w_all[il - 1:iu].tobytes(), what + ": eigenvalues differ"
+        assert coll.stats["stedc"].notes["top_merge_vectors"] == f"{iu - il + 1} of {n} (the wanted ones)"
+        diff = np.abs(z - z_all[:, il - 1:iu]).max() / np.abs(z_all).max()
+        assert diff <= 64 * eps, what + f": |Z - Z_all| = {diff:.1e} max|Z|"
 
 
 def test_vectors_per_rank_and_bitwise_eigenvalues(grid, seed):

@@ -1,0 +1,116 @@
+"""The tridiagonal stage alone: python -m solvers.bench_tridiagonal [--n 2000 4000] (under mpiexec).
+
+Per n, on the tridiagonal of Q Λ Qᵀ with Λ uniform in [−1, 1] and Q random orthogonal (the
+bench's spectrum; made on rank 0 by LAPACK's dsytrd, O(n³) on its host: meant for n of a few
+thousand), tridiagonal.stevd (divide and conquer, jobz V, into a block-cyclic layout of --nb)
+for all eigenpairs and for the lowest ⌈F·n⌉ of each --lowest F (its top merge forming only
+those eigenvectors), and with --mrrr bisection + MRRR of those (stebz + stemr). The solves
+alternate within each round; every solve starts and ends at a barrier; rank 0 prints the median
+and the samples of each, the load average, and each subset's time as a share of all's.
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+
+def parse_args(argv):
+    from .tridiagonal import TRIDIAGONAL
+    p = argparse.ArgumentParser(prog="python -m solvers.bench_tridiagonal", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n", type=int, nargs="+", default=[2000, 4000], help="orders (default 2000 4000)")
+    p.add_argument("--lowest", type=float, nargs="+", default=[0.1], metavar="F",
+                   help="subsets: the lowest ceil(F*n) eigenpairs (default 0.1)")
+    p.add_argument("--nb", type=int, default=32, help="block size of the eigenvector layout (default 32)")
+    p.add_argument("--tridiagonal", choices=TRIDIAGONAL, default="auto",
+                   help="how divide and conquer makes the eigenvectors over the ranks (default auto)")
+    p.add_argument("--mrrr", action="store_true", help="also bisection + MRRR of each subset")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
+    p.add_argument("--repeat", type=int, default=3, help="timed rounds (default 3)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
+    p.add_argument("--seed", type=int, default=1234)
+    return p.parse_args(argv)
+
+
+def spectrum_tridiagonal(n, seed):
+    """(d, e) of Q diag(uniform[−1, 1]) Qᵀ by LAPACK's dsytrd (host)."""
+    import scipy.linalg
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    a = (q * rng.uniform(-1, 1, n)) @ q.T
+    a = (a + a.T) / 2
+    lwork = int(scipy.linalg.lapack.get_lapack_funcs("sytrd_lwork", (a,))(n)[0])
+    _, d, e, _, info = scipy.linalg.lapack.get_lapack_funcs("sytrd", (a,))(a, lower=1, lwork=lwork)
+    if info:
+        raise RuntimeError(f"dsytrd info = {info}")
+    return d, e
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    from .backend import Collectives
+    from .backend.arrays import module_for_device, synchronize
+    from .backend.device import resolve_device, select_device
+    from .distributed import DistMatrix, ProcessGrid
+    from .tridiagonal import stevd
+    comm = MPI.COMM_WORLD
+    device, _ = resolve_device(args.device)
+    xp = module_for_device(device)
+    if device == "gpu":
+        select_device(comm)
+    grid = ProcessGrid(comm)
+    say = (lambda s: print(s, flush=True)) if comm.rank == 0 else (lambda s: None)
+    say(f"# solvers.bench_tridiagonal: {comm.size} rank(s), device {device}, tridiagonal "
+        f"{args.tridiagonal}, nb {args.nb}, repeat {args.repeat} (warm-up {args.warmup})")
+    for n in args.n:
+        d, e = comm.bcast(spectrum_tridiagonal(n, args.seed) if comm.rank == 0 else None)
+
+        def divide_and_conquer(k):
+            coll = Collectives(grid, "mpi", xp)
+            layout = DistMatrix.empty(n, k, args.nb, grid, np.float64, xp=xp)
+            with coll.stage("stedc"):
+                stevd(xp.array(d), xp.array(e), coll, layout, None if k == n else (1, k),
+                      args.tridiagonal)
+
+        def mrrr(k):
+            from .stebz import stebz
+            from .stemr import stemr
+            coll = Collectives(grid, "mpi", xp)
+            with coll.stage("stebz"):
+                w = stebz(d, e, 1, k, coll)
+            with coll.stage("stemr"):
+                stemr(d, e, 1, w, args.nb, grid, coll, np.float64, xp)
+
+        solves = {"all": lambda: divide_and_conquer(n)}
+        for fraction in args.lowest:
+            k = max(1, math.ceil(fraction * n - 1e-9))
+            solves[f"D&C I:1:{k}"] = lambda k=k: divide_and_conquer(k)
+            if args.mrrr:
+                solves[f"MRRR I:1:{k}"] = lambda k=k: mrrr(k)
+        samples, loads = {name: [] for name in solves}, []
+        for rnd in range(args.warmup + args.repeat):
+            for name, solve in solves.items():
+                comm.Barrier()
+                start = time.perf_counter()
+                solve()
+                synchronize(xp)
+                comm.Barrier()
+                if rnd >= args.warmup:
+                    samples[name].append(time.perf_counter() - start)
+            loads.append(os.getloadavg()[0])
+        whole = statistics.median(samples["all"])
+        say(f"n={n} P={comm.size} (load average {min(loads):.1f}-{max(loads):.1f}): " + "; ".join(
+            f"{name} {statistics.median(s):.3f} s [{' '.join(f'{x:.3f}' for x in s)}]"
+            + ("" if name == "all" else f" ({statistics.median(s) / whole:.2f} × all)")
+            for name, s in samples.items()))
+    grid.free()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
