@@ -80,7 +80,7 @@ def test_single_method_on_gpu_matches_scipy(grid, seed, itype, uplo, dtype):
 @pytest.mark.parametrize("kind", collective_kinds())
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
 @pytest.mark.parametrize("n, nb", [(1, 1), (2, 2), (20, 32), (45, 8), (130, 32), (300, 64), (700, 256)])
-def test_sytrd_native_loop_is_a_stable_reduction(grid, seed, kind, dtype, n, nb, monkeypatch):
+def test_sytrd_native_loop_is_a_stable_reduction(grid, seed, kind, dtype, n, nb):
     """The native column loop's Q (from its reflectors, through ormtr) is orthogonal and
     Qᵀ A Q is its tridiagonal, to the backward error a Householder reduction promises, as for
     the Python loop beside it — with each local product the grid allows (one rank: the hemv
@@ -91,9 +91,8 @@ def test_sytrd_native_loop_is_a_stable_reduction(grid, seed, kind, dtype, n, nb,
     coll = Collectives(grid, kind, cupy)
     products = ["hemv_lower", "gemv"] if COMM.Get_size() == 1 else ["gemv"]
     for loop_kind in [f"native, {p}" for p in products] + ["python"]:
-        if loop_kind != "python":
-            monkeypatch.setenv("SOLVERS_SYTRD_PRODUCT", loop_kind.split(", ")[1])
-        _check_sytrd(a, grid, coll, nb, loop_kind, f"seed={seed} {loop_kind}")
+        product = loop_kind.split(", ")[1] if loop_kind != "python" else None
+        _check_sytrd(a, grid, coll, nb, loop_kind, f"seed={seed} {loop_kind}", product)
 
 
 @pytest.mark.parametrize("scale", [1e-160, 1e160])
@@ -103,7 +102,7 @@ def test_sytrd_native_loop_on_tiny_and_huge_entries(grid, seed, scale):
     _check_sytrd(a, grid, Collectives(grid, "mpi", cupy), 32, "native", f"seed={seed} scale={scale}")
 
 
-def _check_sytrd(a, grid, coll, nb, loop_kind, what):
+def _check_sytrd(a, grid, coll, nb, loop_kind, what, product=None):
     from solvers.ormtr import ormtr
     n, dtype = a.shape[0], a.dtype
     a64 = a.astype(wide(dtype))
@@ -112,7 +111,7 @@ def _check_sytrd(a, grid, coll, nb, loop_kind, what):
     native = loop_kind != "python"
     c = DistMatrix.from_global(cupy.asarray(a), grid, nb)
     coll.reset()
-    d, e, tau = sytrd(c, coll, native=native)
+    d, e, tau = sytrd(c, coll, native=native, product=product)
     stats = coll.stats["other"]
     assert stats.notes["column_loop"].startswith(loop_kind), stats.notes["column_loop"]
     # One column AllReduce per reflector, counted once whichever way it went (none on one rank),
@@ -134,13 +133,12 @@ def _check_sytrd(a, grid, coll, nb, loop_kind, what):
         assert len(set(digests)) == 1, "ranks computed different d, e, tau"
 
 
-def test_sytrd_profile_notes_every_phase(grid, seed, monkeypatch):
-    """SOLVERS_SYTRD_PROFILE=1 notes the GPU time of each phase of the native column loop."""
+def test_sytrd_profile_notes_every_phase(grid, seed):
+    """sytrd(..., profile=True) notes the GPU time of each phase of the native column loop."""
     from solvers import _kernels
-    monkeypatch.setenv("SOLVERS_SYTRD_PROFILE", "1")
     a = random_symmetric(np.random.default_rng(seed), 200)
     coll = Collectives(grid, "hpcolls" if "hpcolls" in collective_kinds() else "mpi", cupy)
-    sytrd(DistMatrix.from_global(cupy.asarray(a), grid, 32), coll)
+    sytrd(DistMatrix.from_global(cupy.asarray(a), grid, 32), coll, profile=True)
     phases = coll.stats["other"].notes["sytrd_phase_ms"]
     assert list(phases) == list(_kernels.SYTRD_PHASES)
     assert phases["product"] > 0 and phases["column"] > 0
