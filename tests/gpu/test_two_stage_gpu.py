@@ -156,10 +156,12 @@ def test_sy2sb_on_the_device(grid, seed, dtype):
     assert np.abs(q.conj().T @ q - np.eye(n)).max() < 10 * n * eps, f"seed={seed}"
 
 
+@pytest.mark.parametrize("solver", ["auto", "mrrr"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_two_stage_subsets_on_gpu(grid, seed, dtype):
-    """The lowest pairs and a middle index range: Q2 on each rank's MRRR vectors (host columns
-    taken to the device), then the Alltoallv, then Q1 on k columns."""
+def test_two_stage_subsets_on_gpu(grid, seed, dtype, solver):
+    """The lowest pairs and a middle index range: Q2 on each rank's whole columns (auto: divide
+    and conquer's, on the device; mrrr: MRRR's host columns taken to the device), then the
+    Alltoallv, then Q1 on k columns."""
     rng = np.random.default_rng(seed)
     n, nb = 66, 12
     hermitian = np.dtype(dtype).kind == "c"
@@ -168,8 +170,10 @@ def test_two_stage_subsets_on_gpu(grid, seed, dtype):
     for il, iu in ((1, 7), (20, 41)):
         da = DistMatrix.from_global(cupy.asarray(with_junk(rng, a.astype(dtype), True)), grid, nb)
         db = DistMatrix.from_global(cupy.asarray(with_junk(rng, b.astype(dtype), True)), grid, nb)
+        coll.reset()
         w, z = sygvd(da, db, coll, method="distributed", reduction="2stage", band=6,
-                     subset=EigenRange.by_index(il, iu))
+                     subset=EigenRange.by_index(il, iu).solved_by(solver))
+        assert ("stemr" in coll.stats) == (solver == "mrrr"), set(coll.stats)
         zg = cupy.asnumpy(z.to_global(coll)).astype(wide(dtype))
         eps = float(np.finfo(dtype).eps)
         a64, b64 = a.astype(dtype).astype(wide(dtype)), b.astype(dtype).astype(wide(dtype))
