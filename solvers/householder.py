@@ -43,10 +43,17 @@ def larft(xp, v, tau):
     tau_i = 0 (the identity, for which S is undefined) needs no special case: row i of D S is
     then e_i and column i of D is zero, so row and column i of T are exactly zero, as in LAPACK,
     and the caller applies T with V as it is.
+
+    A batch (v: batch × m × k, tau: batch × k; ormtr_sb2st's groups) gives the T of each
+    (batch × k × k), by a batched inverse of D S in place of the triangular solve (numpy and
+    cupy have batched inverses, not batched triangular solves).
     """
-    k = v.shape[1]
-    ds = xp.eye(k, dtype=v.dtype) + tau[:, None] * xp.triu(v.conj().T @ v, 1)
-    return solve_triangular(xp, ds, xp.diag(tau), lower=False)
+    k = v.shape[-1]
+    gram = xp.swapaxes(v.conj(), -1, -2) @ v
+    ds = xp.eye(k, dtype=v.dtype) + tau[..., :, None] * xp.triu(gram, 1)
+    if v.ndim == 2:
+        return solve_triangular(xp, ds, xp.diag(tau), lower=False)
+    return xp.linalg.inv(ds) * tau[..., None, :]
 
 
 def quiet_division():

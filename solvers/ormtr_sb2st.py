@@ -17,6 +17,7 @@ here. Work for k columns: 2n²k(b+g-1)/b flops (real; the parallelograms' zero t
 included), 4n²k for g = b.
 """
 from .backend.arrays import array_module, subtract_product
+from .householder import larft
 
 
 def ormtr_sb2st(reflectors, y):
@@ -37,19 +38,9 @@ def ormtr_sb2st(reflectors, y):
         if stop == first:
             continue
         v = reflectors.v[first:stop]
-        vt = v @ larft_batched(xp, v, reflectors.tau[first:stop])
+        vt = v @ larft(xp, v, reflectors.tau[first:stop])
         rows = xp.lib.stride_tricks.as_strided(
             padded[int(layout.slot_row[slot]):], shape=(stop - first, h, ncols),
             strides=((g + b) * ncols * item, ncols * item, item))
         subtract_product(xp, rows, vt, v.conj().transpose(0, 2, 1) @ rows)   # Y -= V T Vᴴ Y
     return padded[:n]
-
-
-def larft_batched(xp, v, tau):
-    """T (batch × g × g) of each block reflector H₀ ⋯ H_{g-1} = I - V T Vᴴ (forward, columns),
-    householder.larft's UT transform for a batch: T = (I + D strict_upper(VᴴV))⁻¹ D, D = diag(τ)."""
-    g = v.shape[2]
-    gram = v.conj().transpose(0, 2, 1) @ v
-    upper = xp.triu(xp.ones((g, g), dtype=bool), 1)
-    ds = xp.eye(g, dtype=v.dtype) + tau[:, :, None] * xp.where(upper, gram, 0)
-    return xp.linalg.inv(ds) * tau[:, None, :]

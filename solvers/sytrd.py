@@ -33,10 +33,12 @@ from .householder import quiet_division, larfg
 from .sytrd_native import NativeColumnLoop
 
 
-def sytrd(c, coll, native=True):
+def sytrd(c, coll, native=True, product=None, profile=False):
     """Tridiagonalize the full symmetric / Hermitian DistMatrix ``c`` in place; returns
     (d, e, tau). ``native=False`` forces the Python column loop (the reference the GPU tests
-    compare with)."""
+    compare with). For measuring the native loop: ``product`` forces its local product
+    ('gemv' or 'hemv_lower'), ``profile=True`` notes its GPU time per phase as sytrd_phase_ms
+    (sytrd_native.py)."""
     n = c.shape[0]
     xp, nb, dtype = c.xp, c.nb, c.dtype
     real = real_dtype(dtype)
@@ -45,7 +47,7 @@ def sytrd(c, coll, native=True):
     tau = xp.zeros(n, dtype=dtype)
     rows, cols = c.device_index()
     column_time = 0.0
-    loop, why_python = NativeColumnLoop.create(c, coll) if native else (None, "requested")
+    loop, why_python = NativeColumnLoop.create(c, coll, product, profile) if native else (None, "requested")
     coll.note("column_loop", f"native, {loop.product} product, allreduce {loop.allreduce_path}" if loop
               else f"python ({why_python})")
     for k in range((n + nb - 1) // nb):

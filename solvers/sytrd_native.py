@@ -19,12 +19,10 @@ Types: float32, float64, complex64, complex128. For complex matrices the loop is
 The local product C₂₂ v is a hemv (a symv for real types) reading only the lower triangle when
 one rank holds the whole matrix (half the HBM traffic of the gemv over both triangles that any
 other grid uses); it ignores the imaginary parts of the diagonal, as zhemv does.
-Environment, for measuring: SOLVERS_SYTRD_PRODUCT=gemv forces the gemv on one rank too;
-SOLVERS_SYTRD_PROFILE=1 times each phase of the column step on the GPU (CUDA events, read once
-per panel) and notes the totals as ``sytrd_phase_ms``.
+Options, for measuring (sytrd passes them down): ``product='gemv'`` forces the gemv on one rank
+too; ``profile=True`` times each phase of the column step on the GPU (CUDA events, read once per
+panel) and sytrd notes the totals as ``sytrd_phase_ms``.
 """
-import os
-
 import numpy as np
 
 from .backend.arrays import is_numpy
@@ -44,8 +42,10 @@ class NativeColumnLoop:
     """Runs sytrd's column steps of one panel in a single native call."""
 
     @classmethod
-    def create(cls, c, coll):
-        """(loop, None) for DistMatrix ``c`` on the GPU, or (None, why the Python loop runs)."""
+    def create(cls, c, coll, product=None, profile=False):
+        """(loop, None) for DistMatrix ``c`` on the GPU, or (None, why the Python loop runs).
+        ``product``: the local product C₂₂ v (one of solvers._kernels.SYTRD_PRODUCTS; default
+        hemv_lower on one rank, gemv otherwise); ``profile``: time each phase (phase_ms)."""
         if is_numpy(c.xp):
             return None, "numpy backend"
         native, why = kernels()
@@ -57,9 +57,9 @@ class NativeColumnLoop:
             return None, f"nb {c.nb} > {native.SYTRD_MAX_WIDTH}"
         if not c.local.flags.c_contiguous:
             return None, "local array not C-contiguous"
-        return cls(c, coll, native), None
+        return cls(c, coll, native, product, profile), None
 
-    def __init__(self, c, coll, native):
+    def __init__(self, c, coll, native, product=None, profile=False):
         xp = c.xp
         self._native, self._coll, self._c = native, coll, c
         self._code = native.DTYPES[c.dtype.name]
@@ -74,19 +74,17 @@ class NativeColumnLoop:
         self._comm = coll.native_allreduce_handle("all", self._device) if self._nranks > 1 else None
         self.allreduce_path = ("none (one rank)" if self._nranks == 1 else
                                "hpcolls native (C entry)" if self._comm is not None else f"{coll.kind} via callback")
-        self.product = self._choose_product(native, self._nranks)
+        self.product = self._choose_product(native, self._nranks, product)
         self._product_code = native.SYTRD_PRODUCTS.index(self.product)
         self._work = xp.empty(native.sytrd_work_bytes(n, c.nb, self._code, self._product_code), dtype=np.uint8)
-        profile = os.environ.get("SOLVERS_SYTRD_PROFILE", "0") not in ("", "0")
         self._phase_ms = np.zeros(len(native.SYTRD_PHASES)) if profile else None
 
     @staticmethod
-    def _choose_product(native, nranks):
-        forced = os.environ.get("SOLVERS_SYTRD_PRODUCT", "")
-        if forced and forced not in native.SYTRD_PRODUCTS:
-            raise ValueError(f"SOLVERS_SYTRD_PRODUCT={forced!r}: expected one of {', '.join(native.SYTRD_PRODUCTS)}")
+    def _choose_product(native, nranks, forced):
+        if forced is not None and forced not in native.SYTRD_PRODUCTS:
+            raise ValueError(f"sytrd: product={forced!r}: expected one of {', '.join(native.SYTRD_PRODUCTS)}")
         if forced == "hemv_lower" and nranks > 1:
-            raise ValueError("SOLVERS_SYTRD_PRODUCT=hemv_lower needs one rank (the whole matrix on it)")
+            raise ValueError("sytrd: product='hemv_lower' needs one rank (the whole matrix on it)")
         return forced or ("hemv_lower" if nranks == 1 else "gemv")
 
     def phase_ms(self):

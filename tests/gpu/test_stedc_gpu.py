@@ -7,20 +7,13 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from gpu_required import cupy_with_a_gpu
-
-cupy = cupy_with_a_gpu()
-
-from mpi4py import MPI  # noqa: E402
+from solver_gpu import COMM, cupy
 
 import solvers.stedc as stedc_module  # noqa: E402
-from solvers.backend.device import select_device  # noqa: E402
 from solvers.stedc import _secular_roots, stedc  # noqa: E402
 from solvers.testing import shared_seed  # noqa: E402
 from solvers.tridiagonal import _stevd_leaves  # noqa: E402
 
-COMM = MPI.COMM_WORLD
-select_device(COMM)
 EPS = np.finfo(np.float64).eps
 
 

@@ -11,24 +11,16 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from gpu_required import collective_kinds, cupy_with_a_gpu
-
-cupy = cupy_with_a_gpu()
-
-from mpi4py import MPI  # noqa: E402
+from gpu_required import collective_kinds
+from solver_gpu import COMM, DTYPE_IDS, DTYPES, cupy
 
 import solvers  # noqa: E402
 from solvers.backend import Collectives  # noqa: E402
-from solvers.backend.device import select_device  # noqa: E402
 from solvers.distributed import DistMatrix, numroc  # noqa: E402
 from solvers.subset import EigenRange  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.sygvd.check import THRESHOLD, eigen_ratios  # noqa: E402
 from solvers.testing import random_symmetric, spd_with_condition, with_junk  # noqa: E402
-
-COMM = MPI.COMM_WORLD
-select_device(COMM)
-DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 
 
 def _pencil(rng, n, dtype):
@@ -50,7 +42,7 @@ def _ranges(w):
 
 @pytest.mark.parametrize("solver", ["auto", "mrrr"])
 @pytest.mark.parametrize("kind", collective_kinds())
-@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64", "c64", "c128"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("uplo", ["L", "U"])
 @pytest.mark.parametrize("itype", [1, 3])
 def test_subsets_on_gpu_match_scipy(grid, seed, itype, uplo, dtype, kind, solver):

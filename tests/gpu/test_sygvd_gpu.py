@@ -9,30 +9,17 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from gpu_required import collective_kinds, cupy_with_a_gpu
-
-cupy = cupy_with_a_gpu()
-
-from mpi4py import MPI  # noqa: E402
+from gpu_required import collective_kinds
+from solver_gpu import COMM, DTYPE_IDS, DTYPES, cupy, wide
 
 import solvers  # noqa: E402
 from solvers.backend import Collectives  # noqa: E402
-from solvers.backend.device import select_device  # noqa: E402
 from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.sytrd import sytrd  # noqa: E402
 from solvers.sygvd.check import THRESHOLD, eigen_ratios, eigenvalue_ratio  # noqa: E402
 from solvers.testing import (not_positive_definite, random_symmetric, spd_with_condition,  # noqa: E402
                              with_junk)
-
-COMM = MPI.COMM_WORLD
-select_device(COMM)
-DTYPES = [np.float64, np.float32, np.complex128, np.complex64]
-DTYPE_IDS = ["f64", "f32", "c128", "c64"]
-
-
-def _wide(dtype):
-    return np.complex128 if np.dtype(dtype).kind == "c" else np.float64
 
 
 def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method, reduction="1stage"):
@@ -50,13 +37,13 @@ def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method, reducti
     every = grid.comm.allgather(cupy.asnumpy(w).tobytes())
     assert all(x == every[0] for x in every), f"seed={seed}: eigenvalues differ between ranks"
     eps = float(np.finfo(dtype).eps)
-    a64, b64 = a.astype(dtype).astype(_wide(dtype)), b.astype(dtype).astype(_wide(dtype))
+    a64, b64 = a.astype(dtype).astype(wide(dtype)), b.astype(dtype).astype(wide(dtype))
     w_host = cupy.asnumpy(w).astype(np.float64)
     ratios = eigenvalue_ratio(a64, b64, w_host, itype, eps)
     if jobz == "V":
         zg = z.to_global(coll)
         assert isinstance(zg, cupy.ndarray) and zg.dtype == dtype
-        ratios.update(eigen_ratios(a64, b64, w_host, cupy.asnumpy(zg).astype(_wide(dtype)), itype, eps))
+        ratios.update(eigen_ratios(a64, b64, w_host, cupy.asnumpy(zg).astype(wide(dtype)), itype, eps))
     for name, value in ratios.items():
         assert value < THRESHOLD, f"seed={seed}: {name} = {value}"
     return coll
@@ -93,7 +80,7 @@ def test_single_method_on_gpu_matches_scipy(grid, seed, itype, uplo, dtype):
 @pytest.mark.parametrize("kind", collective_kinds())
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
 @pytest.mark.parametrize("n, nb", [(1, 1), (2, 2), (20, 32), (45, 8), (130, 32), (300, 64), (700, 256)])
-def test_sytrd_native_loop_is_a_stable_reduction(grid, seed, kind, dtype, n, nb, monkeypatch):
+def test_sytrd_native_loop_is_a_stable_reduction(grid, seed, kind, dtype, n, nb):
     """The native column loop's Q (from its reflectors, through ormtr) is orthogonal and
     Qᵀ A Q is its tridiagonal, to the backward error a Householder reduction promises, as for
     the Python loop beside it — with each local product the grid allows (one rank: the hemv
@@ -104,9 +91,8 @@ def test_sytrd_native_loop_is_a_stable_reduction(grid, seed, kind, dtype, n, nb,
     coll = Collectives(grid, kind, cupy)
     products = ["hemv_lower", "gemv"] if COMM.Get_size() == 1 else ["gemv"]
     for loop_kind in [f"native, {p}" for p in products] + ["python"]:
-        if loop_kind != "python":
-            monkeypatch.setenv("SOLVERS_SYTRD_PRODUCT", loop_kind.split(", ")[1])
-        _check_sytrd(a, grid, coll, nb, loop_kind, f"seed={seed} {loop_kind}")
+        product = loop_kind.split(", ")[1] if loop_kind != "python" else None
+        _check_sytrd(a, grid, coll, nb, loop_kind, f"seed={seed} {loop_kind}", product)
 
 
 @pytest.mark.parametrize("scale", [1e-160, 1e160])
@@ -116,16 +102,16 @@ def test_sytrd_native_loop_on_tiny_and_huge_entries(grid, seed, scale):
     _check_sytrd(a, grid, Collectives(grid, "mpi", cupy), 32, "native", f"seed={seed} scale={scale}")
 
 
-def _check_sytrd(a, grid, coll, nb, loop_kind, what):
+def _check_sytrd(a, grid, coll, nb, loop_kind, what, product=None):
     from solvers.ormtr import ormtr
     n, dtype = a.shape[0], a.dtype
-    a64 = a.astype(_wide(dtype))
+    a64 = a.astype(wide(dtype))
     eps = float(np.finfo(dtype).eps)
     bound = 20 * n * eps * np.abs(a64).sum(axis=0).max()
     native = loop_kind != "python"
     c = DistMatrix.from_global(cupy.asarray(a), grid, nb)
     coll.reset()
-    d, e, tau = sytrd(c, coll, native=native)
+    d, e, tau = sytrd(c, coll, native=native, product=product)
     stats = coll.stats["other"]
     assert stats.notes["column_loop"].startswith(loop_kind), stats.notes["column_loop"]
     # One column AllReduce per reflector, counted once whichever way it went (none on one rank),
@@ -137,7 +123,7 @@ def _check_sytrd(a, grid, coll, nb, loop_kind, what):
     expected = columns + gathers
     assert stats.by_op.get("allreduce", [0])[0] == expected, (what, stats.by_op)
     q = ormtr(c, tau, DistMatrix.from_global(cupy.eye(n, dtype=dtype), grid, nb), coll)
-    q = cupy.asnumpy(q.to_global(coll)).astype(_wide(dtype))
+    q = cupy.asnumpy(q.to_global(coll)).astype(wide(dtype))
     d, e = cupy.asnumpy(d).astype(np.float64), cupy.asnumpy(e).astype(np.float64)
     t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
     assert np.abs(q.conj().T @ a64 @ q - t).sum(axis=0).max() <= bound, what + ": Q^H A Q != T"
@@ -147,13 +133,12 @@ def _check_sytrd(a, grid, coll, nb, loop_kind, what):
         assert len(set(digests)) == 1, "ranks computed different d, e, tau"
 
 
-def test_sytrd_profile_notes_every_phase(grid, seed, monkeypatch):
-    """SOLVERS_SYTRD_PROFILE=1 notes the GPU time of each phase of the native column loop."""
+def test_sytrd_profile_notes_every_phase(grid, seed):
+    """sytrd(..., profile=True) notes the GPU time of each phase of the native column loop."""
     from solvers import _kernels
-    monkeypatch.setenv("SOLVERS_SYTRD_PROFILE", "1")
     a = random_symmetric(np.random.default_rng(seed), 200)
     coll = Collectives(grid, "hpcolls" if "hpcolls" in collective_kinds() else "mpi", cupy)
-    sytrd(DistMatrix.from_global(cupy.asarray(a), grid, 32), coll)
+    sytrd(DistMatrix.from_global(cupy.asarray(a), grid, 32), coll, profile=True)
     phases = coll.stats["other"].notes["sytrd_phase_ms"]
     assert list(phases) == list(_kernels.SYTRD_PHASES)
     assert phases["product"] > 0 and phases["column"] > 0

@@ -12,16 +12,11 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from gpu_required import cupy_with_a_gpu
-
-cupy = cupy_with_a_gpu()
-
-from mpi4py import MPI  # noqa: E402
+from solver_gpu import COMM, DTYPE_IDS, DTYPES, cupy, wide
 
 import solvers  # noqa: E402
 from solvers.backend import Collectives  # noqa: E402
 from solvers.backend.arrays import subtract_product  # noqa: E402
-from solvers.backend.device import select_device  # noqa: E402
 from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.ormtr import ormtr  # noqa: E402
 from solvers.ormtr_sb2st import ormtr_sb2st  # noqa: E402
@@ -32,15 +27,6 @@ from solvers.sygvd import sygvd  # noqa: E402
 from solvers.sygvd.check import THRESHOLD, eigen_ratios  # noqa: E402
 from solvers.testing import (band_to_full, random_band, random_symmetric, spd_with_condition,  # noqa: E402
                              with_junk)
-
-COMM = MPI.COMM_WORLD
-select_device(COMM)
-DTYPES = [np.float64, np.float32, np.complex128, np.complex64]
-DTYPE_IDS = ["f64", "f32", "c128", "c64"]
-
-
-def _wide(dtype):
-    return np.complex128 if np.dtype(dtype).kind == "c" else np.float64
 
 
 def _random(rng, shape, dtype):
@@ -103,7 +89,7 @@ def test_gpu_chase_tridiagonalizes_the_band(one_rank, seed, n, b, g, dtype):
     eps = np.finfo(dtype).eps
     norm = max(np.abs(big).max(), 1.0)
     w = scipy.linalg.eigvalsh_tridiagonal(d, e) if n > 1 else d
-    assert np.abs(w - scipy.linalg.eigvalsh(big.astype(_wide(dtype)))).max() < 20 * n * eps * norm, f"seed={seed}"
+    assert np.abs(w - scipy.linalg.eigvalsh(big.astype(wide(dtype)))).max() < 20 * n * eps * norm, f"seed={seed}"
     q = cupy.asnumpy(ormtr_sb2st(refl, cupy.eye(n, dtype=dtype)))
     t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
     assert np.abs(q.conj().T @ big @ q - t).max() < 10 * n * eps * norm, f"seed={seed}"
@@ -170,10 +156,12 @@ def test_sy2sb_on_the_device(grid, seed, dtype):
     assert np.abs(q.conj().T @ q - np.eye(n)).max() < 10 * n * eps, f"seed={seed}"
 
 
+@pytest.mark.parametrize("solver", ["auto", "mrrr"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_two_stage_subsets_on_gpu(grid, seed, dtype):
-    """The lowest pairs and a middle index range: Q2 on each rank's MRRR vectors (host columns
-    taken to the device), then the Alltoallv, then Q1 on k columns."""
+def test_two_stage_subsets_on_gpu(grid, seed, dtype, solver):
+    """The lowest pairs and a middle index range: Q2 on each rank's whole columns (auto: divide
+    and conquer's, on the device; mrrr: MRRR's host columns taken to the device), then the
+    Alltoallv, then Q1 on k columns."""
     rng = np.random.default_rng(seed)
     n, nb = 66, 12
     hermitian = np.dtype(dtype).kind == "c"
@@ -182,11 +170,13 @@ def test_two_stage_subsets_on_gpu(grid, seed, dtype):
     for il, iu in ((1, 7), (20, 41)):
         da = DistMatrix.from_global(cupy.asarray(with_junk(rng, a.astype(dtype), True)), grid, nb)
         db = DistMatrix.from_global(cupy.asarray(with_junk(rng, b.astype(dtype), True)), grid, nb)
+        coll.reset()
         w, z = sygvd(da, db, coll, method="distributed", reduction="2stage", band=6,
-                     subset=EigenRange.by_index(il, iu))
-        zg = cupy.asnumpy(z.to_global(coll)).astype(_wide(dtype))
+                     subset=EigenRange.by_index(il, iu).solved_by(solver))
+        assert ("stemr" in coll.stats) == (solver == "mrrr"), set(coll.stats)
+        zg = cupy.asnumpy(z.to_global(coll)).astype(wide(dtype))
         eps = float(np.finfo(dtype).eps)
-        a64, b64 = a.astype(dtype).astype(_wide(dtype)), b.astype(dtype).astype(_wide(dtype))
+        a64, b64 = a.astype(dtype).astype(wide(dtype)), b.astype(dtype).astype(wide(dtype))
         w_ref = scipy.linalg.eigvalsh(a64, b64)[il - 1:iu]
         tol = 1e-3 if eps > 1e-10 else 1e-9
         assert np.abs(cupy.asnumpy(w) - w_ref).max() < tol * np.abs(w_ref).max(), f"seed={seed}"
