@@ -317,9 +317,14 @@ def _deflate(xp, poles, z, rho):
 
 def secular_roots(xp, d, z, rho, first=0, last=None):
     """Roots ``first``..``last``-1 (default all) of the secular equation, as (origin, tau): by
-    LAPACK's dlaed4 on numpy (k ≥ 3; the fast host solver), by _secular_roots' kernel on cupy."""
+    LAPACK's dlaed4 on numpy (k ≥ 3; the fast host solver), by _secular_roots' kernel on cupy.
+    A root dlaed4 does not converge on is found by _secular_roots' safeguarded Newton instead."""
     if xp is np and d.shape[0] >= 3:
-        return lapack_secular_roots(d, z, rho, first, d.shape[0] if last is None else last)
+        origin, tau, unconverged = lapack_secular_roots(d, z, rho, first,
+                                                        d.shape[0] if last is None else last)
+        for i in unconverged:
+            (origin[i - first],), (tau[i - first],) = _secular_roots(np, d, z, rho, i, i + 1)
+        return origin, tau
     return _secular_roots(xp, d, z, rho, first, last)
 
 
