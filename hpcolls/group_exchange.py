@@ -46,11 +46,12 @@ class GroupExchange:
         """Sends {group rank: host array} and receives {group rank: host array}, all at once,
         bounded (`what` names the step in errors)."""
         requests, sources = [], []
+        # As bytes: MPI need not know the element type (Open MPI 4.1 has no float16).
         for peer, buf in recvs.items():
-            requests.append(self.comm.Irecv(buf, peer, _TAG))
+            requests.append(self.comm.Irecv([buf, MPI.BYTE], peer, _TAG))
             sources.append(peer)
         for peer, buf in sends.items():
-            requests.append(self.comm.Isend(buf, peer, _TAG))
+            requests.append(self.comm.Isend([buf, MPI.BYTE], peer, _TAG))
             sources.append(peer)
         self._wait(requests, sources, len(recvs), what)
 
