@@ -28,6 +28,7 @@ launch) and published figures otherwise (docs/PERFORMANCE.md cites them); `gap_u
 assumption. A measured crossover for a cluster belongs in `MEASURED_LEADERS_MAX_BYTES`.
 """
 from dataclasses import dataclass
+from functools import lru_cache
 
 # (nodes, ranks per node) -> the largest Allreduce (bytes) for which `leaders` was measured faster
 # than `slices` on a real cluster. None measured yet: the model decides everywhere.
@@ -77,10 +78,16 @@ MODEL = LatencyModel()
 def leaders_max_bytes(nodes, ranks_per_node, model=MODEL, limit=1 << 30):
     """The largest power-of-two message that goes to leaders (measured where the table has it,
     else the model's), or `limit` when slices never win below it."""
-    k = ranks_per_node
-    measured = MEASURED_LEADERS_MAX_BYTES.get((nodes, k))
+    measured = MEASURED_LEADERS_MAX_BYTES.get((nodes, ranks_per_node))
     if measured is not None:
         return measured
+    return _modelled_leaders_max_bytes(nodes, ranks_per_node, model, limit)
+
+
+@lru_cache(maxsize=64)
+def _modelled_leaders_max_bytes(nodes, k, model, limit):
+    """The model's crossover, searched once per layout: the search costs about 20 µs of Python,
+    as much as the hierarchical call itself would spend deciding at every call."""
     if k == 1:
         return limit
     n = 8
