@@ -152,7 +152,7 @@ def test_rows_by_rank_on_gpu(seed, kind):
     from solvers.backend import Collectives
     from solvers.distributed import DistMatrix, ProcessGrid
     from solvers.stedc_distributed import for_backend, stedc_distributed
-    from solvers.tridiagonal import stevd
+    from solvers.tridiagonal import STEDC_LEAF, stevd
     grid = ProcessGrid(COMM)
     try:
         coll = Collectives(grid, kind, cupy)
@@ -160,7 +160,7 @@ def test_rows_by_rank_on_gpu(seed, kind):
         for name, (d, e) in _tridiagonals(np.random.default_rng(seed), n).items():
             what = f"seed={seed} {name}"
             w_rows, qt_mine, bounds = stedc_distributed(cupy, d, e, coll,
-                                                        for_backend(cupy, _stevd_leaves, 64))
+                                                        for_backend(cupy, _stevd_leaves, STEDC_LEAF))
             assert isinstance(qt_mine, cupy.ndarray)
             assert qt_mine.shape == (n, bounds[grid.rank + 1] - bounds[grid.rank]), what
             layout = DistMatrix.empty(n, n, 64, grid, np.complex128, xp=cupy)
@@ -169,6 +169,7 @@ def test_rows_by_rank_on_gpu(seed, kind):
             assert isinstance(z.local, cupy.ndarray) and z.local.dtype == np.complex128, what
             w, zg = cupy.asnumpy(w), cupy.asnumpy(z.to_global(coll)).real
             if grid.size > 1:
+                # stevd below takes the same path (its leaves of STEDC_LEAF): the same bits
                 assert np.array_equal(w, cupy.asnumpy(w_rows)), what + ": two runs differ"
             t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
             norm = np.abs(t).max()
@@ -211,7 +212,7 @@ def test_a_selection_at_this_rank_count_on_gpu(seed, real, tridiagonal):
     from solvers.backend import Collectives
     from solvers.distributed import DistMatrix, ProcessGrid
     from solvers.testing import selections_straddling, straddled_tridiagonal
-    from solvers.tridiagonal import stevd
+    from solvers.tridiagonal import STEDC_LEAF, stevd
     grid = ProcessGrid(COMM)
     try:
         coll = Collectives(grid, "mpi", cupy)
