@@ -15,11 +15,13 @@ from .errors import InputError
 
 REDUCTIONS = ("auto", "1stage", "2stage")
 
-# The order from which 'auto' picks two-stage, by device; None: never. PLACEHOLDER: nothing was
-# measured yet (the GPU path had not run when this was written), so 'auto' keeps one-stage
-# until a one-GPU measurement (python -m solvers.bench --reduction 1stage 2stage) puts the
-# crossover here and in docs/PERFORMANCE.md.
-TWO_STAGE_FROM = {"gpu": None, "cpu": None}
+# The order from which 'auto' picks two-stage, by device; None: never. GPU: measured on one H100
+# (docs/PERFORMANCE.md, 2026-12-05, python -m solvers.bench --reduction 1stage 2stage): float64
+# jobz V two-stage 1.29x one-stage's time at n = 8192, 0.94x at 16384 (0.65x for the lowest 10%,
+# 0.77x with jobz N); complex128 1.15x at 8192. The crossover lies between the two measured
+# orders; 16384 is the first measured where two-stage wins. CPU: not measured on a machine with
+# enough cores to say (the 2-core box is no guide), so one-stage.
+TWO_STAGE_FROM = {"gpu": 16384, "cpu": None}
 
 # The bandwidth b when none is given: the largest divisor of nb up to this (PLACEHOLDER for the
 # GPU: the cost of the bulge chasing and of Q2's wasted flops grows with b, sy2sb's GEMMs get
