@@ -38,6 +38,14 @@ STEDC_LEAF = 512   # order of the blocks the GPU divide and conquer hands to LAP
 
 TRIDIAGONAL = ("auto", "rows", "replicated")   # how the eigenvectors are made over the ranks
 
+# Eigenvalues only (jobz N) in a GPU run: from this order they come from divide and conquer on
+# the device, its eigenvectors dropped, instead of host dsterf, which is O(n²) on one core: at
+# n = 16384 on an H100 dsterf took 3.68 s where the device solve with all eigenvectors took
+# 0.265 s (docs/PERFORMANCE.md, #27). dsterf grows as n² (about 0.23 s at 4096 by that), the
+# device solve about as n^2.3 from 0.098 s at 8192; below this order dsterf's milliseconds are
+# kept (the crossover itself is not measured).
+DEVICE_EIGENVALUES_FROM = 4096
+
 
 def vectors_by(requested, ranks):
     """('rows' | 'replicated', why) for ``requested`` in TRIDIAGONAL over ``ranks`` ranks:
@@ -69,6 +77,12 @@ def stevd(d, e, coll, vectors_like=None, select=None, tridiagonal="auto"):
         desc = Descriptor.create(n, last - first, vectors_like.nb, vectors_like.nb, grid)
     if n == 0:
         return d.copy(), (vectors_like.like() if want else None)
+    if not want and eigenvalues_on_device(n, coll.xp):
+        coll.note("eigenvalues_by", f"divide and conquer on the device, eigenvectors dropped "
+                                    f"[n = {n} >= {DEVICE_EIGENVALUES_FROM}: host dsterf is O(n²) on one core]")
+        if _by_rows(coll, tridiagonal):
+            return _rows(d, e, coll, wanted)[0], None
+        return _replicated(d, e, coll, True, wanted)[0], None
     if want and _by_rows(coll, tridiagonal):
         w, qt_mine, bounds = _rows(d, e, coll, wanted)
         z = rows_to_block_cyclic(qt_mine, bounds, desc, grid, coll, vectors_like.dtype, coll.xp)
@@ -82,6 +96,11 @@ def stevd(d, e, coll, vectors_like=None, select=None, tridiagonal="auto"):
     # Real eigenvectors of the real T; a complex problem's back-transformation makes them complex.
     local = xp.ascontiguousarray(z[rows[:, None], cols[None, :]], dtype=vectors_like.dtype)
     return w, DistMatrix(local, desc, grid)
+
+
+def eigenvalues_on_device(n, xp):
+    """Whether eigenvalues alone of order n come from the device's divide and conquer."""
+    return not is_numpy(xp) and n >= DEVICE_EIGENVALUES_FROM
 
 
 def stevd_columns(d, e, coll, select=None, tridiagonal="auto"):
