@@ -28,8 +28,6 @@ struct DeviceExec {
   __device__ int stride() const { return blockDim.x; }
   __device__ void sync() const { __syncthreads(); }
 
-  template <typename T>
-  __device__ T load(const T* p) const { return load_cg(p); }
   // The sum over the block, the same bits on every thread (lane 0 of each warp posts its warp's
   // sum, every thread adds the posts in warp order).
   template <typename T>

@@ -22,8 +22,6 @@ struct HostExec {
   void sync() const {}
   template <typename T>
   T sum(T x, T*) const { return x; }
-  template <typename T>
-  T load(const T* p) const { return *p; }
 };
 
 // A reusable barrier for a team of host threads (C++17 has no std::barrier).
@@ -69,8 +67,6 @@ struct TeamExec {
     sync();
     return total;
   }
-  template <typename T>
-  T load(const T* p) const { return *p; }
 };
 
 template <typename T>

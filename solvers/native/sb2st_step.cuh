@@ -10,6 +10,14 @@
 
 #include "scalar.cuh"
 
+// The device pass unrolls the batch loops (registers, not local memory); host compilers do not
+// know the pragma.
+#if defined(__CUDA_ARCH__)
+#define SOLVERS_UNROLL _Pragma("unroll")
+#else
+#define SOLVERS_UNROLL
+#endif
+
 namespace solvers {
 
 __host__ __device__ inline float r_sqrt(float x) { return sqrtf(x); }
@@ -112,6 +120,45 @@ struct Grid2 {
   }
 };
 
+// A load of the band, which other thread blocks of the chase write: on the device through L2
+// only (a line another SM wrote is never read stale from L1), on the host a plain load.
+template <typename T>
+__host__ __device__ inline T load_band(const T* p) {
+#if defined(__CUDA_ARCH__)
+  return load_cg(p);
+#else
+  return *p;
+#endif
+}
+
+// Copies a rows x cols block entry by entry as a thread's share of Grid2 (fetch(i, j) gives an
+// entry, put(i, j, x) stores it), kBatch fetches in flight before their puts. One put between two
+// fetches would make every fetch wait for the one before: the put is a store to shared memory,
+// which may alias the band as far as the compiler knows, so the next load cannot pass it, and a
+// step would wait out one L2 round trip per entry of its share.
+#pragma nv_exec_check_disable
+template <typename T, int kBatch = 8, typename Exec, typename Fetch, typename Put>
+__host__ __device__ inline void copy_block(const Exec& ex, int rows, int cols, Fetch fetch, Put put) {
+  const int total = rows * cols, first = ex.first(), stride = ex.stride();
+  const int mine = first < total ? (total - 1 - first) / stride + 1 : 0;  // entries of this thread
+  Grid2 at(first, stride, rows);
+  int done = 0;
+  for (; done + kBatch <= mine; done += kBatch) {
+    T x[kBatch];
+    int i[kBatch], j[kBatch];
+    SOLVERS_UNROLL
+    for (int u = 0; u < kBatch; ++u) {
+      i[u] = at.i;
+      j[u] = at.j;
+      x[u] = fetch(at.i, at.j);
+      at.next();
+    }
+    SOLVERS_UNROLL
+    for (int u = 0; u < kBatch; ++u) put(i[u], j[u], x[u]);
+  }
+  for (; done < mine; ++done, at.next()) put(at.i, at.j, fetch(at.i, at.j));
+}
+
 // Steps of sweep s: one per b rows from row s + 1 to n - 1.
 __host__ __device__ inline int64_t chase_steps(int64_t n, int b, int64_t s) { return (n - 2 - s) / b + 1; }
 
@@ -135,16 +182,18 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
   const int first = ex.first(), stride = ex.stride();
 
   if (k == 0) {  // the column to annihilate: B[r0:r0+rows, s]
-    for (int i = first; i < rows; i += stride) y[i] = ex.load(&band.w[s * ld + 1 + i]);
+    for (int i = first; i < rows; i += stride) y[i] = load_band(&band.w[s * ld + 1 + i]);
   } else {       // D = B[r0:r0+rows, c0:c0+b]
-    for (Grid2 at(first, stride, rows); at.j < b; at.next())
-      d[at.i + at.j * lda] = ex.load(&band.w[(c0 + at.j) * ld + b + at.i - at.j]);
+    copy_block<T>(
+        ex, rows, b, [&](int i, int j) { return load_band(&band.w[(c0 + j) * ld + b + i - j]); },
+        [&](int i, int j, T x) { d[i + j * lda] = x; });
   }
-  for (Grid2 at(first, stride, rows); at.j < rows; at.next()) {  // A = B[r0:, r0:], Hermitian
-    const int i = at.i, j = at.j;
-    T x = i >= j ? ex.load(&band.w[(r0 + j) * ld + i - j]) : conj(ex.load(&band.w[(r0 + i) * ld + j - i]));
-    a[i + j * lda] = i == j ? T(real_part(x)) : x;
-  }
+  copy_block<T>(  // A = B[r0:, r0:], Hermitian
+      ex, rows, rows,
+      [&](int i, int j) {
+        return i >= j ? load_band(&band.w[(r0 + j) * ld + i - j]) : conj(load_band(&band.w[(r0 + i) * ld + j - i]));
+      },
+      [&](int i, int j, T x) { a[i + j * lda] = i == j ? T(real_part(x)) : x; });
   ex.sync();
   if (k > 0) {
     const T tau_prev = sp.scalars[0];
