@@ -4,7 +4,8 @@
 #
 #   bash tests/gpu_harness.sh [--ranks "1 2 4"] [--no-build | --modules DIR] [--no-tests] [--bench]
 #        [--bench-args "..."] [--solver-bench "N ..."] [--microbench]
-#        [--mpi4py-suite] [--mpi4py-suite-args "..."] [-- extra pytest args]
+#        [--mpi4py-suite] [--mpi4py-suite-args "..."] [--steps FILE [--deadline S]]
+#        [-- extra pytest args]
 #
 # --bench: after the tests, python -m hpcolls.bench for every rank count (JSON and table next to
 # the logs) for docs/PERFORMANCE.md; --bench-args replaces its default arguments (--no-inplace).
@@ -22,6 +23,15 @@
 # --known none --timeout-factor 6, plus --mpi4py-suite-args (e.g. "--modules 'test_cco_buf'"). This machine has no PyPI: the mpi4py sdist must already be in
 # .venv/mpi4py-suite (bash tests/mpi4py_suite/run.sh --fetch-only where PyPI is reachable).
 #
+# --steps FILE: instead of the rank loop, the steps FILE lists (tests/gpu_steps/*.steps: one per
+# line, "NAME SECONDS COMMAND", # comments), in order: each under `timeout` SECONDS, or less where
+# --deadline S (seconds from the harness's start) is nearer, not run with under 20 s left; MPS
+# restarted before each (a client aborted in one step leaves the next without the GPU). Commands
+# see PY (python), MPX (mpiexec --oversubscribe), PYT (pytest, quiet, --maxfail=10), G (tests/gpu)
+# and STEP_LOGS (where to put --json / --plot files). Every step's output and a summary line per
+# step are packed into $logs/steps.tgz (a device call brings back few files) and the summary is
+# printed. STEPS="name ..." in the environment runs only those steps.
+#
 # Runs with the machine's own python3 and packages (no internet): cupy, mpi4py, pybind11,
 # scikit-build-core, cmake, ninja must be there; the build uses --no-build-isolation.
 # Logs go to $OUT (or ./gpu-harness-logs) when set.
@@ -37,6 +47,8 @@ tests=1
 microbench=0
 mpi4py_suite=0
 mpi4py_suite_args=""
+steps_file=""
+deadline_s=100000
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -50,11 +62,15 @@ while [ $# -gt 0 ]; do
     --microbench) microbench=1; shift ;;
     --mpi4py-suite) mpi4py_suite=1; shift ;;
     --mpi4py-suite-args) mpi4py_suite_args="$2"; shift 2 ;;
+    --steps) steps_file="$2"; shift 2 ;;
+    --deadline) deadline_s="$2"; shift 2 ;;
     --) shift; extra=("$@"); break ;;
     -h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
     *) echo "gpu_harness: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+started_at=$(date +%s)
+if [ -n "$steps_file" ] && [ ! -f "$steps_file" ]; then echo "gpu_harness: no steps file $steps_file" >&2; exit 2; fi
 logs="${OUT:-$PWD/gpu-harness-logs}"
 mkdir -p "$logs"
 py="${PYTHON:-python3}"
@@ -121,6 +137,43 @@ stop_mps() {
   if [ "$mps_started" = 1 ]; then echo quit | nvidia-cuda-mps-control; mps_started=0; echo "== CUDA MPS stopped"; fi
 }
 trap stop_mps EXIT
+
+restart_mps() {
+  if [ "$mps_started" = 1 ]; then echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; sleep 1; mps_started=0; fi
+  start_mps >/dev/null
+}
+
+# Runs the steps of $steps_file (see --steps); the exit status is 1 when any step failed.
+run_steps() {
+  local dir name seconds command left rc status=0 wanted
+  dir=$(mktemp -d)/steps
+  mkdir -p "$dir"
+  export PY="$py" MPX="mpiexec --oversubscribe" G=tests/gpu STEP_LOGS="$dir"
+  export PYT="$py -m pytest -q -p no:cacheprovider --color=no --maxfail=10"
+  while read -r name seconds command; do
+    case "$name" in ''|'#'*) continue ;; esac
+    wanted=" ${STEPS:-$name} "
+    [[ "$wanted" == *" $name "* ]] || continue
+    left=$(( deadline_s - ($(date +%s) - started_at) ))
+    if [ "$left" -lt 20 ]; then echo "$name: not run (the deadline)" >>"$dir/summary.txt"; continue; fi
+    [ "$seconds" -le "$left" ] || seconds=$left
+    echo "== [$(( $(date +%s) - started_at )) s] step $name (<= $seconds s)"
+    restart_mps
+    timeout --kill-after=5 "$seconds" bash -c "$command" >"$dir/$name.log" 2>&1
+    rc=$?
+    [ "$rc" = 0 ] || status=1
+    echo "$name: rc=$rc at $(( $(date +%s) - started_at )) s: $(grep -E "passed|failed|error|ratio" "$dir/$name.log" | tail -1 | cut -c1-240)" \
+      | tee -a "$dir/summary.txt"
+  done <"$steps_file"
+  stop_mps
+  tar czf "$logs/steps.tgz" -C "$(dirname "$dir")" steps
+  echo; echo "== summary (logs: $logs/steps.tgz)"; cat "$dir/summary.txt"
+  return $status
+}
+if [ -n "$steps_file" ]; then
+  run_steps
+  exit $?
+fi
 
 declare -A result suite_result
 for n in $ranks_list; do
