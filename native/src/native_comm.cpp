@@ -349,6 +349,8 @@ cudaError_t NativeComm::launch(Kernel k, DType t, Op op, const CollectiveArgs& a
     case Kernel::AllreduceTwoShot: return launch_allreduce_twoshot(dev_, t, op, a);
     case Kernel::ReduceOneShot: return launch_reduce_oneshot(dev_, t, op, a);
     case Kernel::ReduceScatterOneShot: return launch_reduce_scatter_oneshot(dev_, t, op, a);
+    case Kernel::ReduceOneShotSmall: return launch_reduce_oneshot_small(dev_, t, op, a);
+    case Kernel::ReduceScatterOneShotSmall: return launch_reduce_scatter_oneshot_small(dev_, t, op, a);
     default: return cudaErrorInvalidValue;
   }
 }

@@ -10,6 +10,11 @@ namespace {
 
 size_t chunks_of(size_t bytes) { return (bytes + kChunkBytes - 1) / kChunkBytes; }
 
+// Whether a small-message kernel takes a call of `bytes` (Reduce_scatter: its largest block).
+bool small_kernel_fits(const PlanInputs& in, size_t bytes) {
+  return in.threads_override == 0 && oneshot_small_fits(in.nranks, in.ll_mode, chunks_of(bytes), in.max_blocks);
+}
+
 // Which kernel a whole Allreduce of `bytes` runs, from the algorithm request, the scratch and the
 // size table; None when no kernel takes it whole.
 Kernel allreduce_kernel(const PlanInputs& in, size_t bytes) {
@@ -26,8 +31,7 @@ Kernel allreduce_kernel(const PlanInputs& in, size_t bytes) {
   if (twoshot) return Kernel::AllreduceTwoShot;
   if (!oneshot) return Kernel::None;
   // A forced block size (diagnosis) keeps the general kernel, as does a diagnostic LL mode.
-  const bool small = in.threads_override == 0 && oneshot_small_fits(in.nranks, in.ll_mode, chunks_of(bytes), in.max_blocks);
-  return small ? Kernel::AllreduceOneShotSmall : Kernel::AllreduceOneShot;
+  return small_kernel_fits(in, bytes) ? Kernel::AllreduceOneShotSmall : Kernel::AllreduceOneShot;
 }
 
 // Allgather has no diagnostic LL variants: a communicator in another mode leaves it to MPI.
@@ -36,13 +40,16 @@ Kernel allgather_kernel(const PlanInputs& in, size_t bytes) {
   return fits && in.ll_mode == 0 ? Kernel::AllgatherOneShot : Kernel::None;
 }
 
-// The rooted collectives and Reduce_scatter, as Allgather: one kernel each, LL mode 0 only.
+// The rooted collectives and Reduce_scatter, LL mode 0 only: Bcast one kernel; Reduce and
+// Reduce_scatter the small-message kernel where it fits, as Allreduce, else the general one.
 Kernel rooted_kernel(const PlanInputs& in, Collective collective, size_t bytes) {
   const bool bcast = collective == Collective::Bcast;
   const size_t need = bcast ? bcast_half_bytes(bytes) : reduce_half_bytes(bytes, in.nranks);
   if (need > in.half_bytes || in.ll_mode != 0) return Kernel::None;
-  return bcast ? Kernel::BcastOneShot
-               : collective == Collective::Reduce ? Kernel::ReduceOneShot : Kernel::ReduceScatterOneShot;
+  if (bcast) return Kernel::BcastOneShot;
+  const bool small = small_kernel_fits(in, bytes);
+  if (collective == Collective::Reduce) return small ? Kernel::ReduceOneShotSmall : Kernel::ReduceOneShot;
+  return small ? Kernel::ReduceScatterOneShotSmall : Kernel::ReduceScatterOneShot;
 }
 
 Kernel kernel_for(const PlanInputs& in, Collective collective, size_t bytes) {
@@ -58,10 +65,11 @@ bool moves_bytes(Collective c) { return c == Collective::Allgather || c == Colle
 void set_grid(const PlanInputs& in, size_t bytes, Plan& p) {
   const size_t chunks = chunks_of(bytes);
   // Threads with work: one-shot's general kernel gives each chunk a lane per rank; Allgather a
-  // thread per chunk of every rank's block; the rooted kernels a thread per chunk, and at least
-  // one per rank for the handshakes (handshake.cuh).
+  // thread per chunk of every rank's block; the rooted kernels (both Reduce_scatter kernels) a
+  // thread per chunk, and at least one per rank for the handshakes (handshake.cuh).
   const bool rooted = p.kernel == Kernel::BcastOneShot || p.kernel == Kernel::ReduceOneShot ||
-                      p.kernel == Kernel::ReduceScatterOneShot;
+                      p.kernel == Kernel::ReduceScatterOneShot || p.kernel == Kernel::ReduceOneShotSmall ||
+                      p.kernel == Kernel::ReduceScatterOneShotSmall;
   const size_t items = p.kernel == Kernel::AllreduceOneShot   ? chunks << oneshot_lane_shift(in.nranks)
                        : p.kernel == Kernel::AllgatherOneShot ? chunks * size_t(in.nranks)
                        : rooted                               ? std::max(chunks, size_t(in.nranks))
@@ -133,7 +141,8 @@ Plan plan(const PlanInputs& in, Collective collective, size_t bytes, DType dtype
 
 const char* kernel_name(Kernel k) {
   switch (k) {
-    case Kernel::AllreduceOneShotSmall: return "one-shot (small-message kernel)";
+    case Kernel::AllreduceOneShotSmall: case Kernel::ReduceOneShotSmall:
+    case Kernel::ReduceScatterOneShotSmall: return "one-shot (small-message kernel)";
     case Kernel::AllreduceOneShot: return "one-shot";
     case Kernel::AllreduceTwoShot: return "two-shot";
     case Kernel::AllgatherOneShot: case Kernel::BcastOneShot: case Kernel::ReduceOneShot:

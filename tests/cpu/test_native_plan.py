@@ -8,6 +8,7 @@ from hpcolls import dtypes
 _native = pytest.importorskip("hpcolls._native", reason="the native module is not built")
 
 MiB = 1 << 20
+SMALL = "one-shot (small-message kernel)"
 HALF = 4 * MiB  # the default 8 MiB scratch, one half
 
 
@@ -124,7 +125,7 @@ def test_bcast_plan_moves_bytes_with_one_copy_of_the_message_in_scratch():
 def test_reduce_and_reduce_scatter_plan_a_slot_per_rank():
     for coll in (REDUCE, REDUCE_SCATTER):
         p = plan(4096, 4, collective=coll)
-        assert p["kernel"] == "one-shot" and p["pieces"] == 1 and (p["blocks"], p["threads"]) == (1, 256)
+        assert p["kernel"] == SMALL and p["pieces"] == 1 and (p["blocks"], p["threads"]) == (1, 256)
         assert p["largest"] == (HALF // 16 - HANDSHAKE_LINES) // (4 * 2) * 16
         assert plan(p["largest"], 4, collective=coll)["pieces"] == 1
         assert plan(p["largest"] + 16, 4, collective=coll)["pieces"] == 2
@@ -133,6 +134,23 @@ def test_reduce_and_reduce_scatter_plan_a_slot_per_rank():
         assert plan(8, 4, dtypes.F64, dtypes.BAND, collective=coll)["pieces"] == 0
         assert plan(8, 4, dtypes.C128, dtypes.MAX, collective=coll)["pieces"] == 0
         assert plan(8, 4, ll_mode=3, collective=coll)["pieces"] == 0
+
+
+def test_reduce_and_reduce_scatter_take_the_small_kernel_where_allreduce_does():
+    """At 2, 4 and 8 ranks, up to a block per 4 KiB within the rank's share of the SMs, a thread
+    per chunk; other rank counts, larger messages and the diagnosis settings keep the general
+    kernel (reduce_scatter/oneshot.cuh)."""
+    for coll in (REDUCE, REDUCE_SCATTER):
+        for n in (2, 4, 8):
+            p = plan(8, n, collective=coll)
+            assert p["kernel"] == SMALL and (p["blocks"], p["threads"]) == (1, 32), (coll, n)
+        for n in (1, 3, 5, 16):
+            assert plan(8, n, collective=coll)["kernel"] == "one-shot", (coll, n)
+        limit = 5 * _native.SMALL_ONESHOT_BLOCK_BYTES
+        assert plan(limit, 2, max_blocks=5, collective=coll)["kernel"] == SMALL
+        assert plan(limit, 2, max_blocks=5, collective=coll)["blocks"] == 5
+        assert plan(limit + 8, 2, max_blocks=5, collective=coll)["kernel"] == "one-shot"
+        assert plan(8, 2, threads_override=64, collective=coll)["kernel"] == "one-shot"
 
 
 def test_rooted_grids_have_a_thread_per_rank_for_the_handshakes():

@@ -1,7 +1,7 @@
 """Bcast, Reduce, Allgather, Reduce_scatter_block and Reduce_scatter of device buffers through
 hpcolls.Communicator, on the GPU machine. Their route is hpcolls/routes/native.py, their kernels
-native/include/hpcolls/{bcast,allgather,reduce_scatter}/oneshot.cuh (Reduce runs
-Reduce_scatter's). Every dtype x op; 1 element to 16 MiB, odd counts, the native limit's edges and
+native/include/hpcolls/{bcast,allgather,reduce_scatter}/oneshot.cuh and, at 2, 4 and 8 ranks,
+reduce_scatter/oneshot_small.cuh (Reduce runs Reduce_scatter's; both of its kernels are run). Every dtype x op; 1 element to 16 MiB, odd counts, the native limit's edges and
 past it (in pieces, or NCCL where every rank has its own GPU); every root; in place and out; views
 not 16-byte aligned; the bytes after each result untouched; bitwise against the host reference in
 rank order and, where every rank receives the same, across ranks. Then a CUDA graph of every
@@ -19,7 +19,7 @@ import pytest
 from mpi4py import MPI
 
 import hpcolls
-from hpcolls import dtypes, log
+from hpcolls import _native, dtypes, log, settings
 from hpcolls.routes.native import NATIVE_ORDER, route_of
 
 from allreduce_cases import (ALL_CODES, ALL_OPS, assert_bitwise, assert_sum_within_rounding, digest,
@@ -45,6 +45,26 @@ def comm(gpu):
     c = hpcolls.Communicator(WORLD)
     c.Bcast(cupy.zeros(1), root=0)
     assert c.native_path == "on", c.native_path
+    yield c
+    c.close()
+
+
+SMALL_KERNEL = "one-shot (small-message kernel)"
+KERNEL_SETTINGS = {"small-message kernel": {}, "general kernel": {"HPCOLLS_THREADS_PER_BLOCK": "64"}}
+
+
+@pytest.fixture(scope="module", params=list(KERNEL_SETTINGS))
+def reduction_comm(gpu, request):
+    """A communicator whose Reduce and Reduce_scatter run each of their kernels: the small-message
+    one (2, 4 and 8 ranks, as Allreduce's) and the general one (other rank counts, larger
+    messages, and any rank count under HPCOLLS_THREADS_PER_BLOCK, a diagnosis setting)."""
+    with settings.overridden(KERNEL_SETTINGS[request.param]):
+        c = hpcolls.Communicator(WORLD)
+        c.Reduce(cupy.zeros(1), cupy.zeros(1), op=MPI.SUM, root=0)  # opens the native path under the settings
+    small = request.param == "small-message kernel" and N in _native.SMALL_ONESHOT_RANKS
+    for name in ("reduce", "reduce_scatter"):
+        kernel = c._native.plan(8, dtypes.F64, dtypes.SUM, NATIVE_ORDER.index(name))["kernel"]
+        assert kernel == (SMALL_KERNEL if small else "one-shot"), (request.param, name, kernel)
     yield c
     c.close()
 
@@ -85,7 +105,8 @@ def test_data_moving_every_dtype_count_root_and_place(comm, seed, code, name):
 
 
 @pytest.mark.parametrize("code", ALL_CODES, ids=dtypes.NAMES)
-def test_reduce_every_dtype_op_count_and_root(comm, seed, code):
+def test_reduce_every_dtype_op_count_and_root(reduction_comm, seed, code):
+    comm = reduction_comm
     for op in ALL_OPS:
         if not supported(code, op):
             continue
@@ -99,7 +120,8 @@ def test_reduce_every_dtype_op_count_and_root(comm, seed, code):
 
 
 @pytest.mark.parametrize("code", ALL_CODES, ids=dtypes.NAMES)
-def test_reduce_scatter_every_dtype_op_and_counts(comm, seed, code):
+def test_reduce_scatter_every_dtype_op_and_counts(reduction_comm, seed, code):
+    comm = reduction_comm
     rng = np.random.default_rng([seed, code])
     for op in ALL_OPS:
         if not supported(code, op):

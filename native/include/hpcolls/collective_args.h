@@ -43,12 +43,12 @@ inline int oneshot_lane_shift(int nranks) {
   return shift;
 }
 
-// Whether one-shot's small-message kernel can take a call (allreduce_oneshot_small.cu): a rank
-// count it is compiled for, the default LL mode, and a thread per 16-byte chunk, in blocks of
-// kThreadsPerBlock threads (kSmallOneShotBlockBytes each) that all fit the rank's share of the
-// SMs at once (max_blocks: every block waits on its peers' blocks). A forced block size
-// (diagnosis) keeps the general kernel too (NativeComm::small_kernel).
-constexpr int kSmallOneShotRanks[] = {2, 4, 8};  // allreduce_oneshot_small.cu instantiates these
+// Whether a small-message kernel can take a call (allreduce_oneshot_small.cu,
+// reduce_scatter_oneshot_small.cu): a rank count it is compiled for, the default LL mode, and a
+// thread per 16-byte chunk, in blocks of kThreadsPerBlock threads (kSmallOneShotBlockBytes each)
+// that all fit the rank's share of the SMs at once (max_blocks: every block waits on its peers'
+// blocks). A forced block size (diagnosis) keeps the general kernels too (plan.cpp).
+constexpr int kSmallOneShotRanks[] = {2, 4, 8};  // the small-message kernels are instantiated for these
 constexpr size_t kSmallOneShotBlockBytes = size_t(kThreadsPerBlock) * kChunkBytes;
 inline size_t oneshot_small_max_bytes(int max_blocks) { return size_t(max_blocks) * kSmallOneShotBlockBytes; }
 inline bool oneshot_small_fits(int nranks, int ll_mode, size_t chunks, int max_blocks) {
@@ -88,5 +88,11 @@ cudaError_t launch_allgather_oneshot(const DevComm& c, const CollectiveArgs& a);
 cudaError_t launch_bcast_oneshot(const DevComm& c, const CollectiveArgs& a);
 cudaError_t launch_reduce_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_reduce_scatter_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
+cudaError_t launch_reduce_oneshot_small(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
+cudaError_t launch_reduce_scatter_oneshot_small(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
+
+namespace kernels {
+constexpr int kSmallMode = 0;  // the LL mode of the small-message kernels: every communicator not forced to another (ll_line.cuh)
+}  // namespace kernels
 
 }  // namespace hpcolls

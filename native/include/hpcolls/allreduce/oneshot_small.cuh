@@ -28,7 +28,6 @@
 
 namespace hpcolls::kernels {
 
-constexpr int kSmallMode = 0;  // the LL mode of every communicator not forced to another (ll_line.cuh)
 
 template <typename T, Op OP, int kRanks>
 __global__ void allreduce_oneshot_small(DevComm c, const char* send, char* recv, uint32_t bytes, bool vec_ok) {
