@@ -16,7 +16,7 @@ into the block-cyclic layout), so there is no communication: the rows a reflecto
 here. Work for k columns: 2n²k(b+g-1)/b flops (real; the parallelograms' zero triangles
 included), 4n²k for g = b.
 """
-from .backend.arrays import array_module, subtract_product
+from .backend.arrays import adjoint_product, array_module, subtract_product
 from .householder import larft
 
 
@@ -42,5 +42,5 @@ def ormtr_sb2st(reflectors, y):
         rows = xp.lib.stride_tricks.as_strided(
             padded[int(layout.slot_row[slot]):], shape=(stop - first, h, ncols),
             strides=((g + b) * ncols * item, ncols * item, item))
-        subtract_product(xp, rows, vt, v.conj().transpose(0, 2, 1) @ rows)   # Y -= V T Vᴴ Y
+        subtract_product(xp, rows, vt, adjoint_product(xp, v, rows))   # Y -= V T Vᴴ Y
     return padded[:n]

@@ -80,30 +80,76 @@ def _gemm_into(out, a, b):
     *batch, m, n = out.shape
     k = a.shape[-1]
     if not (a.dtype == b.dtype == out.dtype and out.dtype.char in "fdFD"
-            and a.flags.c_contiguous and b.flags.c_contiguous and out.strides[-1] == item
-            and all(stride % item == 0 for stride in out.strides) and out.strides[-2] // item >= max(n, 1)
+            and a.flags.c_contiguous and b.flags.c_contiguous and _row_major_view(out)
             and a.shape == (*batch, m, k) and b.shape == (*batch, k, n)):
         return False
     if out.size == 0 or k == 0:
         return True
+    # column-major view: outᵀ = -bᵀ aᵀ + outᵀ, with ld's the row lengths
+    return _cublas_gemm(out.dtype, "N", "N", n, m, k, -1, (b.data.ptr, n, k * n), (a.data.ptr, k, m * k), 1,
+                        (out.data.ptr, out.strides[-2] // item, out.strides[0] // item if batched else 0),
+                        out.shape[0] if batched else None)
+
+
+def adjoint_product(xp, v, y):
+    """vᴴ @ y for batches (3D) of v (h × g each) and y (h × n each). On the GPU, when v is
+    C-contiguous and y a row-major view (ormtr_sb2st's evenly spaced rows of Y), one cuBLAS
+    strided-batched gemm reads y where it lies, where cupy's matmul first copies a view into a
+    contiguous array (a pass more over y, and y's size more memory)."""
+    if not is_numpy(xp):
+        out = _adjoint_gemm(xp, v, y)
+        if out is not None:
+            return out
+    return v.conj().transpose(0, 2, 1) @ y
+
+
+def _adjoint_gemm(xp, v, y):
+    """adjoint_product by one cuBLAS call; None when the operands do not fit it or this cupy's
+    binding takes other arguments."""
+    if not (v.ndim == y.ndim == 3 and v.dtype == y.dtype and v.dtype.char in "fdFD"
+            and v.flags.c_contiguous and v.shape[:2] == y.shape[:2] and _row_major_view(y)):
+        return None
+    count, h, g = v.shape
+    n = y.shape[2]
+    out = xp.zeros((count, g, n), dtype=v.dtype) if h == 0 else xp.empty((count, g, n), dtype=v.dtype)
+    if out.size == 0 or h == 0:
+        return out
+    item = y.itemsize
+    # column-major view: outᵀ (n × g) = yᵀ (n × h, ld y's row stride) conj(v) (h × g: v's memory,
+    # read column-major as vᵀ, conjugate-transposed)
+    done = _cublas_gemm(v.dtype, "N", "C", n, g, h, 1, (y.data.ptr, y.strides[1] // item, y.strides[0] // item),
+                        (v.data.ptr, g, h * g), 0, (out.data.ptr, n, g * n), count)
+    return out if done else None
+
+
+def _row_major_view(x):
+    """Whether cuBLAS can take x (2D, or a batch: 3D) where it lies as row-major matrices: unit
+    column stride, every stride whole elements, rows at least a row apart."""
+    item = x.itemsize
+    return (x.strides[-1] == item and all(stride % item == 0 for stride in x.strides)
+            and x.strides[-2] // item >= max(x.shape[-1], 1))
+
+
+def _cublas_gemm(dtype, op_first, op_second, m, n, k, alpha, first, second, beta, out, count):
+    """One cuBLAS gemm in column-major terms, out = alpha op(first) op(second) + beta out, each
+    operand (pointer, leading dimension, batch stride) and op "N" or "C"; strided-batched over
+    ``count`` matrices, or one gemm where count is None. False when this cupy's cuBLAS binding
+    takes other arguments (raised before anything runs)."""
     from cupy.cuda import device
     from cupy_backends.cuda.libs import cublas
-    kind = {"f": "s", "d": "d", "F": "c", "D": "z"}[out.dtype.char]
-    alpha, beta = np.array(-1, dtype=out.dtype), np.array(1, dtype=out.dtype)
+    kind = {"f": "s", "d": "d", "F": "c", "D": "z"}[dtype.char]
+    ops = {"N": cublas.CUBLAS_OP_N, "C": cublas.CUBLAS_OP_C}
+    alpha, beta = np.array(alpha, dtype=dtype), np.array(beta, dtype=dtype)
     handle = device.get_cublas_handle()
     mode = cublas.getPointerMode(handle)
     cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
-    ld_out = out.strides[-2] // item
-    op = cublas.CUBLAS_OP_N
-    try:   # column-major view: outᵀ = -bᵀ aᵀ + outᵀ, with ld's the row lengths
-        if batched:
-            getattr(cublas, kind + "gemmStridedBatched")(
-                handle, op, op, n, m, k, alpha.ctypes.data, b.data.ptr, n, k * n, a.data.ptr, k, m * k,
-                beta.ctypes.data, out.data.ptr, ld_out, out.strides[0] // item, out.shape[0])
+    head = (handle, ops[op_first], ops[op_second], m, n, k, alpha.ctypes.data)
+    try:
+        if count is None:
+            getattr(cublas, kind + "gemm")(*head, *first[:2], *second[:2], beta.ctypes.data, *out[:2])
         else:
-            getattr(cublas, kind + "gemm")(handle, op, op, n, m, k, alpha.ctypes.data, b.data.ptr, n,
-                                           a.data.ptr, k, beta.ctypes.data, out.data.ptr, ld_out)
-    except TypeError:      # a binding with other arguments: raised before anything runs
+            getattr(cublas, kind + "gemmStridedBatched")(*head, *first, *second, beta.ctypes.data, *out, count)
+    except TypeError:
         return False
     finally:
         cublas.setPointerMode(handle, mode)

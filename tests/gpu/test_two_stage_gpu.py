@@ -16,7 +16,8 @@ from solver_gpu import COMM, DTYPE_IDS, DTYPES, cupy, wide
 
 import solvers  # noqa: E402
 from solvers.backend import Collectives  # noqa: E402
-from solvers.backend.arrays import subtract_product  # noqa: E402
+import solvers.backend.arrays as arrays  # noqa: E402
+from solvers.backend.arrays import adjoint_product, subtract_product  # noqa: E402
 from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.ormtr import ormtr  # noqa: E402
 from solvers.ormtr_sb2st import ormtr_sb2st  # noqa: E402
@@ -74,6 +75,25 @@ def test_batched_subtract_product_into_evenly_spaced_blocks(seed, dtype):
         want[3 + 11 * i:12 + 11 * i] -= a[i] @ b[i]
     eps = np.finfo(dtype).eps
     assert np.abs(cupy.asnumpy(out) - want).max() < 100 * eps * (1 + np.abs(want).max()), f"seed={seed}"
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_adjoint_product_of_evenly_spaced_blocks_where_they_lie(seed, dtype):
+    """ormtr_sb2st's W = Vᴴ Y: blocks of 9 rows every 11 rows of a C-contiguous array, read by one
+    strided-batched gemm (conjugate-transposed V), against numpy; the array left as it was."""
+    rng = np.random.default_rng(seed)
+    big = _random(rng, (60, 30), dtype)
+    v = _random(rng, (5, 9, 4), dtype)
+    item = big.itemsize
+    dev = cupy.asarray(big)
+    y = cupy.lib.stride_tricks.as_strided(dev[3:], shape=(5, 9, 30), strides=(11 * 30 * item, 30 * item, item))
+    got = cupy.asnumpy(adjoint_product(cupy, cupy.asarray(v), y))
+    assert arrays._adjoint_gemm(cupy, cupy.asarray(v), y) is not None, "the view did not take the one-gemm path"
+    want = np.stack([v[i].conj().T @ big[3 + 11 * i:12 + 11 * i] for i in range(5)])
+    eps = np.finfo(dtype).eps
+    assert got.shape == (5, 4, 30)
+    assert np.abs(got - want).max() < 100 * eps * (1 + np.abs(want).max()), f"seed={seed}"
+    assert np.array_equal(cupy.asnumpy(dev), big)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
