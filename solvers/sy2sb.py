@@ -32,6 +32,8 @@ block, which no panel reaches, by a zero-padded Allreduce); tau (n), column j's 
 factor; and C holding the reflectors: column j's v_j in rows j+b: with its unit leading entry
 explicit, zero elsewhere (ormtr.ormtr(..., offset=b) applies Q from there).
 """
+from functools import lru_cache
+
 import numpy as np
 
 from .backend.arrays import array_module, subtract_product
@@ -129,11 +131,22 @@ def _panel_qr(xp, panel):
 def _band_entries(ab, j0, block, lower, offset):
     """Entries of ``block`` (rows j0+offset:, columns j0:) that lie in the band, into ab: its
     lower triangle (the diagonal block) or its upper one (R, below the diagonal block)."""
-    xp = array_module(ab)
-    rows, cols = block.shape
-    i, j = (np.tril_indices if lower else np.triu_indices)(rows, 0, cols)
-    i, j = xp.asarray(i), xp.asarray(j)
+    i, j = _triangle(array_module(ab), *block.shape, lower)
     ab[j0 + j, offset + i - j] = block[i, j]
+
+
+def _triangle(xp, rows, cols, lower):
+    """The (i, j) of a rows × cols block's lower or upper triangle, on xp's current device, made
+    once per shape: copying host indices to the device at every panel waited for the device's
+    queued work each time (a copy from pageable memory synchronizes the stream first), twice per
+    panel."""
+    return _device_triangle(xp, None if xp is np else xp.cuda.Device().id, rows, cols, lower)
+
+
+@lru_cache(maxsize=64)
+def _device_triangle(xp, device, rows, cols, lower):
+    i, j = (np.tril_indices if lower else np.triu_indices)(rows, 0, cols)
+    return xp.asarray(i), xp.asarray(j)
 
 
 def _rows(dm, lo, hi, base):
