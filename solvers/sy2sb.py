@@ -36,7 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .backend.arrays import array_module, subtract_product
+from .backend.arrays import add_product, array_module, subtract_product
 from .distributed.panels import gather_columns
 from .householder import larft
 
@@ -181,9 +181,9 @@ def _two_sided_update(c, t0, v, t, coll, chunk):
     y = xp.zeros(v.shape, dtype=c.dtype)          # C₂₂ V, zero-padded: summed over the grid
     for r0, r1, c0, c1 in spans:
         block_cols = _cols(c, c0, c1, t0)
-        y[_rows(c, r0, nrows, t0)] += local[r0:, c0:c1] @ v[block_cols]
+        _accumulate(xp, y, _rows(c, r0, nrows, t0), local[r0:, c0:c1], v[block_cols], False)
         if r1 < nrows:      # rows of later chunks stand for the blocks above the diagonal too
-            y[block_cols] += local[r1:, c0:c1].conj().T @ v[_rows(c, r1, nrows, t0)]
+            _accumulate(xp, y, block_cols, local[r1:, c0:c1], v[_rows(c, r1, nrows, t0)], True)
     coll.allreduce(y, scope="all")
     x = y @ t
     w = x - 0.5 * (v @ (t.conj().T @ (v.conj().T @ x)))
@@ -191,6 +191,16 @@ def _two_sided_update(c, t0, v, t, coll, chunk):
     for r0, _, c0, c1 in spans:
         right_h = xp.ascontiguousarray(right[_cols(c, c0, c1, t0)].conj().T)
         subtract_product(xp, local[r0:, c0:c1], xp.ascontiguousarray(left[_rows(c, r0, nrows, t0)]), right_h)
+
+
+def _accumulate(xp, y, index, block, v_part, adjoint):
+    """y[index] += op(block) @ v_part, op = conjugate transpose where ``adjoint``: into y's rows
+    where they lie when ``index`` is a slice (one grid row), reading the block of the trailing
+    matrix where it lies (add_product); through a gathered copy otherwise."""
+    if isinstance(index, slice):
+        add_product(xp, y[index], block, v_part, adjoint)
+    else:
+        y[index] += (block.conj().T if adjoint else block) @ v_part
 
 
 def _last_block(c, j0, ab, coll):

@@ -59,67 +59,65 @@ def synchronize(xp):
 
 
 def subtract_product(xp, out, a, b):
-    """out -= a @ b in place, for 2D operands or batches of them (3D). On the GPU, when ``out``
-    is a row-major view (unit column stride: a block of a larger C-contiguous array; for a
-    batch, evenly spaced blocks) and a, b are C-contiguous, one cuBLAS gemm (strided-batched
-    gemm) with beta = 1 writes into it: no temporary of out's size and one pass over it instead
-    of three (sy2sb's trailing update, ormtr's and ormtr_sb2st's updates are such blocks)."""
-    if is_numpy(xp) or not _gemm_into(out, a, b):
+    """out -= a @ b in place, for 2D operands or batches of them (3D). On the GPU, when ``out``,
+    a and b are row-major views (unit column stride: blocks of larger C-contiguous arrays; for a
+    batch, evenly spaced blocks), one cuBLAS gemm (strided-batched gemm) with beta = 1 writes
+    into out where it lies: no temporary of out's size and one pass over it instead of three
+    (sy2sb's trailing update, ormtr's and ormtr_sb2st's updates are such blocks)."""
+    if is_numpy(xp) or not _gemm_views(out, a, b, -1, 1):
         out -= a @ b
     return out
 
 
-def _gemm_into(out, a, b):
-    """cuBLAS out = -a @ b + out for a row-major view ``out`` (or a batch of them); False when
-    the operands do not fit that call, or this cupy's cuBLAS binding takes other arguments (the
-    caller then takes the plain product)."""
-    batched = out.ndim == 3
-    if out.ndim not in (2, 3) or a.ndim != out.ndim or b.ndim != out.ndim:
-        return False
-    item = out.itemsize
-    *batch, m, n = out.shape
-    k = a.shape[-1]
-    if not (a.dtype == b.dtype == out.dtype and out.dtype.char in "fdFD"
-            and a.flags.c_contiguous and b.flags.c_contiguous and _row_major_view(out)
-            and a.shape == (*batch, m, k) and b.shape == (*batch, k, n)):
-        return False
-    if out.size == 0 or k == 0:
-        return True
-    # column-major view: outᵀ = -bᵀ aᵀ + outᵀ, with ld's the row lengths
-    return _cublas_gemm(out.dtype, "N", "N", n, m, k, -1, (b.data.ptr, n, k * n), (a.data.ptr, k, m * k), 1,
-                        (out.data.ptr, out.strides[-2] // item, out.strides[0] // item if batched else 0),
-                        out.shape[0] if batched else None)
+def add_product(xp, out, a, b, adjoint_a=False):
+    """out += op(a) @ b in place, op(a) = a, or aᴴ where ``adjoint_a``; on the GPU by one cuBLAS
+    gemm reading row-major views where they lie (cupy's matmul copies a non-contiguous operand
+    into a contiguous array first: sy2sb's products with blocks of the trailing matrix)."""
+    if is_numpy(xp) or not _gemm_views(out, a, b, 1, 1, adjoint_a):
+        out += (a.conj().swapaxes(-1, -2) if adjoint_a else a) @ b
+    return out
 
 
 def adjoint_product(xp, v, y):
-    """vᴴ @ y for batches (3D) of v (h × g each) and y (h × n each). On the GPU, when v is
-    C-contiguous and y a row-major view (ormtr_sb2st's evenly spaced rows of Y), one cuBLAS
-    strided-batched gemm reads y where it lies, where cupy's matmul first copies a view into a
-    contiguous array (a pass more over y, and y's size more memory)."""
+    """vᴴ @ y, a new array, for 2D operands or batches of them (3D: v h × g and y h × n each). On
+    the GPU one cuBLAS gemm reads y where it lies when it is a row-major view (ormtr_sb2st's
+    evenly spaced rows of Y), where cupy's matmul would copy it first."""
     if not is_numpy(xp):
-        out = _adjoint_gemm(xp, v, y)
-        if out is not None:
+        out = xp.empty((*v.shape[:-2], v.shape[-1], y.shape[-1]), dtype=v.dtype)
+        if _gemm_views(out, v, y, 1, 0, adjoint_a=True):
             return out
-    return v.conj().transpose(0, 2, 1) @ y
+    return v.conj().swapaxes(-1, -2) @ y
 
 
-def _adjoint_gemm(xp, v, y):
-    """adjoint_product by one cuBLAS call; None when the operands do not fit it or this cupy's
-    binding takes other arguments."""
-    if not (v.ndim == y.ndim == 3 and v.dtype == y.dtype and v.dtype.char in "fdFD"
-            and v.flags.c_contiguous and v.shape[:2] == y.shape[:2] and _row_major_view(y)):
-        return None
-    count, h, g = v.shape
-    n = y.shape[2]
-    out = xp.zeros((count, g, n), dtype=v.dtype) if h == 0 else xp.empty((count, g, n), dtype=v.dtype)
-    if out.size == 0 or h == 0:
-        return out
-    item = y.itemsize
-    # column-major view: outᵀ (n × g) = yᵀ (n × h, ld y's row stride) conj(v) (h × g: v's memory,
-    # read column-major as vᵀ, conjugate-transposed)
-    done = _cublas_gemm(v.dtype, "N", "C", n, g, h, 1, (y.data.ptr, y.strides[1] // item, y.strides[0] // item),
-                        (v.data.ptr, g, h * g), 0, (out.data.ptr, n, g * n), count)
-    return out if done else None
+def _gemm_views(out, a, b, alpha, beta, adjoint_a=False):
+    """cuBLAS out = alpha op(a) @ b + beta out (op(a) = a, or aᴴ where ``adjoint_a``) for
+    row-major views, 2D or batches of them (3D); False when the operands do not fit that call,
+    or this cupy's cuBLAS binding takes other arguments (nothing ran: the caller takes the plain
+    product)."""
+    nd = out.ndim
+    if nd not in (2, 3) or a.ndim != nd or b.ndim != nd:
+        return False
+    *batch, m, n = out.shape
+    k = b.shape[-2]
+    if not (a.dtype == b.dtype == out.dtype and out.dtype.char in "fdFD"
+            and a.shape == ((*batch, k, m) if adjoint_a else (*batch, m, k)) and b.shape == (*batch, k, n)
+            and _row_major_view(out) and _row_major_view(a) and _row_major_view(b)):
+        return False
+    if out.size == 0:
+        return True
+    if k == 0:        # an empty sum: out = beta out
+        if beta != 1:
+            out[...] = out * beta if beta else 0
+        return True
+    item = out.itemsize
+
+    def operand(x):   # (pointer, leading dimension, batch stride), in elements
+        return x.data.ptr, x.strides[-2] // item, x.strides[0] // item if nd == 3 else 0
+
+    # column-major view: outᵀ = alpha bᵀ op(a)ᵀ + beta outᵀ, op(a)ᵀ being a's memory read as it
+    # is, or conjugate-transposed; the leading dimensions are the row strides
+    return _cublas_gemm(out.dtype, "N", "C" if adjoint_a else "N", n, m, k, alpha, operand(b), operand(a), beta,
+                        operand(out), out.shape[0] if nd == 3 else None)
 
 
 def _row_major_view(x):

@@ -17,7 +17,7 @@ from solver_gpu import COMM, DTYPE_IDS, DTYPES, cupy, wide
 import solvers  # noqa: E402
 from solvers.backend import Collectives  # noqa: E402
 import solvers.backend.arrays as arrays  # noqa: E402
-from solvers.backend.arrays import adjoint_product, subtract_product  # noqa: E402
+from solvers.backend.arrays import add_product, adjoint_product, subtract_product  # noqa: E402
 from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.ormtr import ormtr  # noqa: E402
 from solvers.ormtr_sb2st import ormtr_sb2st  # noqa: E402
@@ -88,12 +88,35 @@ def test_adjoint_product_of_evenly_spaced_blocks_where_they_lie(seed, dtype):
     dev = cupy.asarray(big)
     y = cupy.lib.stride_tricks.as_strided(dev[3:], shape=(5, 9, 30), strides=(11 * 30 * item, 30 * item, item))
     got = cupy.asnumpy(adjoint_product(cupy, cupy.asarray(v), y))
-    assert arrays._adjoint_gemm(cupy, cupy.asarray(v), y) is not None, "the view did not take the one-gemm path"
+    assert arrays._gemm_views(cupy.empty((5, 4, 30), dtype), cupy.asarray(v), y, 1, 0, adjoint_a=True), \
+        "the view did not take the one-gemm path"
     want = np.stack([v[i].conj().T @ big[3 + 11 * i:12 + 11 * i] for i in range(5)])
     eps = np.finfo(dtype).eps
     assert got.shape == (5, 4, 30)
     assert np.abs(got - want).max() < 100 * eps * (1 + np.abs(want).max()), f"seed={seed}"
     assert np.array_equal(cupy.asnumpy(dev), big)
+
+
+@pytest.mark.parametrize("adjoint", [False, True], ids=["a", "a^H"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_add_product_of_a_block_read_where_it_lies(seed, dtype, adjoint):
+    """sy2sb's X += C₂₂ V and X += C₂₂ᴴ V: a block of a larger array, read where it lies by one
+    gemm, times V, into some rows of X; against numpy, the rest of X and the array untouched."""
+    rng = np.random.default_rng(seed)
+    big = _random(rng, (70, 90), dtype)
+    block = big[13:63, 41:81]                                   # 50 x 40
+    op_block = block.conj().T if adjoint else block
+    m, k = op_block.shape
+    v, x = _random(rng, (k, 6), dtype), _random(rng, (m + 10, 6), dtype)
+    big_dev, v_dev, x_dev = cupy.asarray(big), cupy.asarray(v), cupy.asarray(x)
+    blk = big_dev[13:63, 41:81]
+    assert arrays._gemm_views(cupy.empty((m, 6), dtype), blk, v_dev, 1, 0, adjoint), "not one gemm"
+    add_product(cupy, x_dev[5:5 + m], blk, v_dev, adjoint_a=adjoint)
+    want = x.copy()
+    want[5:5 + m] += op_block @ v
+    eps = np.finfo(dtype).eps
+    assert np.abs(cupy.asnumpy(x_dev) - want).max() < 100 * eps * (1 + np.abs(want).max()), f"seed={seed}"
+    assert np.array_equal(cupy.asnumpy(big_dev), big)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
