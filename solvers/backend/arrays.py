@@ -93,7 +93,9 @@ def _gemm_views(out, a, b, alpha, beta, adjoint_a=False):
     """cuBLAS out = alpha op(a) @ b + beta out (op(a) = a, or aᴴ where ``adjoint_a``) for
     row-major views, 2D or batches of them (3D); False when the operands do not fit that call,
     or this cupy's cuBLAS binding takes other arguments (nothing ran: the caller takes the plain
-    product)."""
+    product). out must not overlap a or b: cuBLAS reads them while it writes out (numpy's
+    product, which the callers fall back to, makes a temporary first; no caller passes such
+    views)."""
     nd = out.ndim
     if nd not in (2, 3) or a.ndim != nd or b.ndim != nd:
         return False
