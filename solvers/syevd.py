@@ -22,6 +22,8 @@ Stages are named as LAPACK names them for the dtype (lapack_names.py). By ``meth
 rank (single.py): one stage, named for that call. sygvd runs this driver on the matrix hegst
 made (as SLATE's hegv runs heev).
 """
+import numpy as np
+
 from .arguments import check_finite as check_finite_inputs
 from .arguments import validate_arguments
 from .backend.arrays import is_numpy
@@ -60,7 +62,7 @@ def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=
     lower, vectors = uplo.upper() == "L", jobz.upper() == "V"
     on_gpu = not is_numpy(a.xp)
     chosen, why = choose_method(method, a.shape[0], a.grid.size, on_gpu)
-    reduced_by, reduction_why = choose_reduction(reduction, a.shape[0], on_gpu)
+    reduced_by, reduction_why = choose_reduction(reduction, a.shape[0], on_gpu, np.dtype(a.dtype).kind == "c")
     band = band_for(band, a.nb, on_gpu)
     vectors_by(tridiagonal, a.grid.size)                  # a bad name fails before any work
     if check_finite:

@@ -284,7 +284,7 @@ def _method_line(requested, n, nranks, device):
 
 def _reduction_line(args, n, nb, device):
     from ..reduction import band_for, choose_reduction
-    reduction, why = choose_reduction(args.reduction, n, device == "gpu")
+    reduction, why = choose_reduction(args.reduction, n, device == "gpu", args.dtype.startswith("complex"))
     if reduction == "1stage":
         return f"1stage [{why}]"
     return f"2stage, band {band_for(args.band, nb, device == 'gpu')} [{why}]"

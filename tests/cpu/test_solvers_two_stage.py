@@ -159,12 +159,14 @@ def test_reduction_choice_and_bandwidth(monkeypatch):
     assert choose_reduction("1stage", 10 ** 6, True)[0] == "1stage"
     assert choose_reduction("2stage", 3, False)[0] == "2stage"
     assert choose_reduction("auto", 100, False)[0] == "1stage"
-    # the measured defaults: two-stage from 16384 on a GPU, never on CPU
-    assert choose_reduction("auto", 16384, True) == ("2stage", "auto: n = 16384 >= 16384 on GPU")
+    # the measured defaults: two-stage from 16384 for real data on a GPU; complex and CPU never
+    assert choose_reduction("auto", 16384, True) == ("2stage", "auto: n = 16384 >= 16384 for real data on GPU")
     assert choose_reduction("auto", 8192, True)[0] == "1stage"
+    assert choose_reduction("auto", 10 ** 5, True, complex_data=True) == (
+        "1stage", "auto: no two-stage crossover measured for complex data on GPU")
     assert choose_reduction("auto", 10 ** 5, False)[0] == "1stage"
-    monkeypatch.setitem(reduction.TWO_STAGE_FROM, "gpu", 4096)
-    assert choose_reduction("auto", 4096, True) == ("2stage", "auto: n = 4096 >= 4096 on GPU")
+    monkeypatch.setitem(reduction.TWO_STAGE_FROM, ("gpu", "real"), 4096)
+    assert choose_reduction("auto", 4096, True) == ("2stage", "auto: n = 4096 >= 4096 for real data on GPU")
     assert choose_reduction("auto", 4095, True)[0] == "1stage"
     with pytest.raises(InputError, match="reduction must be one of"):
         choose_reduction("two", 10, False)
