@@ -4,7 +4,8 @@ Per n, on the tridiagonal of Q Λ Qᵀ with Λ uniform in [−1, 1] and Q random
 bench's spectrum; made on rank 0 by LAPACK's dsytrd, O(n³) on its host: meant for n of a few
 thousand), tridiagonal.stevd (divide and conquer, jobz V, into a block-cyclic layout of --nb)
 for all eigenpairs and for the lowest ⌈F·n⌉ of each --lowest F (its top merge forming only
-those eigenvectors), and with --mrrr bisection + MRRR of those (stebz + stemr). The solves
+those eigenvectors), with --mrrr bisection + MRRR of those (stebz + stemr), and with --sterf the
+eigenvalues alone by host dsterf (jobz N's crossover to the device solve). The solves
 alternate within each round; every solve starts and ends at a barrier; rank 0 prints the median
 and the samples of each, the load average, and each subset's time as a share of all's.
 """
@@ -16,6 +17,7 @@ import sys
 import time
 
 import numpy as np
+import scipy.linalg
 from mpi4py import MPI
 
 
@@ -30,6 +32,10 @@ def parse_args(argv):
     p.add_argument("--tridiagonal", choices=TRIDIAGONAL, default="auto",
                    help="how divide and conquer makes the eigenvectors over the ranks (default auto)")
     p.add_argument("--mrrr", action="store_true", help="also bisection + MRRR of each subset")
+    p.add_argument("--sterf", action="store_true",
+                   help="also eigenvalues alone by host LAPACK dsterf, what jobz N takes below "
+                        "tridiagonal.DEVICE_EIGENVALUES_FROM in a GPU run (beside 'all', the device "
+                        "solve that jobz N takes from there with its eigenvectors dropped)")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
     p.add_argument("--repeat", type=int, default=3, help="timed rounds (default 3)")
     p.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
@@ -87,6 +93,9 @@ def main(argv=None):
                 stemr(d, e, 1, w, args.nb, grid, coll, np.float64, xp)
 
         solves = {"all": lambda: divide_and_conquer(n)}
+        if args.sterf:
+            solves["sterf (host)"] = lambda: scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True,
+                                                                           lapack_driver="sterf")
         for fraction in args.lowest:
             k = max(1, math.ceil(fraction * n - 1e-9))
             solves[f"D&C I:1:{k}"] = lambda k=k: divide_and_conquer(k)
