@@ -110,11 +110,12 @@ def default_group(band):
     return band
 
 
-def sb2st(ab, band, coll, vectors, group=None, native=True):
+def sb2st(ab, band, coll, vectors, group=None, native=True, chase_threads=None):
     """Tridiagonalize the Hermitian band ``ab`` (n × (b+1), ab[j, d] = B[j+d, j], the same on
     every rank; an array of the run's backend). Returns (d, e, reflectors): d (n) and e (n-1)
     real, on the backend; reflectors a BulgeReflectors when ``vectors``, else None.
-    ``native=False`` runs the Python steps (the reference)."""
+    ``native=False`` runs the Python steps (the reference); ``chase_threads``: the GPU chase's
+    threads per block (default sb2st_native.THREADS_PER_BLOCK)."""
     xp = coll.xp
     n = ab.shape[0]
     dtype = ab.dtype
@@ -127,7 +128,8 @@ def sb2st(ab, band, coll, vectors, group=None, native=True):
         v = xp.zeros((layout.groups, layout.height, layout.group), dtype=dtype)
         tau = xp.zeros((layout.groups, layout.group), dtype=dtype)
     from . import sb2st_native
-    chased, how = sb2st_native.chase(work, layout, v, tau, coll) if native else (False, "python (requested)")
+    chased, how = (sb2st_native.chase(work, layout, v, tau, coll, chase_threads) if native
+                   else (False, "python (requested)"))
     if not chased:
         host = [None if x is None else to_host(x).copy() for x in (work, v, tau)]
         with quiet_division():

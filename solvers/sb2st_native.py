@@ -13,9 +13,11 @@ THREADS_PER_BLOCK = 128
 WAIT_TIMEOUT_S = 10.0     # longest a GPU worker waits for the sweep before its own
 
 
-def chase(work, layout, v, tau, coll):
+def chase(work, layout, v, tau, coll, threads_per_block=None):
     """Chase the band ``work`` (n × 2b, on the run's backend) in place, the reflectors into
-    ``v``, ``tau`` (None: not kept)."""
+    ``v``, ``tau`` (None: not kept); ``threads_per_block``: the GPU kernel's (default
+    THREADS_PER_BLOCK; solvers.bench_sb2st compares them)."""
+    threads_per_block = threads_per_block or THREADS_PER_BLOCK
     native, why = kernels()
     if native is None:
         return False, f"python ({why})"
@@ -38,9 +40,9 @@ def chase(work, layout, v, tau, coll):
                         v=0 if v is None else v.data.ptr, tau=0 if tau is None else tau.data.ptr,
                         index=index.data.ptr, kmax=layout.index.shape[1], group=layout.group,
                         height=layout.height, scratch=scratch.data.ptr,
-                        stream=xp.cuda.get_current_stream().ptr, threads_per_block=THREADS_PER_BLOCK,
+                        stream=xp.cuda.get_current_stream().ptr, threads_per_block=threads_per_block,
                         timeout_s=WAIT_TIMEOUT_S)
-    return True, f"GPU kernel ({THREADS_PER_BLOCK} threads per sweep in flight)"
+    return True, f"GPU kernel ({threads_per_block} threads per sweep in flight)"
 
 
 def _host(native, code, work, layout, v, tau):

@@ -119,14 +119,17 @@ def test_add_product_of_a_block_read_where_it_lies(seed, dtype, adjoint):
     assert np.array_equal(cupy.asnumpy(big_dev), big)
 
 
+@pytest.mark.parametrize("threads", [None, 32, 512], ids=["default-threads", "32-threads", "512-threads"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("n,b,g", [(300, 16, 16), (257, 8, 4), (64, 64, 64), (40, 7, 9), (3, 5, 5), (2, 1, 1)])
-def test_gpu_chase_tridiagonalizes_the_band(one_rank, seed, n, b, g, dtype):
+def test_gpu_chase_tridiagonalizes_the_band(one_rank, seed, n, b, g, dtype, threads):
+    """At the default block size and at others (each step's loops and batched loads spread over
+    fewer or more threads than a block's rows)."""
     rng = np.random.default_rng(seed)
     ab = random_band(rng, n, b, dtype)
-    d, e, refl = sb2st(cupy.asarray(ab), b, one_rank, True, group=g)
+    d, e, refl = sb2st(cupy.asarray(ab), b, one_rank, True, group=g, chase_threads=threads)
     chase = one_rank.stats["other"].notes["chase"]
-    assert chase.startswith("GPU kernel"), chase
+    assert chase.startswith(f"GPU kernel ({threads or 128} threads"), chase
     d, e = cupy.asnumpy(d).astype(np.float64), cupy.asnumpy(e).astype(np.float64)
     big = band_to_full(ab)
     eps = np.finfo(dtype).eps
