@@ -12,12 +12,8 @@ cudaError_t launch_reduce_scatter_oneshot_small(const DevComm& c, DType t, Op op
   return dispatch(t, op, [&](auto type_tag, auto op_tag) {
     using T = decltype(type_tag);
     constexpr Op kOp = decltype(op_tag)::value;
-    static_assert(sizeof(kSmallOneShotRanks) == 3 * sizeof(int) && kSmallOneShotRanks[0] == 2 &&
-                      kSmallOneShotRanks[1] == 4 && kSmallOneShotRanks[2] == 8,
-                  "the cases below are kSmallOneShotRanks");
-    auto* kernel = c.nranks == 2   ? &kernels::reduce_scatter_oneshot_small<T, kOp, 2>
-                   : c.nranks == 4 ? &kernels::reduce_scatter_oneshot_small<T, kOp, 4>
-                                   : &kernels::reduce_scatter_oneshot_small<T, kOp, 8>;  // oneshot_small_fits admits these
+    auto* kernel = small_kernel_for_ranks(
+        c.nranks, [](auto ranks) { return &kernels::reduce_scatter_oneshot_small<T, kOp, decltype(ranks)::value>; });
     return launch_kernel(a, kernel, c, static_cast<const char*>(a.send), static_cast<char*>(a.recv), *a.layout,
                          largest, send_vec, recv_vec, a.collective);
   });

@@ -64,6 +64,20 @@ cudaError_t dispatch(DType t, Op op, F&& launch) {
   }
 }
 
+// The small-message kernel instantiation for the rank count: pick(std::integral_constant<int, N>{})
+// for N in kSmallOneShotRanks (oneshot_small_fits admits no other count).
+template <typename Pick>
+auto small_kernel_for_ranks(int nranks, Pick pick) {
+  static_assert(sizeof(kSmallOneShotRanks) == 3 * sizeof(int) && kSmallOneShotRanks[0] == 2 &&
+                    kSmallOneShotRanks[1] == 4 && kSmallOneShotRanks[2] == 8,
+                "the cases below are kSmallOneShotRanks");
+  switch (nranks) {
+    case 2: return pick(std::integral_constant<int, 2>{});
+    case 4: return pick(std::integral_constant<int, 4>{});
+    default: return pick(std::integral_constant<int, 8>{});
+  }
+}
+
 // Launches the AllReduce kernel instantiation that pick(T{}, op tag) returns for (t, op), built
 // for LL mode kMode (ll_line.cuh; the default build has mode 0 only, the diagnostic module the
 // others): every algorithm's kernels share one signature, so only the choice of kernel differs
