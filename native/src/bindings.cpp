@@ -10,6 +10,7 @@
 #include "hpcolls/diagnostics.h"
 #include "hpcolls/errors.h"
 #include "hpcolls/fast_entry.h"
+#include "hpcolls/host_call.h"
 #include "hpcolls/native_comm.h"
 #include "hpcolls/plan.h"
 #include "hpcolls/runtime_info.h"
@@ -29,6 +30,7 @@ PYBIND11_MODULE(_native, m) {
   py::register_exception<CommunicatorBroken>(m, "CommunicatorBroken", PyExc_RuntimeError);
   bind_fast_entries(m);
   bind_c_api(m);
+  bind_host_calls(m);
 
   m.attr("CUDART_VERSION_BUILT") = CUDART_VERSION;
   m.attr("MAX_RANKS") = kMaxRanks;
