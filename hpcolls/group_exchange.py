@@ -36,11 +36,17 @@ class GroupExchange:
     nodes), whose rank j is rank `members[j]` of the hierarchical communicator (the name errors
     use). `failures` is the communicator's FailureChannel, `where` names the group in errors."""
 
-    def __init__(self, comm, members, failures, timeout_s, where):
+    def __init__(self, comm, members, failures, timeout_s, where, tag=_TAG):
         self.comm, self.members, self.failures = comm, list(members), failures
-        self.timeout_s, self.where = timeout_s, where
+        self.timeout_s, self.where, self.tag = timeout_s, where, tag
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         self.call = 0          # the hierarchical call being served: set by the caller
+
+    def detached(self, tag):
+        """The same exchange on its own `tag` and deaf to the failure notices: for a step that runs
+        on another thread beside this one's exchanges (a captured call's host step runs on CUDA's
+        host-function thread), so that neither takes the other's messages."""
+        return GroupExchange(self.comm, self.members, None, self.timeout_s, self.where, tag)
 
     def exchange(self, sends, recvs, what):
         """Sends {group rank: host array} and receives {group rank: host array}, all at once,
@@ -48,10 +54,10 @@ class GroupExchange:
         requests, sources = [], []
         # As bytes: MPI need not know the element type (Open MPI 4.1 has no float16).
         for peer, buf in recvs.items():
-            requests.append(self.comm.Irecv([buf, MPI.BYTE], peer, _TAG))
+            requests.append(self.comm.Irecv([buf, MPI.BYTE], peer, self.tag))
             sources.append(peer)
         for peer, buf in sends.items():
-            requests.append(self.comm.Isend([buf, MPI.BYTE], peer, _TAG))
+            requests.append(self.comm.Isend([buf, MPI.BYTE], peer, self.tag))
             sources.append(peer)
         self._wait(requests, sources, len(recvs), what)
 
@@ -92,7 +98,7 @@ class GroupExchange:
             if now > spin_until:
                 time.sleep(1e-5)  # ranks may outnumber cores (oversubscribed tests, ranks sharing a host)
             early = None
-            if now >= next_notice:
+            if self.failures is not None and now >= next_notice:
                 early = self.failures.failed(self.call)
                 next_notice = now + _NOTICE_EVERY_S
             if early is None and now < deadline:

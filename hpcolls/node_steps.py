@@ -20,7 +20,6 @@ import ctypes
 import numpy as np
 
 from . import dtypes, reduction
-from .capture import refuse_capture
 from .errors import CollectiveTimeout, HpcollsError
 from .group_exchange import GroupExchange
 from .missing_rank import Missing
@@ -40,13 +39,13 @@ class NativeNodeSteps:
         self.stream = 0
 
     def begin(self, call, stream, what):
-        refuse_capture(stream, f"a hierarchical {what} (its step between the nodes goes through MPI)",
-                       "make it outside the capture")
+        """Starts call number `call` (`what`) on `stream`; True when the stream is being captured."""
         self.stream = stream
         if len(self._epochs) >= _EPOCHS_KEPT:
             del self._epochs[:_EPOCHS_KEPT // 2], self._calls[:_EPOCHS_KEPT // 2]
         self._epochs.append(self.nc.host_epoch + 1)
         self._calls.append(call)
+        return bool(self._native.stream_is_capturing(stream))
 
     def largest(self, collective):
         """The largest message (bytes; for reduce_scatter and allgather the largest block) the
@@ -73,6 +72,10 @@ class NativeNodeSteps:
 
     def from_host(self, dst, host):
         self._native.memcpy(dst, host.ctypes.data, host.nbytes, self.stream)
+
+    def copy_async(self, dst, src, nbytes):
+        """nbytes from src to dst (host or node memory) in the stream's order, not waited for."""
+        self._native.memcpy_async(dst, src, nbytes, self.stream)
 
     def work(self, nbytes):
         """Device memory of at least `nbytes`, this object's own (each call is done with it by its
@@ -130,6 +133,7 @@ class HostNodeSteps:
 
     def begin(self, call, stream, what):
         self.group.call = call
+        return False  # host memory: nothing to capture
 
     def largest(self, collective):
         return 1 << 40

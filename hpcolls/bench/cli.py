@@ -141,7 +141,10 @@ def measure(args, cupy, coll, algo, block, dtype, inplace, want):
     fn, route, detail = found
     sync = cupy.cuda.Device().synchronize if on_device else None
     host = host_timed(args, fn, sync)
-    graphed = graph_timed(args, cupy, fn) if on_device and not args.no_graph else None
+    # The hierarchical rows are host-timed as the calls users make eagerly run: captured, their host
+    # step would be a graph's host node, timed on CUDA's host-function thread instead.
+    graphed = graph_timed(args, cupy, fn) if on_device and not args.no_graph and algo not in hierarchy_rows.ALGOS \
+        else None
     device, check = (None, fn) if graphed is None else graphed
     if graphed is not None and inplace:
         check = fn  # a graph's in-place calls compound: one eager call is checked instead

@@ -13,8 +13,8 @@
   ranks (what a communicator over several nodes got before the hierarchy), and `auto`, all ranks
   as one node: the flat native path, the upper bound the hierarchy approaches inside a node.
 
-The hierarchical calls go through MPI, so they have no device time (a CUDA-graph capture refuses
-them): their rows are host-timed.
+The hierarchical calls' step between the nodes is MPI on the host, so their rows are host-timed, as
+calls made outside a graph run (inside one, that step is a host node: hpcolls/host_steps.py).
 """
 from . import cases, runners
 

@@ -23,7 +23,8 @@ pinned memory, exchanged with point-to-point messages polled against HPCOLLS_TIM
 (hpcolls/reduction.py) in node order, and copied back. For the small messages this path carries a
 device combine after a CUDA-aware MPI or NCCL exchange would save the two copies but add a kernel
 and a synchronization; the host combine keeps the result equal to the host reference by
-construction. A call through this path cannot be captured in a CUDA graph (GraphCaptureError).
+construction. On a stream being captured into a CUDA graph, the copies become the graph's memcpy
+nodes and the host step a host node that every replay runs (hpcolls/host_steps.py).
 
 A rank that skips a call or dies: every bounded wait ends (the native kernels' own deadline,
 the polled MPI messages'), and the ranks that gave up find the missing rank by following each
@@ -43,6 +44,7 @@ from .. import dtypes, hierarchy_model, log
 from ..errors import CollectiveTimeout, CommunicatorBroken, HpcollsError
 from ..group_exchange import GroupExchange
 from ..hierarchy import node_hierarchy
+from ..host_steps import CapturedHostSteps, EagerHostSteps
 from ..missing_rank import FailureChannel, Missing
 from ..reduction import reduce_in_rank_order
 from ..staging import StagingPool
@@ -65,6 +67,7 @@ class HierarchicalPath:
         self.inter = GroupExchange(nodes.inter, nodes.peers_across_nodes(), self.failures, cfg.timeout_s,
                                    f"between the nodes (local index {nodes.local_index})")
         self.staging = StagingPool(cfg.staging)
+        self.captured = CapturedHostSteps(node, self.staging, self.inter)
         self.calls = 0
         self.broken = None
         self._names = {}
@@ -147,14 +150,14 @@ class HierarchicalPath:
         if scheme is None:
             return False
         body = self._leaders if scheme == "leaders" else self._slices
-        self._run(f"Allreduce ({scheme})", stream, lambda: body(src, dst, count, code, op))
+        self._run(f"Allreduce ({scheme})", stream, lambda hs: body(hs, src, dst, count, code, op))
         return True
 
     def bcast(self, buf, nbytes, root, stream):
         if nbytes > self.node.largest("bcast"):
             return False
         if nbytes:
-            self._run("Bcast", stream, lambda: self._bcast(buf, nbytes, *self._where(root)))
+            self._run("Bcast", stream, lambda hs: self._bcast(hs, buf, nbytes, *self._where(root)))
         return True
 
     def reduce(self, src, dst, count, code, op, root, stream):
@@ -162,7 +165,7 @@ class HierarchicalPath:
         if count * dtypes.ITEMSIZE[code] > self.node.largest("reduce"):
             return False
         if count:
-            self._run("Reduce", stream, lambda: self._reduce(src, dst, count, code, op, root))
+            self._run("Reduce", stream, lambda hs: self._reduce(hs, src, dst, count, code, op, root))
         return True
 
     def allgather(self, src, dst, nbytes, stream):
@@ -170,101 +173,111 @@ class HierarchicalPath:
         if not self.h.consecutive or nbytes > self.node.largest("allgather"):
             return False
         if nbytes:
-            self._run("Allgather", stream, lambda: self._allgather(src, dst, nbytes))
+            self._run("Allgather", stream, lambda hs: self._allgather(hs, src, dst, nbytes))
         return True
 
     # -- the schemes -------------------------------------------------------------------------------
-    def _leaders(self, src, dst, count, code, op):
+    def _leaders(self, hs, src, dst, count, code, op):
         node = self.node
         node.reduce(src, dst, count, code, op, 0)
         if node.rank == 0:
-            self._across_nodes(dst, dst, count, code, op)
+            self._across_nodes(hs, dst, dst, count, code, op)
         node.bcast(dst, count * dtypes.ITEMSIZE[code], 0)
 
-    def _slices(self, src, dst, count, code, op):
+    def _slices(self, hs, src, dst, count, code, op):
         node, itemsize = self.node, dtypes.ITEMSIZE[code]
         k, slice_count = node.size, count // node.size
         mine = dst + node.rank * slice_count * itemsize
-        work = node.work(slice_count * itemsize)
+        work = hs.work(slice_count * itemsize)
         node.reduce_scatter(src, work, [slice_count] * k, code, op)
-        self._across_nodes(work, mine, slice_count, code, op)
+        self._across_nodes(hs, work, mine, slice_count, code, op)
         node.allgather(mine, dst, slice_count * itemsize, slice_count * itemsize)
 
-    def _across_nodes(self, partial, dst, count, code, op):
+    def _across_nodes(self, hs, partial, dst, count, code, op):
         """dst = this node's partial (`count` elements at `partial`, node memory) combined with the
         other nodes', in node order, through host memory."""
-        with self._host(count, code) as part:
-            self.node.to_host(part, partial)
-            gathered = np.empty((self.nnodes, count), part.dtype)
-            self.inter.allgather(part, gathered)
-            part[:] = reduce_in_rank_order(code, op, list(gathered))
-            self.node.from_host(dst, part)
+        part = hs.buffer(count, code)
 
-    def _bcast(self, buf, nbytes, root_node, root_local):
+        def combine():
+            gathered = np.empty((self.nnodes, count), part.dtype)
+            hs.inter.allgather(part, gathered)
+            part[:] = reduce_in_rank_order(code, op, list(gathered))
+        hs.run([(part, partial)], combine, [(dst, part)])
+
+    def _bcast(self, hs, buf, nbytes, root_node, root_local):
         node = self.node
         if node.rank == root_local:
-            with self._host(nbytes, dtypes.U8) as host:
-                if self.h.node_index == root_node:
-                    node.to_host(host, buf)
-                self.inter.bcast(host, root_node)
-                if self.h.node_index != root_node:
-                    node.from_host(buf, host)
+            host = hs.buffer(nbytes, dtypes.U8)
+            here = self.h.node_index == root_node
+            hs.run([(host, buf)] if here else [], lambda: hs.inter.bcast(host, root_node),
+                   [] if here else [(buf, host)])
         node.bcast(buf, nbytes, root_local)
 
-    def _reduce(self, src, dst, count, code, op, root):
+    def _reduce(self, hs, src, dst, count, code, op, root):
         node = self.node
         root_node, root_local = self._where(root)
         if node.rank != root_local:
             node.reduce(src, src, count, code, op, root_local)  # the receive buffer is the root's only
             return
-        target = dst if self.rank == root else node.work(count * dtypes.ITEMSIZE[code])
+        target = dst if self.rank == root else hs.work(count * dtypes.ITEMSIZE[code])
         node.reduce(src, target, count, code, op, root_local)
-        with self._host(count, code) as part:
-            node.to_host(part, target)
-            if self.rank != root:
-                self.inter.gather(part, None, root_node)
-                return
-            gathered = np.empty((self.nnodes, count), part.dtype)
-            self.inter.gather(part, gathered, root_node)
-            part[:] = reduce_in_rank_order(code, op, list(gathered))
-            node.from_host(dst, part)
+        part = hs.buffer(count, code)
+        if self.rank != root:
+            hs.run([(part, target)], lambda: hs.inter.gather(part, None, root_node), [])
+            return
 
-    def _allgather(self, src, dst, nbytes):
+        def combine():
+            gathered = np.empty((self.nnodes, count), part.dtype)
+            hs.inter.gather(part, gathered, root_node)
+            part[:] = reduce_in_rank_order(code, op, list(gathered))
+        hs.run([(part, target)], combine, [(dst, part)])
+
+    def _allgather(self, hs, src, dst, nbytes):
         node = self.node
         region = dst + self.h.nodes[self.h.node_index][0] * nbytes
         node.allgather(dst + self.rank * nbytes if src is None else src, region, nbytes, nbytes)
-        with self._host(node.size * nbytes, dtypes.U8) as part:
-            node.to_host(part, region)
-            gathered = np.empty((self.nnodes, part.size), np.uint8)
-            self.inter.allgather(part, gathered)
-            node.from_host(dst, gathered.reshape(-1))
+        part = hs.buffer(node.size * nbytes, dtypes.U8)
+        gathered = hs.buffer(self.nnodes * node.size * nbytes, dtypes.U8).reshape(self.nnodes, -1)
+        hs.run([(part, region)], lambda: hs.inter.allgather(part, gathered), [(dst, gathered.reshape(-1))])
 
     # -- the call, its failure, its memory -----------------------------------------------------------
     def _where(self, rank):
         """(node index, local index) of a rank of the communicator."""
         return next((n, members.index(rank)) for n, members in enumerate(self.h.nodes) if rank in members)
 
-    @contextlib.contextmanager
-    def _host(self, count, code):
-        host, block = self.staging.take(count * dtypes.ITEMSIZE[code], dtypes.numpy_dtype(code))
-        try:
-            yield host
-        finally:
-            self.staging.give_back(block)
-
     def _run(self, name, stream, body):
+        """Makes body(host steps) as call `self.calls + 1`, now or, on a capturing stream, into the
+        graph (hpcolls/host_steps.py); a refused capture raises before anything is enqueued."""
         if self.broken:
             raise CommunicatorBroken(f"hpcolls: communicator is broken ({self.broken}); create a new one")
-        self.node.begin(self.calls + 1, stream, name)  # a capturing stream raises here, before anything
+        try:
+            self._raise_replay_failure()
+        except Missing as missing:
+            self._fail(missing)
+        capturing = self.node.begin(self.calls + 1, stream, name)
+        hs = self.captured.begin(stream) if capturing else EagerHostSteps(self.node, self.staging, self.inter)
         self.calls += 1
         self.inter.call = self.calls
         self._names[self.calls] = name
         if len(self._names) > _NAMES_KEPT:
             self._names.pop(next(iter(self._names)))
         try:
-            body()
+            body(hs)
         except Missing as missing:
             self._fail(missing)
+        finally:
+            hs.close()
+
+    def _raise_replay_failure(self):
+        """Raises what the host step of a replayed graph met since the last call: `Missing` (the
+        caller turns it into CollectiveTimeout) or HpcollsError."""
+        failure = self.captured.failure()
+        if failure is None or isinstance(failure, Missing):
+            if failure is not None:
+                raise failure
+            return
+        raise HpcollsError(f"hpcolls: the step between the nodes of a replayed hierarchical call failed: "
+                           f"{failure!r}") from failure
 
     def _fail(self, seen):
         """Finds the missing rank with the other ranks (hpcolls/missing_rank.py), breaks the
@@ -306,6 +319,7 @@ class HierarchicalPath:
             return
         try:
             wait()
+            self._raise_replay_failure()
             reported = self.failures.failed(self.calls)
             if reported is not None:
                 raise Missing((), "", call=reported.call, early=True)
@@ -325,6 +339,7 @@ class HierarchicalPath:
     def release(self):
         """Local: the node steps' device resources."""
         if self.node is not None:
+            self.captured.release()
             self.node.close()
             self.node = None
         _open_paths.discard(self)

@@ -5,9 +5,9 @@ bounded MPI messages between the nodes, never CUDA IPC. Every type x op of both 
 and of Reduce against the host reference of the hierarchy's fixed order, bitwise and equal on every
 rank, Bcast and Allgather of every type; the four through the communicator at every root; a
 message past the node kernels and Reduce_scatter left to the flat routes, no native entry
-installed over the nodes; a CUDA-graph capture refused (the step between nodes is MPI: no
-replay); a random mix of all four against references; a rank skipping a call named on every other
-rank; the bench's hierarchical rows.
+installed over the nodes; a CUDA graph of the four replayed HPCOLLS_TEST_GRAPH_REPLAYS times
+(default 1,000; the steps between the nodes become host nodes); a random mix of all four against
+references; a rank skipping a call named on every other rank; the bench's hierarchical rows.
 
     bash tests/gpu_harness.sh --no-build --ranks "4 8" -- -k hierarchy
 
@@ -29,6 +29,7 @@ cupy = pytest.importorskip("cupy")
 WORLD = MPI.COMM_WORLD
 N, RANK = WORLD.size, WORLD.rank
 STRESS_CALLS = int(os.environ.get("HPCOLLS_TEST_STRESS_CALLS", "2000"))
+GRAPH_REPLAYS = int(os.environ.get("HPCOLLS_TEST_GRAPH_REPLAYS", "1000"))
 _set = settings.get("HPCOLLS_NODE_SIZE")
 NODE_SIZES = [_set] if _set and N % _set == 0 and N // _set >= 2 else [k for k in range(1, N) if N % k == 0]
 pytestmark = pytest.mark.skipif(not NODE_SIZES, reason="emulated nodes need at least two ranks")
@@ -221,30 +222,53 @@ def test_past_the_node_kernels_the_flat_routes_take_over(k, seed):
         comm.close()
 
 
-def test_a_capture_is_refused_and_stays_usable(k):
-    """The step between the nodes goes through MPI, which a CUDA graph cannot hold: every
-    hierarchical call on a capturing stream raises GraphCaptureError before enqueuing anything."""
-    comm = emulated(k)
+@pytest.mark.parametrize("scheme", ["leaders", "slices"])
+def test_a_graph_of_the_hierarchical_collectives_replayed(k, scheme, seed):
+    """Allreduce, Reduce to the last rank, Bcast from the first and Allgather (float64, SUM)
+    captured through the communicator on a stream of the caller's, the host steps between the nodes
+    becoming host nodes (hpcolls/host_steps.py); replayed GRAPH_REPLAYS times with fresh random
+    inputs copied in and the outputs poisoned before each replay, every result then against the
+    hierarchy's order, bitwise and the same on every rank; an eager call after it still in step."""
+    comm = emulated(k, scheme)
+    count, last = 24 * k, N - 1
+    x, summed, reduced = cupy.zeros(count), cupy.zeros(count), cupy.zeros(count)
+    b, gathered = cupy.zeros(count), cupy.zeros(N * count)
     stream = cupy.cuda.Stream(non_blocking=True)
-    x = cupy.ones(64)
     try:
-        for what, call in {"Allreduce": lambda: comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM, stream=stream),
-                           "Bcast": lambda: comm.Bcast(x, root=0, stream=stream),
-                           "Reduce": lambda: comm.Reduce(MPI.IN_PLACE if RANK == 0 else x, x if RANK == 0 else None,
-                                                         op=MPI.SUM, root=0, stream=stream)}.items():
-            calls = comm._hier.calls
+        calls = comm._hier.calls
+        with stream:
+            stream.begin_capture()
+            comm.Allreduce(x, summed, op=MPI.SUM, stream=stream)
+            comm.Reduce(x, reduced if RANK == last else None, op=MPI.SUM, root=last, stream=stream)
+            comm.Bcast(b, root=0, stream=stream)
+            comm.Allgather(x, gathered, stream=stream)
+            graph = stream.end_capture()
+        assert comm._hier.calls == calls + 4, "a call of the graph did not take the hierarchical path"
+        for rep in range(GRAPH_REPLAYS):
+            inputs = [np.random.default_rng([seed, rep, r]).standard_normal(count) for r in range(N)]
             with stream:
-                stream.begin_capture()
-                x += 1
-                with pytest.raises(hpcolls.GraphCaptureError, match="hierarchical .*cannot be captured"):
-                    call()
-                graph = stream.end_capture()
+                x.set(inputs[RANK], stream=stream)
+                if RANK == 0:
+                    b.set(inputs[0], stream=stream)
+                else:
+                    b.fill(np.nan)
+                for out in (summed, reduced, gathered):
+                    out.fill(np.nan)
             graph.launch(stream)
             stream.synchronize()
-            assert comm._hier.calls == calls, what
-        comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)  # still in step with the other ranks
+            want = hierarchy.reduce_in_hierarchy_order(dtypes.F64, dtypes.SUM, inputs, comm._hier.h.nodes)
+            got = cupy.asnumpy(summed)
+            assert_bitwise(got, want, f"replay {rep}: Allreduce")
+            same_everywhere(got, f"replay {rep}: Allreduce")
+            if RANK == last:
+                assert_bitwise(cupy.asnumpy(reduced), want, f"replay {rep}: Reduce")
+            assert cupy.asnumpy(b).tobytes() == inputs[0].tobytes(), f"replay {rep}: Bcast"
+            assert cupy.asnumpy(gathered).tobytes() == np.concatenate(inputs).tobytes(), f"replay {rep}: Allgather"
+        comm.check()
+        assert comm._hier.calls == calls + 4
+        comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
         finish(comm)
-        assert float(x[0]) == N * 4.0
+        assert cupy.asnumpy(x).tobytes() == want.tobytes()
     finally:
         comm.close()
 
@@ -319,7 +343,7 @@ def test_a_rank_that_skips_a_call_is_named_on_every_rank(k, call):
 
 def test_bench_times_the_hierarchy_beside_flat_mpi_and_flat_native(k, tmp_path_factory):
     """python -m hpcolls.bench --hierarchy K: its rows, each checked (0 wrong elements), host-timed
-    (a capture refuses them) while the flat native row is graph-timed."""
+    (as eager calls run) while the flat native row is graph-timed."""
     import json
 
     from hpcolls import bench
