@@ -7,7 +7,8 @@ rank, Bcast and Allgather of every type; the four through the communicator at ev
 message past the node kernels and Reduce_scatter left to the flat routes, no native entry
 installed over the nodes; a CUDA graph of the four replayed HPCOLLS_TEST_GRAPH_REPLAYS times
 (default 1,000; the steps between the nodes become host nodes); a random mix of all four against
-references; a rank skipping a call named on every other rank; the bench's hierarchical rows.
+references; a rank skipping a call, or a graph replay, named on every other rank; the bench's
+hierarchical rows.
 
     bash tests/gpu_harness.sh --no-build --ranks "4 8" -- -k hierarchy
 
@@ -339,6 +340,40 @@ def test_a_rank_that_skips_a_call_is_named_on_every_rank(k, call):
                 run()
         WORLD.Barrier()
         comm.close()
+
+
+def test_a_rank_that_skips_a_graph_replay_is_named_on_every_rank(k):
+    """A graph of one hierarchical Allreduce replayed once everywhere, then once more everywhere
+    but on the last rank: every other rank raises CollectiveTimeout naming it at check() (what a
+    replay's host node or a node kernel met surfaces there, or the others' report of it), within
+    a bounded time; the communicator is broken afterwards."""
+    timeout = 1.0
+    victim = N - 1
+    comm = emulated(k, "leaders", timeout)
+    x = cupy.ones(8 * k)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM, stream=stream)
+        graph = stream.end_capture()
+    graph.launch(stream)
+    stream.synchronize()
+    comm.check()
+    assert float(x[0]) == N
+    WORLD.Barrier()
+    if RANK != victim:
+        start = time.monotonic()
+        with pytest.raises(hpcolls.CollectiveTimeout, match=f"rank {victim} is missing"):
+            graph.launch(stream)
+            stream.synchronize()
+            while time.monotonic() - start < 2 * timeout + 5:
+                comm.check()
+                time.sleep(0.01)
+        assert time.monotonic() - start < 2 * timeout + 5
+        with pytest.raises(hpcolls.CommunicatorBroken, match=f"rank {victim} is missing"):
+            comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
+    WORLD.Barrier()
+    comm.close()
 
 
 def test_bench_times_the_hierarchy_beside_flat_mpi_and_flat_native(k, tmp_path_factory):
