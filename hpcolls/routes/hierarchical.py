@@ -67,6 +67,7 @@ class HierarchicalPath:
         self.inter = GroupExchange(nodes.inter, nodes.peers_across_nodes(), self.failures, cfg.timeout_s,
                                    f"between the nodes (local index {nodes.local_index})")
         self.staging = StagingPool(cfg.staging)
+        self._spans = f"ranks span {nodes.describe()}"  # for every call's route note: made once
         self.captured = CapturedHostSteps(node, self.staging, self.inter)
         self.calls = 0
         self.broken = None
@@ -110,7 +111,7 @@ class HierarchicalPath:
     def takes(self, collective, call):
         """(True, how) where this path makes `call`, a DeviceCall of `collective`, else (False, why
         not); the same answer on every rank (it reads only what every rank passes alike)."""
-        spans = f"ranks span {self.h.describe()}"
+        spans = self._spans
         if collective.native not in CARRIED:
             return False, f"{spans}: the hierarchical path carries Allreduce, Bcast, Reduce and Allgather only"
         if collective.native == "allreduce":
