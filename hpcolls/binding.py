@@ -19,6 +19,7 @@ from .errors import HpcollsError  # a RuntimeError
 ALLOW_SHARING_VAR = "HPCOLLS_ALLOW_GPU_SHARING"
 DEVICE_VAR = "HPCOLLS_DEVICE"
 DEFAULT_MPS_PIPE_DIRECTORY = "/tmp/nvidia-mps"
+_bound_sharing = None  # ranks of this node that select_device() bound to this process's GPU (None: unknown)
 
 # (local rank, local size) variables per launcher, in the order they are trusted. A launcher's own
 # variables come before Slurm's: `mpirun` started inside an `sbatch` script inherits the batch
@@ -181,6 +182,13 @@ def one_gpu_per_task(ndev, local_size, env=None, peers=None):
     return env.get("SLURM_GPUS_PER_TASK", "").strip() == "1"
 
 
+def ranks_bound_to_this_gpu():
+    """How many ranks of this node select_device() bound to this process's GPU, counting ranks
+    outside any one communicator (a process grid's row and column communicators share their GPU
+    with every rank of the job); None when select_device() has not said."""
+    return _bound_sharing
+
+
 def _visible_gpu_count():
     """GPUs this process sees: hpcolls' native count, else cupy's.
 
@@ -231,6 +239,7 @@ def select_device(comm=None):
     they had the node's GPUs to themselves. With a communicator the ranks of a node also compare
     which GPU each one sees, which tells one-GPU-per-task apart from ranks sharing a GPU.
     """
+    global _bound_sharing
     env = os.environ
     ndev = _visible_gpu_count()
     peers = None
@@ -248,11 +257,13 @@ def select_device(comm=None):
         if not forced.strip().isdigit() or int(forced) >= ndev:
             raise HpcollsError(f"{DEVICE_VAR}={forced!r} is not a device index below the {ndev} visible GPU(s)")
         device, why = settings.get(DEVICE_VAR), f"{DEVICE_VAR} is set"
+        bound_here = None  # other ranks may have forced the same device: not known here
     elif ndev == 0:
         log.info(f"binding: {where}; running on the host")
         return None
     elif one_gpu_per_task(ndev, placement.size, peers=peers):
         device, why = 0, "one GPU per task: the only visible device"
+        bound_here = 1
     else:
         sharing = mps_active()
         allowed = settings.get(ALLOW_SHARING_VAR)
@@ -260,6 +271,8 @@ def select_device(comm=None):
         why = f"local rank mod {ndev}"
         if placement.size is None or placement.size > ndev:
             why += ", GPUs shared " + ("under MPS" if sharing else f"without MPS ({ALLOW_SHARING_VAR}=1)")
+        bound_here = None if placement.size is None else sum(1 for r in range(placement.size) if r % ndev == device)
+    _bound_sharing = bound_here
     made_current = _use_with_cupy(device)
     log.info(f"binding: {where}; device {device} ({why})"
              + ("" if made_current else "; cupy not installed, device not made current here"))

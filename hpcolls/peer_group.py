@@ -38,6 +38,18 @@ def _diagnostics_missing(ll_mode):
                 "environment, e.g. HPCOLLS_DIAGNOSTICS=1 pip install --no-build-isolation -e .")
 
 
+def ranks_sharing_gpu(comm, uuid):
+    """The most ranks any rank of `comm` shares its GPU (`uuid`: this rank's) with: those of `comm`
+    on it, or more where select_device() bound more of the node's ranks to it (hpcolls/binding.py:
+    the kernels of a row communicator's two ranks run beside those of every other rank on the GPU,
+    and sized for two they could hold the SMs the others' waiting kernels need). The same on every
+    rank, so that every rank sizes its grids alike; collective."""
+    from .binding import ranks_bound_to_this_gpu
+    facts = comm.allgather((uuid, ranks_bound_to_this_gpu()))
+    uuids = [u for u, _ in facts]
+    return max(max(uuids.count(u), bound or 0) for u, bound in facts)
+
+
 def open_native(comm, cfg, device, ranks_on_device=None):
     """(NativeComm, None) when every rank can store into every peer's scratch, else (None, why).
     `ranks_on_device`: how many ranks share this rank's GPU, which sizes the kernels' share of it;
@@ -64,7 +76,7 @@ def open_native(comm, cfg, device, ranks_on_device=None):
 
     uuid = native.device_info(device)["uuid"]
     if ranks_on_device is None:
-        ranks_on_device = comm.allgather(uuid).count(uuid)
+        ranks_on_device = ranks_sharing_gpu(comm, uuid)
     nc = handle = None
     try:
         nc = native.NativeComm(comm.Get_rank(), size, device, cfg.scratch_bytes, cfg.timeout_s, ranks_on_device)

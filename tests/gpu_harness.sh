@@ -159,7 +159,7 @@ run_steps() {
     [ "$seconds" -le "$left" ] || seconds=$left
     echo "== [$(( $(date +%s) - started_at )) s] step $name (<= $seconds s)"
     restart_mps
-    timeout --kill-after=5 "$seconds" bash -c "$command" >"$dir/$name.log" 2>&1
+    timeout --kill-after=5 "$seconds" bash -c "$command" </dev/null >"$dir/$name.log" 2>&1
     rc=$?
     [ "$rc" = 0 ] || status=1
     echo "$name: rc=$rc at $(( $(date +%s) - started_at )) s: $(grep -E "passed|failed|error|ratio" "$dir/$name.log" | tail -1 | cut -c1-240)" \

@@ -423,11 +423,13 @@ def open_path(comm, cfg, nodes, device):
 
 
 def _ranks_on_device(comm, device):
-    """How many ranks of `comm` use this rank's GPU (collective)."""
+    """How many ranks use this rank's GPU: those of `comm`, or more (peer_group.ranks_sharing_gpu);
+    collective."""
+    from ..peer_group import ranks_sharing_gpu
     try:
         from .. import _native
         uuid = _native.device_info(device)["uuid"]
     except Exception:  # noqa: BLE001 - no native module or device: open_native says why
         uuid = None
-    count = comm.allgather(uuid).count(uuid)
+    count = ranks_sharing_gpu(comm, uuid)
     return count if uuid is not None else None

@@ -192,6 +192,7 @@ def node(monkeypatch, tmp_path):
     # Point MPS at an empty directory so a daemon on the test machine cannot leak in.
     monkeypatch.setenv("CUDA_MPS_PIPE_DIRECTORY", str(tmp_path / "mps"))
     monkeypatch.setattr(log, "level", log.LEVELS["INFO"])
+    monkeypatch.setattr(binding, "_bound_sharing", None)
     state = types.SimpleNamespace(ndev=0, cupy_ndev=0, used=[], mps_dir=tmp_path / "mps", bus_id="0000:19:00.0")
     monkeypatch.setattr(hpcolls, "device_count", lambda: state.ndev, raising=False)
     monkeypatch.setitem(sys.modules, "hpcolls._native", None)  # identity through cupy, below
@@ -298,3 +299,21 @@ def test_select_device_without_cupy_still_returns_the_index(node, monkeypatch, c
     monkeypatch.setenv("PMI_LOCAL_SIZE", "2")
     assert binding.select_device() == 1
     assert "cupy not installed" in capsys.readouterr().err
+
+
+def test_select_device_remembers_how_many_ranks_it_bound_to_this_gpu(node, monkeypatch):
+    """What a row or column communicator's native path sizes its kernels by (peer_group.ranks_sharing_gpu):
+    every rank of the node bound to this GPU, not just the communicator's."""
+    _make_pipe_dir(node.mps_dir)  # ranks may share a GPU: MPS is up
+    node.ndev = 2
+    assert binding.select_device(_FakeComm(3, 5)) == 1
+    assert binding.ranks_bound_to_this_gpu() == 2  # local ranks 1 and 3 of 0..4 on device 1
+    assert binding.select_device(_FakeComm(2, 5)) == 0
+    assert binding.ranks_bound_to_this_gpu() == 3  # 0, 2, 4
+    node.ndev = 1
+    monkeypatch.setenv("SLURM_GPUS_PER_TASK", "1")
+    assert binding.select_device(_FakeComm(2, 4, peers=["GPU-a", "GPU-b", "GPU-c", "GPU-d"])) == 0
+    assert binding.ranks_bound_to_this_gpu() == 1  # one GPU per task
+    monkeypatch.setenv("HPCOLLS_DEVICE", "0")
+    binding.select_device(_FakeComm(2, 4, peers=["GPU-a"] * 4))
+    assert binding.ranks_bound_to_this_gpu() is None  # forced: other ranks may have forced it too

@@ -471,3 +471,40 @@ def test_debug_info_logs_each_choice_once_with_why(gpu, capfd, monkeypatch):
     assert err.count("Bcast 64 B: native (one-shot)") == 1, err
     assert err.count("Allgather 64 B: native (one-shot)") == 1, err  # a rank's block
     assert "Bcast on device buffers: MPI (the buffer's spec is one MPI must read" in err, err
+
+
+@pytest.mark.skipif(N < 4 or N % 2, reason="a 2 x N/2 process grid needs an even number of ranks, at least 4")
+def test_a_process_grids_row_and_column_communicators_with_large_messages(gpu, seed):
+    """The solver's pattern over a 2 x N/2 grid (solvers/backend/collectives.py): a row and a
+    column communicator per rank, each its own native path on the one GPU all N ranks share; Bcasts
+    of 4 MiB (the kernels in pieces) from every root and Allreduces of 3 MiB alternating between
+    them with no synchronization, every result against the host reference. Sized for the two
+    ranks of a row rather than for the N on the GPU, their kernels timed out here and corrupted a
+    4-rank solve on 2026-12-06 (docs/PERFORMANCE.md); peer_group.ranks_sharing_gpu sizes them for N."""
+    rows, cols = WORLD.Split(RANK // 2, RANK), WORLD.Split(RANK % 2, RANK)
+    row, col = hpcolls.Communicator(rows), hpcolls.Communicator(cols)
+    count = 4 * 2**20 // 8
+    try:
+        for step in range(12):
+            pending = []
+            for name, c, members in (("row", row, [r for r in range(N) if r // 2 == RANK // 2]),
+                                     ("col", col, [r for r in range(N) if r % 2 == RANK % 2])):
+                root = step % len(members)
+                data = [np.random.default_rng([seed, step, r, len(members)]).standard_normal(count) for r in members]
+                buf = cupy.asarray(data[root]) if c.Get_rank() == root else cupy.full(count, np.nan)
+                c.Bcast(buf, root=root)
+                summed = cupy.asarray(data[c.Get_rank()][: 3 * count // 4])
+                c.Allreduce(MPI.IN_PLACE, summed, op=MPI.SUM)
+                pending.append((f"step {step} {name} Bcast from {root}", buf, data[root]))
+                pending.append((f"step {step} {name} Allreduce", summed,
+                                reduce_in_rank_order(dtypes.F64, dtypes.SUM, [d[: 3 * count // 4] for d in data])))
+            cupy.cuda.Device().synchronize()
+            for what, got, want in pending:
+                assert_bitwise(cupy.asnumpy(got), want, what)
+        row.check()
+        col.check()
+    finally:
+        row.close()
+        col.close()
+        rows.Free()
+        cols.Free()

@@ -105,3 +105,25 @@ def test_ranks_that_see_the_same_single_gpu_are_sharing(comm, no_gpu_settings):
         return
     with pytest.raises(hpcolls.HpcollsError, match="MPS"):
         binding.select_device(comm)
+
+
+def test_a_subcommunicator_sizes_its_kernels_for_every_rank_bound_to_its_gpu(comm, monkeypatch):
+    """A process grid's row communicator of 2 ranks, its GPU shared by all the job's ranks: the
+    native path's kernels are sized for all of them (what select_device bound), not for 2; the
+    same number on every rank, and the communicator's own count where nothing was bound."""
+    from hpcolls.peer_group import ranks_sharing_gpu
+    if comm.Get_size() < 2:
+        pytest.skip("needs two ranks")
+    row = comm.Split(comm.Get_rank() // 2, comm.Get_rank())
+    try:
+        monkeypatch.setattr(binding, "_bound_sharing", None)
+        assert ranks_sharing_gpu(row, "GPU-0") == row.Get_size()
+        monkeypatch.setattr(binding, "_bound_sharing", comm.Get_size())
+        assert ranks_sharing_gpu(row, "GPU-0") == max(comm.Get_size(), row.Get_size())
+        # One GPU per rank (different identities): one each, unless a rank was told otherwise.
+        monkeypatch.setattr(binding, "_bound_sharing", 1)
+        assert ranks_sharing_gpu(row, f"GPU-{comm.Get_rank()}") == 1
+        monkeypatch.setattr(binding, "_bound_sharing", 3 if row.Get_rank() == 0 else 1)
+        assert ranks_sharing_gpu(row, f"GPU-{comm.Get_rank()}") == 3
+    finally:
+        row.Free()
