@@ -273,10 +273,10 @@ class HierarchicalPath:
         """Raises what the host step of a replayed graph met since the last call: `Missing` (the
         caller turns it into CollectiveTimeout) or HpcollsError."""
         failure = self.captured.failure()
-        if failure is None or isinstance(failure, Missing):
-            if failure is not None:
-                raise failure
+        if failure is None:
             return
+        if isinstance(failure, Missing):
+            raise failure
         raise HpcollsError(f"hpcolls: the step between the nodes of a replayed hierarchical call failed: "
                            f"{failure!r}") from failure
 
