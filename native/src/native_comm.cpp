@@ -253,7 +253,9 @@ int NativeComm::allgather(uintptr_t send, uintptr_t recv, size_t bytes, size_t s
                                 "own block (in place: send = recv + rank * stride)");
   CollectiveArgs a = args_of(p, send, recv, bytes, send % 16 == 0 && recv % 16 == 0 && stride % 16 == 0, stream);
   a.stride = stride;
-  launch_call(a, [&] { return launch_allgather_oneshot(dev_, a); }, "launch(allgather one-shot)");
+  const bool small = p.kernel == Kernel::AllgatherOneShotSmall;
+  launch_call(a, [&] { return small ? launch_allgather_oneshot_small(dev_, a) : launch_allgather_oneshot(dev_, a); },
+              "launch(allgather one-shot)");
   return 0;
 }
 

@@ -34,10 +34,12 @@ Kernel allreduce_kernel(const PlanInputs& in, size_t bytes) {
   return small_kernel_fits(in, bytes) ? Kernel::AllreduceOneShotSmall : Kernel::AllreduceOneShot;
 }
 
-// Allgather has no diagnostic LL variants: a communicator in another mode leaves it to MPI.
+// Allgather has no diagnostic LL variants: a communicator in another mode leaves it to MPI. The
+// small-message kernel where it fits (bytes: a rank's block), as Allreduce, else the general one.
 Kernel allgather_kernel(const PlanInputs& in, size_t bytes) {
   const bool fits = oneshot_half_bytes(bytes, in.nranks) <= in.half_bytes;
-  return fits && in.ll_mode == 0 ? Kernel::AllgatherOneShot : Kernel::None;
+  if (!fits || in.ll_mode != 0) return Kernel::None;
+  return small_kernel_fits(in, bytes) ? Kernel::AllgatherOneShotSmall : Kernel::AllgatherOneShot;
 }
 
 // The rooted collectives and Reduce_scatter, LL mode 0 only: Bcast one kernel; Reduce and
@@ -64,9 +66,10 @@ bool moves_bytes(Collective c) { return c == Collective::Allgather || c == Colle
 
 void set_grid(const PlanInputs& in, size_t bytes, Plan& p) {
   const size_t chunks = chunks_of(bytes);
-  // Threads with work: one-shot's general kernel gives each chunk a lane per rank; Allgather a
-  // thread per chunk of every rank's block; the rooted kernels (both Reduce_scatter kernels) a
-  // thread per chunk, and at least one per rank for the handshakes (handshake.cuh).
+  // Threads with work: one-shot's general kernel gives each chunk a lane per rank; Allgather's
+  // general kernel a thread per chunk of every rank's block; the rooted kernels (both Reduce_scatter
+  // kernels) a thread per chunk, and at least one per rank for the handshakes (handshake.cuh); the
+  // small-message kernels of Allreduce and Allgather a thread per chunk.
   const bool rooted = p.kernel == Kernel::BcastOneShot || p.kernel == Kernel::ReduceOneShot ||
                       p.kernel == Kernel::ReduceScatterOneShot || p.kernel == Kernel::ReduceOneShotSmall ||
                       p.kernel == Kernel::ReduceScatterOneShotSmall;
@@ -142,7 +145,7 @@ Plan plan(const PlanInputs& in, Collective collective, size_t bytes, DType dtype
 const char* kernel_name(Kernel k) {
   switch (k) {
     case Kernel::AllreduceOneShotSmall: case Kernel::ReduceOneShotSmall:
-    case Kernel::ReduceScatterOneShotSmall: return "one-shot (small-message kernel)";
+    case Kernel::ReduceScatterOneShotSmall: case Kernel::AllgatherOneShotSmall: return "one-shot (small-message kernel)";
     case Kernel::AllreduceOneShot: return "one-shot";
     case Kernel::AllreduceTwoShot: return "two-shot";
     case Kernel::AllgatherOneShot: case Kernel::BcastOneShot: case Kernel::ReduceOneShot:

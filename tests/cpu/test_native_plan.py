@@ -91,9 +91,11 @@ ALLGATHER = 1
 
 def test_allgather_plan():
     assert _native.COLLECTIVES[ALLGATHER] == "allgather"
-    p = plan(4096, 4, collective=ALLGATHER)  # 256 chunks x 4 ranks' blocks: a thread each
-    assert p["kernel"] == "one-shot" and p["pieces"] == 1 and (p["blocks"], p["threads"]) == (4, 256)
+    p = plan(4096, 4, collective=ALLGATHER)  # the small-message kernel: 256 chunks, a thread each
+    assert p["kernel"] == SMALL and p["pieces"] == 1 and (p["blocks"], p["threads"]) == (1, 256)
     assert p["largest"] == HALF // (4 * 32) * 16  # one-shot's scratch: a slot per rank, 2 lines per chunk
+    general = plan(4096, 3, collective=ALLGATHER)  # the general kernel: 256 chunks x 3 ranks' blocks, a thread each
+    assert general["kernel"] == "one-shot" and (general["blocks"], general["threads"]) == (3, 256)
     # Bytes, not elements: any type and op goes (none is looked at), one byte included.
     assert plan(1, 3, dtypes.BOOL, dtypes.SUM, collective=ALLGATHER)["pieces"] == 1
     big = plan(3 * p["largest"] + 1, 4, collective=ALLGATHER)
@@ -136,11 +138,11 @@ def test_reduce_and_reduce_scatter_plan_a_slot_per_rank():
         assert plan(8, 4, ll_mode=3, collective=coll)["pieces"] == 0
 
 
-def test_reduce_and_reduce_scatter_take_the_small_kernel_where_allreduce_does():
+def test_reduce_reduce_scatter_and_allgather_take_the_small_kernel_where_allreduce_does():
     """At 2, 4 and 8 ranks, up to a block per 4 KiB within the rank's share of the SMs, a thread
     per chunk; other rank counts, larger messages and the diagnosis settings keep the general
-    kernel (reduce_scatter/oneshot.cuh)."""
-    for coll in (REDUCE, REDUCE_SCATTER):
+    kernel (reduce_scatter/oneshot.cuh, allgather/oneshot.cuh)."""
+    for coll in (REDUCE, REDUCE_SCATTER, ALLGATHER):
         for n in (2, 4, 8):
             p = plan(8, n, collective=coll)
             assert p["kernel"] == SMALL and (p["blocks"], p["threads"]) == (1, 32), (coll, n)

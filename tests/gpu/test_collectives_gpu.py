@@ -54,15 +54,15 @@ KERNEL_SETTINGS = {"small-message kernel": {}, "general kernel": {"HPCOLLS_THREA
 
 
 @pytest.fixture(scope="module", params=list(KERNEL_SETTINGS))
-def reduction_comm(gpu, request):
-    """A communicator whose Reduce and Reduce_scatter run each of their kernels: the small-message
-    one (2, 4 and 8 ranks, as Allreduce's) and the general one (other rank counts, larger
-    messages, and any rank count under HPCOLLS_THREADS_PER_BLOCK, a diagnosis setting)."""
+def kernel_comm(gpu, request):
+    """A communicator whose Reduce, Reduce_scatter and Allgather run each of their kernels: the
+    small-message one (2, 4 and 8 ranks, as Allreduce's) and the general one (other rank counts,
+    larger messages, and any rank count under HPCOLLS_THREADS_PER_BLOCK, a diagnosis setting)."""
     with settings.overridden(KERNEL_SETTINGS[request.param]):
         c = hpcolls.Communicator(WORLD)
         c.Reduce(cupy.zeros(1), cupy.zeros(1), op=MPI.SUM, root=0)  # opens the native path under the settings
     small = request.param == "small-message kernel" and N in _native.SMALL_ONESHOT_RANKS
-    for name in ("reduce", "reduce_scatter"):
+    for name in ("reduce", "reduce_scatter", "allgather"):
         kernel = c._native.plan(8, dtypes.F64, dtypes.SUM, NATIVE_ORDER.index(name))["kernel"]
         assert kernel == (SMALL_KERNEL if small else "one-shot"), (request.param, name, kernel)
     yield c
@@ -88,9 +88,17 @@ def some_counts(rng, count, block_0_largest):
     return counts
 
 
-@pytest.mark.parametrize("name", ["Bcast", "Allgather"])
 @pytest.mark.parametrize("code", ALL_CODES, ids=dtypes.NAMES)
-def test_data_moving_every_dtype_count_root_and_place(comm, seed, code, name):
+def test_bcast_every_dtype_count_root_and_place(comm, seed, code):
+    data_moving(comm, seed, code, "Bcast")
+
+
+@pytest.mark.parametrize("code", ALL_CODES, ids=dtypes.NAMES)
+def test_allgather_every_dtype_count_and_place_on_both_kernels(kernel_comm, seed, code):
+    data_moving(kernel_comm, seed, code, "Allgather")
+
+
+def data_moving(comm, seed, code, name):
     """Bcast from every root, Allgather in place and not: any type, as bytes; odd counts, and
     views one element into their allocation (not 16-byte aligned)."""
     for count in COUNTS:
@@ -105,8 +113,8 @@ def test_data_moving_every_dtype_count_root_and_place(comm, seed, code, name):
 
 
 @pytest.mark.parametrize("code", ALL_CODES, ids=dtypes.NAMES)
-def test_reduce_every_dtype_op_count_and_root(reduction_comm, seed, code):
-    comm = reduction_comm
+def test_reduce_every_dtype_op_count_and_root(kernel_comm, seed, code):
+    comm = kernel_comm
     for op in ALL_OPS:
         if not supported(code, op):
             continue
@@ -120,8 +128,8 @@ def test_reduce_every_dtype_op_count_and_root(reduction_comm, seed, code):
 
 
 @pytest.mark.parametrize("code", ALL_CODES, ids=dtypes.NAMES)
-def test_reduce_scatter_every_dtype_op_and_counts(reduction_comm, seed, code):
-    comm = reduction_comm
+def test_reduce_scatter_every_dtype_op_and_counts(kernel_comm, seed, code):
+    comm = kernel_comm
     rng = np.random.default_rng([seed, code])
     for op in ALL_OPS:
         if not supported(code, op):
@@ -468,8 +476,9 @@ def test_debug_info_logs_each_choice_once_with_why(gpu, capfd, monkeypatch):
         one.Free()
         comm.close()
     err = capfd.readouterr().err
+    allgather_kernel = SMALL_KERNEL if N in _native.SMALL_ONESHOT_RANKS else "one-shot"
     assert err.count("Bcast 64 B: native (one-shot)") == 1, err
-    assert err.count("Allgather 64 B: native (one-shot)") == 1, err  # a rank's block
+    assert err.count(f"Allgather 64 B: native ({allgather_kernel})") == 1, err  # a rank's block
     assert "Bcast on device buffers: MPI (the buffer's spec is one MPI must read" in err, err
 
 

@@ -1,0 +1,56 @@
+// One-shot LL Allgather for a small message on 2, 4 or 8 ranks, the rank count fixed at compile
+// time. It is to the general kernel (allgather/oneshot.cuh) what allreduce/oneshot_small.cuh is to
+// the general AllReduce: the same protocol and result, with what keeps a small call short.
+//
+// Thread i owns chunk i of every block: it loads chunk i of its own block once, pushes it into
+// slot `rank` of every rank's scratch (its own too, so that every slot is polled alike), advances
+// the epoch as soon as every thread has read it, then polls chunk i of every slot at once and
+// stores each into its rank's block of the receive buffer. A slot is laid out as the small
+// AllReduce's (chunk i's lines at i and chunks + i, so a warp's stores and loads cover whole cache
+// lines). Every rank receives from every peer, as in the general kernel: no handshakes.
+//
+// In place (the send block is the receive buffer's own block): the thread's one load comes before
+// any store, and what it stores into its own block is what it loaded.
+#pragma once
+#include "hpcolls/call_state.cuh"
+#include "hpcolls/collective_args.h"
+#include "hpcolls/dependent_launch.cuh"
+#include "hpcolls/dispatch.cuh"
+#include "hpcolls/payload.cuh"
+
+namespace hpcolls::kernels {
+
+// bytes: one rank's block; stride: bytes from one block of the receive buffer to the next.
+// send_vec: send 16-byte aligned; recv_vec: recv and stride both are (every block aligned).
+template <int kRanks>
+__global__ void allgather_oneshot_small(DevComm c, const char* send, char* recv, uint32_t bytes, uint32_t stride,
+                                        bool send_vec, bool recv_vec) {
+  using Packet = LLPacket<kSmallMode>;
+  wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
+  allow_next_kernel_to_launch();
+  CallState<kSmallMode> call(c, Algo::OneShot, Collective::Allgather);  // the counters first: the pushes wait for the epoch
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;  // a thread per chunk at least (plan.cpp)
+  const uint32_t chunks = (bytes + uint32_t(kChunkBytes) - 1) / uint32_t(kChunkBytes);
+  const bool has = i < chunks;
+  const uint4 mine = predicated::load_chunk<1>(send, i, bytes, send_vec);
+  const uint32_t slot_lines = chunks * uint32_t(kLinesPerChunk);
+  const bool ok = !call.broken();
+  if (ok && has) {
+#pragma unroll
+    for (int k = 0; k < kRanks; ++k) {
+      const int q = (c.rank + k) % kRanks;  // from this rank on, so that ranks do not all hit rank 0 first
+      LLLine* const to = call.half(q) + uint32_t(c.rank) * slot_lines + i;
+      call.send_chunk(to, to + chunks, mine);
+    }
+  }
+  // Every thread has read the epoch: advance it now, while the data is on its way.
+  call.finish();
+  if (!ok || !has) return;
+  Packet w[2 * kRanks];
+  if (!call.template receive_every_rank<kRanks>(call.half(c.rank), slot_lines, i, chunks, w)) return;
+#pragma unroll
+  for (int q = 0; q < kRanks; ++q)
+    predicated::store_chunk<1>(recv + size_t(q) * stride, i, bytes, recv_vec, Packet::chunk_of(w[2 * q], w[2 * q + 1]));
+}
+
+}  // namespace hpcolls::kernels
