@@ -34,7 +34,8 @@ _ARRIVED = np.empty(0, np.uint8)  # the empty message a rank sends to say it has
 class GroupExchange:
     """Point-to-point collectives over `comm` (a group: one node, or one local index across the
     nodes), whose rank j is rank `members[j]` of the hierarchical communicator (the name errors
-    use). `failures` is the communicator's FailureChannel, `where` names the group in errors."""
+    use). `failures` is the communicator's FailureChannel (None: the waits read no notices), `where`
+    names the group in errors."""
 
     def __init__(self, comm, members, failures, timeout_s, where, tag=_TAG):
         self.comm, self.members, self.failures = comm, list(members), failures
