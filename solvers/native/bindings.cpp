@@ -15,6 +15,7 @@
 #include "hemv_lower.h"
 #include "hpcolls_entry.h"
 #include "sb2st.h"
+#include "stein.h"
 #include "sytrd_panel.h"
 
 namespace py = pybind11;
@@ -222,6 +223,64 @@ PYBIND11_MODULE(_kernels, m) {
       py::arg("dtype"), py::arg("device"), py::arg("n"), py::arg("band"), py::arg("work"), py::arg("v"),
       py::arg("tau"), py::arg("index"), py::arg("kmax"), py::arg("group"), py::arg("height"), py::arg("scratch"),
       py::arg("stream"), py::arg("threads_per_block") = 128, py::arg("workers") = 0, py::arg("timeout_s") = 10.0);
+
+  // Selected eigenpairs of a tridiagonal by multisection and inverse iteration (stein.h): every
+  // pointer is host memory for the *_host functions and device memory for the *_device ones.
+  auto tridiagonal = [](uintptr_t d, uintptr_t e, uintptr_t e2, int64_t n) {
+    if (n < 1) throw std::invalid_argument("solvers: stein needs a tridiagonal of order >= 1");
+    return Tridiagonal{reinterpret_cast<const double*>(d), reinterpret_cast<const double*>(e),
+                       reinterpret_cast<const double*>(e2), n};
+  };
+  auto inverse_work = [](uintptr_t a, uintptr_t b, uintptr_t u2, uintptr_t l, uintptr_t swap, uintptr_t y,
+                         int64_t count) {
+    return InverseIterationWork{reinterpret_cast<double*>(a), reinterpret_cast<double*>(b),
+                                reinterpret_cast<double*>(u2), reinterpret_cast<double*>(l),
+                                reinterpret_cast<double*>(y), reinterpret_cast<uint8_t*>(swap), count};
+  };
+  m.def(
+      "stein_eigenvalues",
+      [tridiagonal](uintptr_t d, uintptr_t e2, int64_t n, double lower, double upper, double pivmin, double abstol,
+                    int64_t first, int64_t count, uintptr_t w, int device, uintptr_t stream, int threads) {
+        const Tridiagonal t = tridiagonal(d, 0, e2, n);
+        const BisectionBounds bounds{lower, upper, pivmin, abstol};
+        if (first < 1 || count < 0 || first + count - 1 > n)
+          throw std::invalid_argument("solvers: stein_eigenvalues: eigenvalues " + std::to_string(first) + ".." +
+                                      std::to_string(first + count - 1) + " of an order " + std::to_string(n));
+        if (device < 0) {
+          py::gil_scoped_release released;
+          stein_eigenvalues_host(t, bounds, first, count, reinterpret_cast<double*>(w), threads);
+          return;
+        }
+        require_device("stein_eigenvalues");
+        cuda_check(cudaSetDevice(device), "cudaSetDevice");
+        stein_eigenvalues_device(t, bounds, first, count, reinterpret_cast<double*>(w),
+                                 reinterpret_cast<cudaStream_t>(stream));
+      },
+      py::arg("d"), py::arg("e2"), py::arg("n"), py::arg("lower"), py::arg("upper"), py::arg("pivmin"),
+      py::arg("abstol"), py::arg("first"), py::arg("count"), py::arg("w"), py::arg("device") = -1,
+      py::arg("stream") = 0, py::arg("threads") = 1);
+  m.def(
+      "stein_vectors",
+      [tridiagonal, inverse_work](uintptr_t d, uintptr_t e, int64_t n, uintptr_t w, double onenrm,
+                                  int64_t first_vector, int64_t count, uintptr_t a, uintptr_t b, uintptr_t u2,
+                                  uintptr_t l, uintptr_t swap, uintptr_t y, uintptr_t iterations, int device,
+                                  uintptr_t stream, int threads) {
+        const Tridiagonal t = tridiagonal(d, e, 0, n);
+        const InverseIterationWork work = inverse_work(a, b, u2, l, swap, y, count);
+        auto* its = reinterpret_cast<int32_t*>(iterations);
+        if (device < 0) {
+          py::gil_scoped_release released;
+          stein_vectors_host(t, reinterpret_cast<const double*>(w), onenrm, first_vector, work, its, threads);
+          return;
+        }
+        require_device("stein_vectors");
+        cuda_check(cudaSetDevice(device), "cudaSetDevice");
+        stein_vectors_device(t, reinterpret_cast<const double*>(w), onenrm, first_vector, work, its,
+                             reinterpret_cast<cudaStream_t>(stream));
+      },
+      py::arg("d"), py::arg("e"), py::arg("n"), py::arg("w"), py::arg("onenrm"), py::arg("first_vector"),
+      py::arg("count"), py::arg("a"), py::arg("b"), py::arg("u2"), py::arg("l"), py::arg("swap"), py::arg("y"),
+      py::arg("iterations"), py::arg("device") = -1, py::arg("stream") = 0, py::arg("threads") = 1);
 
   // The one-rank local product on its own (hemv_lower.h), for its tests and benchmark.
   m.def("hemv_lower_work_elems", &hemv_lower_work_elems, py::arg("m"));
