@@ -31,7 +31,9 @@ DEFAULT_NB = {"cpu": 32, "gpu": 256}
 
 # scipy.linalg.eigh's drivers, and what runs for each in the distributed stages.
 SCIPY_DRIVERS = ("ev", "evd", "evr", "evx", "gv", "gvd", "gvx")
-_SUBSET_DRIVERS = ("evr", "evx", "gvx")   # bisection (stebz) + MRRR (stemr): subsets or all
+# The drivers that take subsets, and the tridiagonal method each runs (tridiagonal_subset.py), as
+# LAPACK's: dsyevr bisection + MRRR, dsyevx / dsygvx bisection + inverse iteration.
+_SUBSET_DRIVERS = {"evr": "mrrr", "evx": "invit", "gvx": "invit"}
 
 
 def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
@@ -45,7 +47,8 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     (eigenvalues in (vl, vu]) give w of k entries and z of n × k (k = 0: shapes (0,) and (n, 0)).
     ``driver`` takes scipy's names, with scipy's rules on which fit the problem; in the
     distributed stages 'ev', 'evd', 'gv', 'gvd' run divide and conquer (stedc) for all
-    eigenpairs and 'evr', 'evx', 'gvx' bisection + MRRR (stebz + stemr); a subset without a
+    eigenpairs, 'evr' bisection + MRRR (stebz + stemr) and 'evx', 'gvx' bisection + inverse
+    iteration (stein.py), for subsets or all; a subset without a
     driver takes whichever is faster for its size (tridiagonal_subset.py); the one-call methods
     on CPU pass it to scipy itself. ``b`` may also be a
     ``solvers.cholesky(b)`` factor: potrf is then skipped (the distributed method, on the
@@ -74,8 +77,8 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     subset = _subset(subset_by_index, subset_by_value, n)
     generalized = b is not None
     _check_driver(driver, generalized, not subset.is_all)
-    if driver in _SUBSET_DRIVERS:              # bisection + MRRR, for every eigenpair too
-        subset = (EigenRange.by_index(1, n) if subset.is_all else subset).solved_by("mrrr")
+    if driver in _SUBSET_DRIVERS:              # for every eigenpair too
+        subset = (EigenRange.by_index(1, n) if subset.is_all else subset).solved_by(_SUBSET_DRIVERS[driver])
     choose_reduction(reduction, n, not is_numpy(xp))     # a bad name fails before any work
     if factor is not None:
         return _factored(a, factor, lower, eigvals_only, type, check_finite, subset, method, reduction)

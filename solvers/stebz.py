@@ -31,20 +31,21 @@ def share(count, parts, index):
     return start, start + base + (index < extra)
 
 
-def stebz(d, e, il, iu, coll):
+def stebz(d, e, il, iu, coll, bisect=None):
     """Eigenvalues il..iu (1-based, inclusive; none when iu < il) of the tridiagonal (d, e),
     float64 host arrays the same on every rank; returns them ascending, bitwise the same on
-    every rank of coll's grid."""
+    every rank of coll's grid. ``bisect(d, e, il, iu)`` finds a share (default: LAPACK's dstebz;
+    stein.bisector: the solver's kernels)."""
     k = max(iu - il + 1, 0)
     w = np.zeros(k)
     start, stop = share(k, coll.grid.size, coll.grid.rank)
     if stop > start:
-        w[start:stop] = bisect(d, e, il + start, il + stop - 1)
+        w[start:stop] = (bisect or lapack_bisect)(d, e, il + start, il + stop - 1)
     # Summed as an array of the run's backend: the path every array collective takes.
     return np.ascontiguousarray(to_host(coll.allreduce(coll.xp.asarray(w), scope="all")))
 
 
-def bisect(d, e, il, iu):
+def lapack_bisect(d, e, il, iu):
     """Eigenvalues il..iu (1-based) of (d, e) by one LAPACK dstebz call, ascending."""
     n = d.shape[0]
     if n == 1:

@@ -98,7 +98,7 @@ def _vectors(d, e, il, w, grid, coll):
     # As dsyevr does when dstemr fails: bisection and inverse iteration, each rank's group cut
     # only where dstein would not reorthogonalize across the cut.
     coll.note("vectors_by", f"dstebz + dstein (MRRR failed: {failure})")
-    bounds = group_bounds(np.flatnonzero(np.diff(w) >= STEIN_CLUSTER * _norm1(d, e)) + 1,
+    bounds = group_bounds(np.flatnonzero(np.diff(w) >= STEIN_CLUSTER * norm1(d, e)) + 1,
                           k, grid.size)
     start, stop = int(bounds[grid.rank]), int(bounds[grid.rank + 1])
     mine, failure = _agreed(coll, lambda: stein_vectors(d, e, il + start, il + stop - 1)[1])
@@ -119,7 +119,7 @@ def _agreed(coll, compute):
     return result, None
 
 
-def _norm1(d, e):
+def norm1(d, e):
     """‖T‖₁ of the tridiagonal (d, e)."""
     col = np.abs(d).copy()
     col[:-1] += np.abs(e)

@@ -6,8 +6,9 @@
     EigenRange.by_value(vl, vu)    every eigenvalue in the half-open interval (vl, vu]
 
 ``solver`` says how a subset's eigenpairs of the tridiagonal are found (tridiagonal_subset.py):
-'mrrr' (bisection + MRRR, work and memory O(n k / P)), 'dc' (divide and conquer of all of them,
-the k wanted kept), or 'auto' (by the measured crossover).
+'mrrr' (bisection + MRRR, work and memory O(n k / P)), 'invit' (multisection + inverse
+iteration, on the GPU in a GPU run), 'dc' (divide and conquer of all of them, the k wanted
+kept), or 'auto' (by the measured crossover).
 
 A value range becomes an index range through Sturm counts of the tridiagonal (how many
 eigenvalues are <= x: the non-positive pivots of T - x I, LAPACK dlaebz's rule), so that every
@@ -31,7 +32,7 @@ class EigenRange:
     vu: float = math.inf
     solver: str = "auto"
 
-    SOLVERS = ("auto", "mrrr", "dc")
+    SOLVERS = ("auto", "mrrr", "invit", "dc")
 
     @classmethod
     def all(cls):

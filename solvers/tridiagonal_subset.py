@@ -1,8 +1,12 @@
-"""The wanted eigenpairs il..iu of the tridiagonal T, by one of two methods.
+"""The wanted eigenpairs il..iu of the tridiagonal T, by one of three methods.
 
     mrrr   bisection (stebz.py) of the k wanted eigenvalues, each rank a share, then their
            eigenvectors by MRRR (stemr.py), each rank a group: work and memory O(n k / P),
            on the host
+    invit  multisection and inverse iteration (stein.py: dstebz and dstein's steps in the
+           solver's kernels, each rank a share of the eigenvalues and a group of the vectors,
+           orthonormalized together and checked): on the GPU in a GPU run, k eigenpairs side
+           by side in about the time of one; divide and conquer instead where a check fails
     dc     divide and conquer (tridiagonal.stevd: on the device in a GPU run, each rank its
            rows over P > 1 ranks): every eigenvalue, and only the k wanted eigenvectors formed
            by the top merge (its GEMM, about three quarters of the work of all, shrinks to
@@ -10,17 +14,24 @@
 
 Bisection and MRRR cost O(n) per eigenpair with a large constant, so divide and conquer
 (mostly GEMMs) overtakes them at a modest k: on the CPU at 5–10% of n (about a tenth on one
-rank, 4–7% over 2 and 4; measured, docs/PERFORMANCE.md), and in a GPU run, where MRRR stays on the host and divide and
-conquer runs on the device, almost at once (one host MRRR eigenpair at n = 16384 costs a few
-ms; the device solves all 16384 in about 0.3 s). 'auto' chooses by that; a range may name its
-method (EigenRange.solver: eigh's driver='evr' / 'evx' / 'gvx' asks for MRRR).
+rank, 4–7% over 2 and 4; measured, docs/PERFORMANCE.md). In a GPU run MRRR stays on the host
+(one eigenpair at n = 16384 costs a few ms there), so 'auto' takes invit for k up to
+GPU_INVIT_FRACTION of n and divide and conquer above. A range may name its method
+(EigenRange.solver: eigh's driver='evr' asks for MRRR, 'evx' / 'gvx' for invit, as LAPACK's
+dsyevr and dsyevx / dsygvx run them).
 """
 from .backend.arrays import is_numpy
+from .distributed.columns import columns_to_block_cyclic
 from .stebz import replicated_tridiagonal, stebz
+from .stein import bisector
+from .stein import vectors as stein_vectors
 from .stemr import stemr, stemr_columns
 from .tridiagonal import stevd, stevd_columns
 
 CPU_DC_FRACTION = 0.05  # 'auto' on the CPU: divide and conquer for k > this share of n
+# 'auto' in a GPU run: invit for k <= this share of n. Not measured: inverse iteration's time
+# hardly grows with k until its threads fill the GPU, but its orthonormalization grows as n k².
+GPU_INVIT_FRACTION = 0.25
 
 
 def choose_solver(subset, k, n, on_gpu):
@@ -28,7 +39,9 @@ def choose_solver(subset, k, n, on_gpu):
     if subset.solver != "auto":
         return subset.solver, "asked for"
     if on_gpu:
-        return "dc", "auto: a GPU run (divide and conquer on the device, MRRR on the host)"
+        if k <= GPU_INVIT_FRACTION * n:
+            return "invit", f"auto: a GPU run, k = {k} <= {GPU_INVIT_FRACTION:g} n"
+        return "dc", f"auto: a GPU run, k = {k} > {GPU_INVIT_FRACTION:g} n (MRRR would run on the host)"
     if k > CPU_DC_FRACTION * n:
         return "dc", f"auto: k = {k} > {CPU_DC_FRACTION:g} n on the CPU"
     return "mrrr", f"auto: k = {k} <= {CPU_DC_FRACTION:g} n on the CPU"
@@ -49,8 +62,19 @@ def tridiagonal_subset(d, e, subset, layout, coll, vectors, whole_columns=False,
         solver, why = choose_solver(subset, k, n, not is_numpy(xp))
         coll.note("range", f"{subset} -> eigenpairs {il}..{iu} of {n}")
         coll.note("solver", f"{solver} [{why}]")
-        if solver == "mrrr":
-            w = stebz(d_host, e_host, il, iu, coll)
+        if solver in ("mrrr", "invit"):
+            w = stebz(d_host, e_host, il, iu, coll, bisector(xp) if solver == "invit" else None)
+    if solver == "invit" and vectors:
+        with coll.stage("stein"):
+            columns, why = stein_vectors(d_host, e_host, il, w, coll)
+            if columns is None:
+                coll.note("solver", f"dc [invit's check failed: {why}]")
+        if columns is not None:
+            if whole_columns:
+                return xp.asarray(w.astype(d.dtype)), columns
+            return xp.asarray(w.astype(d.dtype)), columns_to_block_cyclic(
+                *columns, d_host.shape[0], w.shape[0], layout.nb, layout.grid, coll, layout.dtype, xp)
+        solver = "dc"
     if solver == "dc":
         with coll.stage("stedc" if vectors else "sterf"):
             if vectors and whole_columns:

@@ -112,8 +112,9 @@ def build_parser():
                            "(default); I:IL:IU the IL-th to IU-th smallest, 1-BASED and inclusive "
                            "(1 <= IL <= IU <= n; scipy's subset_by_index=[IL-1, IU-1]); V:VL:VU "
                            "those in the half-open interval (VL, VU] (inf/-inf allowed). The "
-                           "distributed method finds them by bisection + MRRR (a few on the CPU) "
-                           "or divide and conquer of all (more, and on GPUs) and back-transforms "
+                           "distributed method finds them by bisection + MRRR (a few on the CPU), "
+                           "multisection + inverse iteration (up to a quarter of n on GPUs) or "
+                           "divide and conquer of all (more) and back-transforms "
                            "only the k wanted columns; the single method keeps them from its "
                            "full solve")
     prob.add_argument("--seed", type=int, default=None,

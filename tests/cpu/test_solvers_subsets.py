@@ -162,13 +162,17 @@ def test_inverse_iteration_vectors_are_ascending_and_orthogonal(rng):
 
 
 def test_the_subsets_method_by_size_and_device():
-    """MRRR for a few eigenpairs on the CPU, divide and conquer above a twentieth of n and
-    in any GPU run; a range that names its method keeps it."""
+    """MRRR for a few eigenpairs on the CPU, divide and conquer above a twentieth of n; in a GPU
+    run inverse iteration up to a quarter of n, divide and conquer above; a range that names
+    its method keeps it."""
     some = EigenRange.by_index(1, 10)
     assert choose_solver(some, 10, 1000, on_gpu=False)[0] == "mrrr"
     assert choose_solver(some, 50, 1000, on_gpu=False)[0] == "mrrr"
     assert choose_solver(some, 51, 1000, on_gpu=False)[0] == "dc"
-    assert choose_solver(some, 10, 1000, on_gpu=True)[0] == "dc"
+    assert choose_solver(some, 10, 1000, on_gpu=True)[0] == "invit"
+    assert choose_solver(some, 250, 1000, on_gpu=True)[0] == "invit"
+    assert choose_solver(some, 251, 1000, on_gpu=True)[0] == "dc"
+    assert choose_solver(some.solved_by("invit"), 900, 1000, on_gpu=False) == ("invit", "asked for")
     assert choose_solver(some.solved_by("mrrr"), 900, 1000, on_gpu=True) == ("mrrr", "asked for")
     assert choose_solver(some.solved_by("dc"), 1, 1000, on_gpu=False) == ("dc", "asked for")
     with pytest.raises(InputError, match="subset solver"):

@@ -40,14 +40,15 @@ def _ranges(w):
             (EigenRange.by_value(*empty), {"subset_by_value": list(empty)})]
 
 
-@pytest.mark.parametrize("solver", ["auto", "mrrr"])
+@pytest.mark.parametrize("solver", ["auto", "mrrr", "invit", "dc"])
 @pytest.mark.parametrize("kind", collective_kinds())
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("uplo", ["L", "U"])
 @pytest.mark.parametrize("itype", [1, 3])
 def test_subsets_on_gpu_match_scipy(grid, seed, itype, uplo, dtype, kind, solver):
-    """auto: divide and conquer of all on the device, the wanted kept (what a GPU run takes);
-    mrrr: bisection + MRRR on the host, the vectors moved into the device layout."""
+    """auto: what a GPU run takes (invit up to a quarter of n, else dc); invit: multisection and
+    inverse iteration on the device; dc: divide and conquer of all on the device, the wanted
+    kept; mrrr: bisection + MRRR on the host, the vectors moved into the device layout."""
     rng = np.random.default_rng(seed)
     n, nb = 45, 8
     lower = uplo == "L"
@@ -62,6 +63,8 @@ def test_subsets_on_gpu_match_scipy(grid, seed, itype, uplo, dtype, kind, solver
         w, z = sygvd(da, db, coll, itype=itype, uplo=uplo, subset=subset.solved_by(solver),
                      method="distributed")
         assert ("stemr" in coll.stats) == (solver == "mrrr"), set(coll.stats)
+        if solver == "invit":
+            assert "stein" in coll.stats, set(coll.stats)
         w_ref = scipy.linalg.eigh(a, b, type=itype, lower=lower, eigvals_only=True, **keywords)
         assert isinstance(w, cupy.ndarray) and w.dtype == w_ref.dtype and w.shape == w_ref.shape
         k = w_ref.shape[0]

@@ -26,6 +26,7 @@ from solvers.subset import EigenRange  # noqa: E402
 from solvers.sy2sb import sy2sb  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.sygvd.check import THRESHOLD, eigen_ratios  # noqa: E402
+from solvers.tridiagonal_subset import choose_solver  # noqa: E402
 from solvers.testing import (band_to_full, random_band, random_symmetric, spd_with_condition,  # noqa: E402
                              with_junk)
 
@@ -202,12 +203,12 @@ def test_sy2sb_on_the_device(grid, seed, dtype):
     assert np.abs(q.conj().T @ q - np.eye(n)).max() < 10 * n * eps, f"seed={seed}"
 
 
-@pytest.mark.parametrize("solver", ["auto", "mrrr"])
+@pytest.mark.parametrize("solver", ["auto", "mrrr", "dc"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 def test_two_stage_subsets_on_gpu(grid, seed, dtype, solver):
-    """The lowest pairs and a middle index range: Q2 on each rank's whole columns (auto: divide
-    and conquer's, on the device; mrrr: MRRR's host columns taken to the device), then the
-    Alltoallv, then Q1 on k columns."""
+    """The lowest pairs and a middle index range: Q2 on each rank's whole columns (auto: inverse
+    iteration's for these k, on the device; dc: divide and conquer's, on the device; mrrr:
+    MRRR's host columns taken to the device), then the Alltoallv, then Q1 on k columns."""
     rng = np.random.default_rng(seed)
     n, nb = 66, 12
     hermitian = np.dtype(dtype).kind == "c"
@@ -220,6 +221,8 @@ def test_two_stage_subsets_on_gpu(grid, seed, dtype, solver):
         w, z = sygvd(da, db, coll, method="distributed", reduction="2stage", band=6,
                      subset=EigenRange.by_index(il, iu).solved_by(solver))
         assert ("stemr" in coll.stats) == (solver == "mrrr"), set(coll.stats)
+        subset = EigenRange.by_index(il, iu).solved_by(solver)
+        assert ("stein" in coll.stats) == (choose_solver(subset, iu - il + 1, n, True)[0] == "invit"), set(coll.stats)
         zg = cupy.asnumpy(z.to_global(coll)).astype(wide(dtype))
         eps = float(np.finfo(dtype).eps)
         a64, b64 = a.astype(dtype).astype(wide(dtype)), b.astype(dtype).astype(wide(dtype))

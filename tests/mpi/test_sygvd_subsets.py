@@ -1,6 +1,6 @@
 """Eigenpair subsets of the distributed sygvd / hegvd (#26) against scipy.linalg.eigh with the
 same arguments: every dtype × itype × uplo × jobz × {index subset, value subset, empty range,
-all-inclusive range, one eigenpair} × {MRRR, divide and conquer} on the default grid (n not a
+all-inclusive range, one eigenpair} × {MRRR, inverse iteration, divide and conquer} on the default grid (n not a
 multiple of nb), every grid × range × method for float64; clusters of eigenvalues straddling the subset's edge and the cut between
 ranks' groups of vectors; the per-rank memory rule of the tridiagonal eigenvectors; a factored
 B reused for several A. The variant and grid tests run with both reductions to tridiagonal form
@@ -28,6 +28,7 @@ DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 DTYPE_IDS = ["f32", "f64", "c64", "c128"]
 RANGES = ["index", "value", "empty", "everything", "one"]
 REDUCTIONS = ["1stage", "2stage"]
+SOLVERS = ["mrrr", "invit", "dc"]
 
 
 def pencil(rng, n, dtype, cond=100.0):
@@ -109,13 +110,14 @@ def test_every_variant_every_range(comm, seed, itype, uplo, jobz, dtype, reducti
     w_all = scipy.linalg.eigvalsh(a, b, type=itype)
     grid = ProcessGrid(comm)
     try:
-        for kind, solver in [(kind, solver) for kind in RANGES for solver in ("mrrr", "dc")]:
+        for kind, solver in [(kind, solver) for kind in RANGES for solver in SOLVERS]:
             subset, keywords = wanted(kind, w_all, rng)
             w, z, coll = solve(grid, a, b, nb, itype, jobz, uplo, dtype, subset.solved_by(solver), rng,
                                reduction=reduction)
             stages = {"mrrr": {"stebz", "stemr"} if jobz == "V" else {"stebz"},
+                      "invit": {"stebz", "stein"} if jobz == "V" else {"stebz"},
                       "dc": {"stebz", "stedc" if jobz == "V" else "sterf"}}[solver]
-            assert {"stebz", "stemr", "stedc", "sterf"} & set(coll.stats) == stages, (solver, set(coll.stats))
+            assert {"stebz", "stemr", "stein", "stedc", "sterf"} & set(coll.stats) == stages, (solver, set(coll.stats))
             assert coll.stats["stebz"].notes["solver"].startswith(f"{solver} [asked for]")
             assert_matches_scipy(a, b, w, z, itype, jobz, uplo, dtype, keywords, seed,
                                  f"{kind} {subset} {solver} {reduction}")
@@ -123,7 +125,7 @@ def test_every_variant_every_range(comm, seed, itype, uplo, jobz, dtype, reducti
         grid.free()
 
 
-@pytest.mark.parametrize("solver", ["mrrr", "dc"])
+@pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("kind", RANGES)
 def test_every_grid_every_range(grid, seed, kind, reduction, solver):
@@ -141,14 +143,15 @@ def test_every_grid_every_range(grid, seed, kind, reduction, solver):
                              f"grid {grid.shape} {subset} b={'B' if bb is not None else None}")
 
 
-@pytest.mark.parametrize("solver", ["mrrr", "dc"])
+@pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
 def test_clusters_straddling_the_subset_edge_and_the_ranks_cuts(grid, seed, dtype, reduction, solver):
     """Eigenvalues 1e-12 apart across the subset's lower edge, and a second cluster over the
     even cuts between the ranks' groups of vectors: the vectors stay orthogonal (MRRR: one root
     for all ranks, and no cut inside one of its clusters; divide and conquer: the cluster's
-    vectors from the merges, the wanted ones kept)."""
+    vectors from the merges, the wanted ones kept; inverse iteration: a cluster is one group,
+    orthonormalized together, and divide and conquer takes over if a check fails)."""
     rng = np.random.default_rng(seed)
     n = 60
     lam = np.sort(rng.uniform(-1, 1, n))
@@ -168,8 +171,9 @@ def test_clusters_straddling_the_subset_edge_and_the_ranks_cuts(grid, seed, dtyp
     # Where the cluster went is the root's choice: its members can be well separated relative
     # to the root's shift (then a cut between them is one dlarrv itself makes), so only the
     # orthogonality above is promised, and that every vector was computed once.
-    if solver == "mrrr":
-        assert grid.comm.allreduce(coll.stats["stemr"].notes["vectors_this_rank"]) == iu - il + 1
+    stage = {"mrrr": "stemr", "invit": "stein"}.get(solver)
+    if stage:   # invit's stage runs also where a check fails and divide and conquer takes over
+        assert grid.comm.allreduce(coll.stats[stage].notes["vectors_this_rank"]) == iu - il + 1
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)

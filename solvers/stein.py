@@ -1,0 +1,176 @@
+"""The wanted eigenpairs of the tridiagonal T by multisection and inverse iteration: LAPACK's
+dstebz and dstein, their steps written once for the host and the GPU (solvers/native/stein*),
+on the GPU in a GPU run.
+
+Why: a GPU run's other subset method, divide and conquer, computes every eigenvalue and every
+merge below the top whatever k is (tridiagonal_subset.py). Here an eigenvalue is a chain of n
+dependent steps per multisection pass (a warp each, its 32 lanes 32 points of the interval) and
+an eigenvector a few chains of n steps (a thread each, dlagtf's pivoted LU of T - λI then
+dlagts's solves), so k of them run side by side in about the time of one.
+
+What replaces dstein's reorthogonalization: dstein orthogonalizes each vector against the others
+of its cluster (eigenvalues closer than 10⁻³ ‖T‖₁) inside the iteration, which serializes the
+cluster. Here every vector iterates alone from its own start vector, and a rank's group, cut from
+the wanted set only at gaps of 10⁻³ ‖T‖₁ (as stemr.py's dstein fallback cuts), is orthonormalized
+afterwards by two Cholesky QR passes (GEMMs). Inverse iteration from different start vectors
+gives linearly independent vectors for distinct and for repeated eigenvalues alike, and mixing the
+vectors of one cluster moves each residual by at most the cluster's width. Every result is
+checked — each iteration met dstein's stopping rule, ZᵀZ is I to 30 n ε and each residual
+‖T z - λ z‖₂ is at most 30 n ε ‖T‖₁ (LAPACK's tests' threshold and units) — and a failure on any rank returns why, for the caller
+to take divide and conquer instead.
+
+Eigenvalues are bitwise the same on every rank (each rank bisects its share, then one zero-padded
+sum: stebz.stebz). Work O(n k / P) per rank where the spectrum has such gaps to cut at; a
+spectrum with none (a uniform one at large n) is one group, on one rank.
+"""
+import numpy as np
+
+from .backend.arrays import cholesky_lower, cholesky_lower_whole, is_numpy, solve_triangular, to_host
+from .backend.threads import blas_threads_lent
+from .distributed.columns import RankColumns
+from .stemr import STEIN_CLUSTER, group_bounds, norm1
+from .sytrd_native import kernels
+
+BATCH_BYTES = 2 << 30   # work arrays of one batch of inverse iterations (41 n bytes a vector)
+FUDGE = 2.1             # dstebz's widening of the Gershgorin bounds
+THRESHOLD = 30          # the checks' bound in units of n ε (LAPACK's test threshold, its ratios' unit)
+
+
+def bisection_inputs(d, e):
+    """(e², (lower, upper, pivmin, abstol)) for the kernels' multisection, as dstebz sets them up:
+    an off-diagonal entry negligible next to its diagonal neighbours counts as zero (T splits
+    there), pivmin is the underflow threshold times the largest e², the bounds are Gershgorin's
+    widened by FUDGE ulps of ‖T‖ per order, and abstol is one ulp of ‖T‖."""
+    n = d.shape[0]
+    ulp, safmin = np.finfo(np.float64).eps, np.finfo(np.float64).tiny
+    e2 = e * e
+    e2[np.abs(d[1:] * d[:-1]) * ulp ** 2 + safmin > e2] = 0.0
+    pivmin = safmin * max(1.0, float(e2.max(initial=0.0)))
+    radius = np.zeros(n)
+    radius[:-1] += np.sqrt(e2)
+    radius[1:] += np.sqrt(e2)
+    lower, upper = float((d - radius).min()), float((d + radius).max())
+    tnorm = max(abs(lower), abs(upper))
+    lower -= FUDGE * tnorm * ulp * n + FUDGE * 2 * pivmin
+    upper += FUDGE * tnorm * ulp * n + FUDGE * pivmin
+    return e2, (lower, upper, pivmin, ulp * tnorm)
+
+
+def bisector(xp):
+    """stebz.stebz's ``bisect`` for backend ``xp``: eigenvalues il..iu (1-based) of (d, e) by the
+    kernels' multisection, on the GPU for cupy (a warp each), else on the host threads."""
+    native, why = kernels()
+    if native is None:
+        raise RuntimeError(f"stein needs solvers._kernels: {why}")
+
+    def bisect(d, e, il, iu):
+        count = iu - il + 1
+        e2, (lower, upper, pivmin, abstol) = bisection_inputs(d, e)
+        if is_numpy(xp):
+            w = np.empty(count)
+            with blas_threads_lent() as threads:
+                native.stein_eigenvalues(d.ctypes.data, e2.ctypes.data, d.shape[0], lower, upper, pivmin, abstol,
+                                         il, count, w.ctypes.data, threads=threads)
+            return w
+        dd, ee2, w = xp.asarray(d), xp.asarray(e2), xp.empty(count)
+        native.stein_eigenvalues(dd.data.ptr, ee2.data.ptr, d.shape[0], lower, upper, pivmin, abstol, il, count,
+                                 w.data.ptr, device=xp.cuda.Device().id, stream=xp.cuda.get_current_stream().ptr)
+        return to_host(w)
+    return bisect
+
+
+def vectors(d, e, il, w, coll):
+    """(RankColumns of this rank's group of eigenvectors, whole, on the run's backend, None) for
+    the eigenvalues w (ascending, the same on every rank) of il.. (1-based) of (d, e) (float64
+    host arrays), or (None, why) on every rank when a check failed on any."""
+    n, k, grid, xp = d.shape[0], w.shape[0], coll.grid, coll.xp
+    onenrm = norm1(d, e)
+    cuts = np.flatnonzero(np.diff(w) >= STEIN_CLUSTER * onenrm) + 1
+    bounds = group_bounds(cuts, k, grid.size)
+    start, stop = int(bounds[grid.rank]), int(bounds[grid.rank + 1])
+    coll.note("vectors_this_rank", stop - start)
+    coll.note("largest_group", int(np.diff(bounds).max()) if k else 0)
+    mine, why = xp.empty((n, 0)), None
+    if stop > start:
+        mine, why, figures = _group(d, e, w[start:stop], il - 1 + start, onenrm, xp)
+        coll.note("stein_checks", figures)
+    if coll.any_flag(why is not None):
+        return None, why or "a check failed on another rank"
+    coll.note("vectors_by", "multisection + inverse iteration (dstebz + dstein's steps), CholQR2 per group")
+    return RankColumns(mine, bounds, np.arange(k)), None
+
+
+def _group(d, e, w, first_vector, onenrm, xp):
+    """(Z, None, figures) or (None, why, figures): the orthonormal eigenvectors of w (n × len(w) on
+    ``xp``), the vectors numbered from ``first_vector`` (0-based in T's spectrum)."""
+    native, why = kernels()
+    if native is None:
+        return None, f"solvers._kernels not built: {why}", ""
+    n, g = d.shape[0], w.shape[0]
+    z = xp.empty((n, g))
+    batch = max(1, min(g, BATCH_BYTES // (41 * n)))
+    failed = []
+    for j0 in range(0, g, batch):
+        count = min(batch, g - j0)
+        y, iterations = _inverse_iteration(native, d, e, w[j0:j0 + count], first_vector + j0, onenrm, xp)
+        z[:, j0:j0 + count] = y
+        failed += [first_vector + j0 + int(j) for j in np.flatnonzero(to_host(iterations) < 0)]
+    if failed:
+        return None, f"inverse iteration did not converge for {len(failed)} eigenvectors (first: {failed[0] + 1})", ""
+    z, why = _cholqr2(z, xp)
+    if why:
+        return None, why, ""
+    return _checked(z, d, e, w, onenrm, xp)
+
+
+def _inverse_iteration(native, d, e, w, first_vector, onenrm, xp):
+    """The kernels' inverse iteration for eigenvalues w: (Y, n × len(w), iterations per vector)."""
+    n, count = d.shape[0], w.shape[0]
+    a, b, u2, l, y = (xp.empty((n, count)) for _ in range(5))
+    swap, iterations = xp.empty((n, count), dtype=np.uint8), xp.empty(count, dtype=np.int32)
+    if is_numpy(xp):
+        ptr = lambda x: x.ctypes.data  # noqa: E731
+        with blas_threads_lent() as threads:
+            native.stein_vectors(d.ctypes.data, e.ctypes.data, n, w.ctypes.data, onenrm, first_vector, count,
+                                 *(ptr(x) for x in (a, b, u2, l, swap, y, iterations)), threads=threads)
+        return y, iterations
+    dd, ee, ww = (xp.asarray(np.ascontiguousarray(x)) for x in (d, e, w))
+    native.stein_vectors(dd.data.ptr, ee.data.ptr, n, ww.data.ptr, onenrm, first_vector, count,
+                         *(x.data.ptr for x in (a, b, u2, l, swap, y, iterations)),
+                         device=xp.cuda.Device().id, stream=xp.cuda.get_current_stream().ptr)
+    return y, iterations
+
+
+def _cholqr2(z, xp):
+    """(Q, None): z's columns orthonormalized by two Cholesky QR passes, or (None, why) where z's
+    columns are too nearly dependent for them (the second pass's factor is not near I)."""
+    factor = cholesky_lower if is_numpy(xp) else cholesky_lower_whole
+    for step in range(2):
+        lower, info = factor(xp, z.T @ z)
+        if info:
+            return None, f"CholQR pass {step + 1}: the vectors' Gram matrix is not positive definite (minor {info})"
+        z = solve_triangular(xp, lower, z.T, lower=True).T
+    off = float(xp.abs(xp.tril(lower) - xp.eye(z.shape[1])).max())
+    if off > 0.1:
+        return None, f"CholQR: the vectors are too nearly dependent (second factor off I by {off:.2g})"
+    # dstein's sign rule again (the passes mix the vectors of a cluster): the largest entry positive.
+    largest = z[xp.abs(z).argmax(axis=0), xp.arange(z.shape[1])]
+    return xp.ascontiguousarray(z * xp.where(largest < 0, -1.0, 1.0)[None, :]), None
+
+
+def _checked(z, d, e, w, onenrm, xp):
+    """(z, None, figures) if every entry of zᵀz - I is at most THRESHOLD n ε and every
+    ‖T z - λ z‖₂ at most THRESHOLD n ε ‖T‖₁, else (None, why, figures); figures: both measures
+    in those units."""
+    n, g = z.shape
+    unit = n * np.finfo(np.float64).eps
+    orthogonality = float(xp.abs(z.T @ z - xp.eye(g)).max()) / unit
+    dd, ee, ww = (xp.asarray(x) for x in (d, e, w))
+    tz = dd[:, None] * z - z * ww[None, :]
+    tz[:-1] += ee[:, None] * z[1:]
+    tz[1:] += ee[:, None] * z[:-1]
+    residual = float(xp.sqrt((tz * tz).sum(axis=0)).max()) / (unit * max(onenrm, np.finfo(np.float64).tiny))
+    figures = f"orthogonality {orthogonality:.2g} n eps, residual {residual:.2g} n eps |T|"
+    if not orthogonality <= THRESHOLD or not residual <= THRESHOLD:
+        return None, f"the vectors failed their check: {figures}", figures
+    return z, None, figures

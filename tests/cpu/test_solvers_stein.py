@@ -1,0 +1,142 @@
+"""Multisection and inverse iteration (solvers/stein.py, the host build of the kernels' steps in
+solvers/native/stein*): eigenvalues against LAPACK's dstebz on the tridiagonals that stress
+eigensolvers, eigenvectors by LAPACK's test ratios on the same, start vectors that do not depend
+on how the vectors are batched, and a failed check handing the subset to divide and conquer."""
+import numpy as np
+import pytest
+import scipy.linalg
+from mpi4py import MPI
+
+from solvers import stein
+from solvers.backend import Collectives
+from solvers.distributed import DistMatrix, ProcessGrid
+from solvers.stebz import lapack_bisect, stebz
+from solvers.subset import EigenRange
+from solvers.sytrd_native import kernels
+from solvers.sygvd import sygvd
+from solvers.testing import hard_tridiagonals, random_symmetric, shared_seed, straddled_tridiagonal
+
+pytestmark = pytest.mark.skipif(kernels()[0] is None, reason=f"{kernels()[1]}")
+
+THRESHOLD = 30   # LAPACK's test threshold on its ratios
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(shared_seed())
+
+
+@pytest.fixture
+def coll():
+    grid = ProcessGrid(MPI.COMM_SELF)
+    yield Collectives(grid, "mpi", np)
+    grid.free()
+
+
+def _cases(rng):
+    return hard_tridiagonals(rng, 120) + [("straddled", *straddled_tridiagonal(rng, 20))]
+
+
+def _selections(n):
+    """1-based (il, iu): the lowest tenth, one in the middle, the top one, all."""
+    return [(1, max(1, n // 10)), (n // 2, n // 2), (n, n), (1, n)]
+
+
+def test_multisection_finds_what_lapacks_bisection_finds(rng):
+    """Each eigenvalue within two of its bisection intervals' widths (one ulp of ‖T‖) of dstebz's."""
+    bisect = stein.bisector(np)
+    for name, d, e in _cases(rng):
+        n = d.shape[0]
+        _, (lower, upper, _, abstol) = stein.bisection_inputs(d, e)
+        for il, iu in _selections(n):
+            w, ref = bisect(d, e, il, iu), lapack_bisect(d, e, il, iu)
+            assert w.shape == (iu - il + 1,) and np.all(np.diff(w) >= 0), name
+            assert np.all((lower <= w) & (w <= upper)), name
+            worst = np.abs(w - ref).max() / abstol
+            assert worst <= 4, f"{name} {il}..{iu}: {worst:.1f} ulps of |T| from dstebz"
+
+
+def test_eigenvalues_of_an_order_one_and_two():
+    bisect = stein.bisector(np)
+    assert bisect(np.array([-2.5]), np.zeros(0), 1, 1)[0] == -2.5
+    w = bisect(np.array([1.0, 1.0]), np.array([1.0]), 1, 2)
+    np.testing.assert_allclose(w, [0.0, 2.0], atol=4e-16)
+
+
+def _lapack_ratios(d, e, w, z):
+    """dstt21's measures for the k pairs: ‖T Z − Z Λ‖₁ / (n ‖T‖₁ ε) and ‖Zᵀ Z − I‖₁ / (n ε)."""
+    n, eps = d.shape[0], np.finfo(np.float64).eps
+    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    norm = max(np.abs(t).sum(axis=0).max(), np.finfo(np.float64).tiny)
+    resid = np.abs(t @ z - z * w).sum(axis=0).max() / (norm * n * eps)
+    ortho = np.abs(z.T @ z - np.eye(z.shape[1])).sum(axis=0).max() / (n * eps)
+    return resid, ortho
+
+
+def test_inverse_iteration_passes_lapacks_tests_on_hard_spectra(rng, coll):
+    """Random, identity (one eigenvalue n times), clustered, graded, Wilkinson (pairs 10⁻¹⁴
+    apart), exact and weakly coupled copies, huge scale, the straddled clusters: every selection's
+    vectors pass dstt21's ratios, and where the check refuses them it says why (divide and conquer
+    then runs; it must not refuse a random spectrum)."""
+    refused = []
+    for name, d, e in _cases(rng):
+        for il, iu in _selections(d.shape[0]):
+            w = stebz(d, e, il, iu, coll, stein.bisector(np))
+            columns, why = stein.vectors(d, e, il, w, coll)
+            if columns is None:
+                refused.append(f"{name} {il}..{iu}: {why}")
+                continue
+            z = columns.mine
+            assert z.shape == (d.shape[0], iu - il + 1) and columns.bounds.tolist() == [0, iu - il + 1]
+            resid, ortho = _lapack_ratios(d, e, w, z)
+            assert resid < THRESHOLD and ortho < THRESHOLD, f"{name} {il}..{iu}: {resid:.1f}, {ortho:.1f}"
+            assert np.all(z[np.abs(z).argmax(axis=0), np.arange(z.shape[1])] > 0), name  # dstein's sign
+    assert not [r for r in refused if r.startswith("random")], refused
+
+
+def test_vectors_match_lapacks_where_the_spectrum_is_separated(rng, coll):
+    """A random tridiagonal (gaps far above ε ‖T‖): the vectors are dstein's to rounding, up to
+    LAPACK's sign rule (the largest entry positive), which they share."""
+    n = 90
+    d, e = rng.standard_normal(n), rng.standard_normal(n - 1)
+    w = stebz(d, e, 5, 30, coll, stein.bisector(np))
+    z = stein.vectors(d, e, 5, w, coll)[0].mine
+    _, ref = scipy.linalg.eigh_tridiagonal(d, e, select="i", select_range=(4, 29))
+    ref = ref * np.sign(ref[np.abs(ref).argmax(axis=0), np.arange(ref.shape[1])])
+    gaps = np.minimum(np.diff(w, prepend=-np.inf), np.diff(w, append=np.inf))
+    bound = 1e3 * np.finfo(np.float64).eps * np.abs(d).max() / gaps
+    assert np.all(np.abs(z - ref).max(axis=0) <= bound)
+
+
+def test_the_start_vectors_do_not_depend_on_the_batches(rng, coll, monkeypatch):
+    """Vectors computed three at a time are those computed all at once, bit for bit (each start
+    vector is numbered by its eigenvalue's place in T's spectrum)."""
+    n = 70
+    d, e = rng.standard_normal(n), rng.standard_normal(n - 1)
+    w = stebz(d, e, 3, 22, coll, stein.bisector(np))
+    whole = stein.vectors(d, e, 3, w, coll)[0].mine
+    monkeypatch.setattr(stein, "BATCH_BYTES", 41 * n * 3)
+    batched = stein.vectors(d, e, 3, w, coll)[0].mine
+    assert batched.tobytes() == whole.tobytes()
+
+
+def test_a_failed_check_hands_the_subset_to_divide_and_conquer(rng, monkeypatch):
+    """With the checks' bound at zero no vector passes: the stage says why, divide and conquer
+    solves the subset instead, and the answer is still scipy's."""
+    monkeypatch.setattr(stein, "THRESHOLD", 0.0)
+    n, nb = 30, 4
+    a = random_symmetric(rng, n)
+    grid = ProcessGrid(MPI.COMM_SELF)
+    try:
+        coll = Collectives(grid, "mpi", np)
+        w, z = sygvd(DistMatrix.from_global(a, grid, nb), None, coll, method="distributed",
+                     subset=EigenRange.by_index(3, 9, "invit"))
+        notes = coll.stats["stein"].notes
+        assert notes["solver"].startswith("dc [invit's check failed: the vectors failed their check"), notes
+        assert "stedc" in coll.stats
+        ref_w, ref_z = scipy.linalg.eigh(a, subset_by_index=[2, 8])
+        np.testing.assert_allclose(w, ref_w, atol=1e-12)
+        z = z.to_global(coll)
+        np.testing.assert_allclose(np.abs(z.T @ ref_z), np.eye(7), atol=1e-10)
+    finally:
+        grid.free()
