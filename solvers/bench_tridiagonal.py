@@ -4,7 +4,9 @@ Per n, on the tridiagonal of Q Λ Qᵀ with Λ uniform in [−1, 1] and Q random
 bench's spectrum; made on rank 0 by LAPACK's dsytrd, O(n³) on its host: meant for n of a few
 thousand), tridiagonal.stevd (divide and conquer, jobz V, into a block-cyclic layout of --nb)
 for all eigenpairs and for the lowest ⌈F·n⌉ of each --lowest F (its top merge forming only
-those eigenvectors), with --mrrr bisection + MRRR of those (stebz + stemr), and with --sterf the
+those eigenvectors), with --mrrr bisection + MRRR of those (stebz + stemr), with --invit
+multisection + inverse iteration of those (stein.py: on the device in a GPU run; its stages'
+times printed apart, and divide and conquer's if its check handed over), and with --sterf the
 eigenvalues alone by host dsterf (jobz N's crossover to the device solve). The solves
 alternate within each round; every solve starts and ends at a barrier; rank 0 prints the median
 and the samples of each, the load average, and each subset's time as a share of all's.
@@ -32,6 +34,8 @@ def parse_args(argv):
     p.add_argument("--tridiagonal", choices=TRIDIAGONAL, default="auto",
                    help="how divide and conquer makes the eigenvectors over the ranks (default auto)")
     p.add_argument("--mrrr", action="store_true", help="also bisection + MRRR of each subset")
+    p.add_argument("--invit", action="store_true",
+                   help="also multisection + inverse iteration of each subset (stein.py)")
     p.add_argument("--sterf", action="store_true",
                    help="also eigenvalues alone by host LAPACK dsterf, what jobz N takes below "
                         "tridiagonal.DEVICE_EIGENVALUES_FROM in a GPU run (beside 'all', the device "
@@ -92,6 +96,18 @@ def main(argv=None):
             with coll.stage("stemr"):
                 stemr(d, e, 1, w, args.nb, grid, coll, np.float64, xp)
 
+        stages = {}
+
+        def invit(k):
+            from .subset import EigenRange
+            from .tridiagonal_subset import tridiagonal_subset
+            coll = Collectives(grid, "mpi", xp)
+            layout = DistMatrix.empty(n, k, args.nb, grid, np.float64, xp=xp)
+            tridiagonal_subset(xp.array(d), xp.array(e), EigenRange.by_index(1, k, "invit"), layout, coll, True)
+            stages[k] = {name: st.wall_s for name, st in coll.stats.items()}
+            stages[k]["check"] = coll.stats["stein"].notes.get("stein_checks", "")
+            stages[k]["handed over"] = coll.stats["stein"].notes.get("solver", "")
+
         solves = {"all": lambda: divide_and_conquer(n)}
         if args.sterf:
             solves["sterf (host)"] = lambda: scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True,
@@ -101,6 +117,8 @@ def main(argv=None):
             solves[f"D&C I:1:{k}"] = lambda k=k: divide_and_conquer(k)
             if args.mrrr:
                 solves[f"MRRR I:1:{k}"] = lambda k=k: mrrr(k)
+            if args.invit:
+                solves[f"invit I:1:{k}"] = lambda k=k: invit(k)
         samples, loads = {name: [] for name in solves}, []
         for rnd in range(args.warmup + args.repeat):
             for name, solve in solves.items():
@@ -117,6 +135,10 @@ def main(argv=None):
             f"{name} {statistics.median(s):.3f} s [{' '.join(f'{x:.3f}' for x in s)}]"
             + ("" if name == "all" else f" ({statistics.median(s) / whole:.2f} × all)")
             for name, s in samples.items()))
+        for k, times in stages.items():   # the last round's
+            say(f"  invit I:1:{k}, last round: " + ", ".join(
+                f"{name} {value:.4f} s" if isinstance(value, float) else f"{name}: {value}"
+                for name, value in times.items() if value != ""))
     grid.free()
     return 0
 
