@@ -9,14 +9,7 @@
 #include <cstdint>
 
 #include "scalar.cuh"
-
-// The device pass unrolls the batch loops (registers, not local memory); host compilers do not
-// know the pragma.
-#if defined(__CUDA_ARCH__)
-#define SOLVERS_UNROLL _Pragma("unroll")
-#else
-#define SOLVERS_UNROLL
-#endif
+#include "unroll.cuh"
 
 namespace solvers {
 

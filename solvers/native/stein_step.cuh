@@ -16,6 +16,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "unroll.cuh"
+
 namespace solvers {
 namespace stein {
 
@@ -23,6 +25,11 @@ constexpr int kLanes = 32;       // points per multisection pass (a warp's lanes
 constexpr int kMaxPasses = 80;   // a pass narrows 33-fold; 80 passes cover any double interval
 constexpr int kMaxIterations = 5;    // dstein's MAXITS
 constexpr int kExtraIterations = 2;  // dstein's EXTRA: iterations after the stopping criterion holds
+// The loops over a vector's n elements are chains of dependent steps; a GPU thread issues its
+// loads in order and waits for each at its first use, so each chunk's loads are issued together
+// before its steps (a loop that loads and stores through one pointer would otherwise wait one
+// memory round trip per element: the compiler cannot move a load above a store it may alias).
+constexpr int kChunk = 8;
 
 // The number of eigenvalues of T below x (dlaebz's Sturm count: a pivot smaller than pivmin is
 // taken as -pivmin). e2: e squared.
@@ -93,40 +100,52 @@ __host__ __device__ inline double factor(const double* d, const double* e, int64
   double umax = 0, y0 = start_entry(vector, 0);
   ymax = fabs(y0);
   v.at(v.y, 0) = y0;
-  for (int64_t k = 0; k + 1 < n; ++k) {
-    double a_next = d[k + 1] - lambda;
-    const double ek = e[k], e_next = k + 2 < n ? e[k + 1] : 0.0;
-    double b_next = e_next, u2 = 0, l = 0;
-    uint8_t swapped = 0;
-    const double scale2 = fabs(ek) + fabs(a_next) + fabs(e_next);
-    const double piv1 = a_cur == 0 ? 0.0 : fabs(a_cur) / scale1;
-    if (ek == 0) {
-      scale1 = scale2;
-    } else if (fabs(ek) / scale2 <= piv1) {
-      scale1 = scale2;
-      l = ek / a_cur;
-      a_next = fma(-l, b_cur, a_next);
-    } else {
-      swapped = 1;
-      l = a_cur / ek;
-      const double old_next = a_next;
-      a_next = fma(-l, old_next, b_cur);
-      u2 = e_next;
-      b_next = -l * u2;
-      a_cur = ek;
-      b_cur = old_next;
+  for (int64_t k0 = 0; k0 + 1 < n; k0 += kChunk) {
+    double dn[kChunk], en[kChunk + 1];  // d[k + 1], e[k] of the chunk's steps k, and e[k + 1] of its last
+    SOLVERS_UNROLL
+    for (int t = 0; t <= kChunk; ++t) {
+      const int64_t k = k0 + t;
+      if (t < kChunk) dn[t] = k + 1 < n ? d[k + 1] : 0.0;
+      en[t] = k + 1 < n ? e[k] : 0.0;
     }
-    v.at(v.a, k) = a_cur;
-    v.at(v.b, k) = b_cur;
-    v.at(v.u2, k) = u2;
-    v.at(v.l, k) = l;
-    v.at(v.swap, k) = swapped;
-    umax = fmax(umax, fmax(fabs(a_cur), fmax(fabs(b_cur), fabs(u2))));
-    const double yk = start_entry(vector, uint64_t(k + 1));
-    ymax = fmax(ymax, fabs(yk));
-    v.at(v.y, k + 1) = yk;
-    a_cur = a_next;
-    b_cur = b_next;
+    SOLVERS_UNROLL
+    for (int t = 0; t < kChunk; ++t) {
+      const int64_t k = k0 + t;
+      if (k + 1 >= n) break;
+      double a_next = dn[t] - lambda;
+      const double ek = en[t], e_next = k + 2 < n ? en[t + 1] : 0.0;
+      double b_next = e_next, u2 = 0, l = 0;
+      uint8_t swapped = 0;
+      const double scale2 = fabs(ek) + fabs(a_next) + fabs(e_next);
+      const double piv1 = a_cur == 0 ? 0.0 : fabs(a_cur) / scale1;
+      if (ek == 0) {
+        scale1 = scale2;
+      } else if (fabs(ek) / scale2 <= piv1) {
+        scale1 = scale2;
+        l = ek / a_cur;
+        a_next = fma(-l, b_cur, a_next);
+      } else {
+        swapped = 1;
+        l = a_cur / ek;
+        const double old_next = a_next;
+        a_next = fma(-l, old_next, b_cur);
+        u2 = e_next;
+        b_next = -l * u2;
+        a_cur = ek;
+        b_cur = old_next;
+      }
+      v.at(v.a, k) = a_cur;
+      v.at(v.b, k) = b_cur;
+      v.at(v.u2, k) = u2;
+      v.at(v.l, k) = l;
+      v.at(v.swap, k) = swapped;
+      umax = fmax(umax, fmax(fabs(a_cur), fmax(fabs(b_cur), fabs(u2))));
+      const double yk = start_entry(vector, uint64_t(k + 1));
+      ymax = fmax(ymax, fabs(yk));
+      v.at(v.y, k + 1) = yk;
+      a_cur = a_next;
+      b_cur = b_next;
+    }
   }
   v.at(v.a, n - 1) = a_cur;
   umax = fmax(umax, fabs(a_cur));
@@ -140,52 +159,79 @@ __host__ __device__ inline double factor(const double* d, const double* e, int64
 __host__ __device__ inline double solve(int64_t n, double scale, double tol, const VectorView& v, int64_t& jmax) {
   double prev = v.at(v.y, 0) * scale;
   v.at(v.y, 0) = prev;
-  for (int64_t k = 1; k < n; ++k) {  // P and L
-    double yk = v.at(v.y, k) * scale;
-    const double l = v.at(v.l, k - 1);
-    if (v.at(v.swap, k - 1)) {
-      v.at(v.y, k - 1) = yk;
-      yk = fma(-l, yk, prev);
-    } else {
-      yk = fma(-l, prev, yk);
+  for (int64_t k0 = 1; k0 < n; k0 += kChunk) {  // P and L
+    double ys[kChunk], ls[kChunk];
+    uint8_t swaps[kChunk];
+    SOLVERS_UNROLL
+    for (int t = 0; t < kChunk; ++t) {
+      const int64_t k = k0 + t;
+      ys[t] = k < n ? v.at(v.y, k) : 0.0;
+      ls[t] = k < n ? v.at(v.l, k - 1) : 0.0;
+      swaps[t] = k < n ? v.at(v.swap, k - 1) : 0;
     }
-    v.at(v.y, k) = yk;
-    prev = yk;
+    SOLVERS_UNROLL
+    for (int t = 0; t < kChunk; ++t) {
+      const int64_t k = k0 + t;
+      if (k >= n) break;
+      double yk = ys[t] * scale;
+      if (swaps[t]) {
+        v.at(v.y, k - 1) = yk;
+        yk = fma(-ls[t], yk, prev);
+      } else {
+        yk = fma(-ls[t], prev, yk);
+      }
+      v.at(v.y, k) = yk;
+      prev = yk;
+    }
   }
   const double sfmin = DBL_MIN, bignum = 1 / DBL_MIN;
   double y1 = 0, y2 = 0, ymax = -1;  // y[k+1], y[k+2] as solved
-  for (int64_t k = n - 1; k >= 0; --k) {  // U
-    double temp = v.at(v.y, k);
-    if (k + 1 < n) temp = fma(-v.at(v.b, k), y1, temp);
-    if (k + 2 < n) temp = fma(-v.at(v.u2, k), y2, temp);
-    double ak = v.at(v.a, k), pert = copysign(tol, ak);
-    for (;;) {
-      const double absak = fabs(ak);
-      if (absak < 1) {
-        if (absak < sfmin) {
-          if (absak == 0 || fabs(temp) * sfmin > absak) {
+  for (int64_t k1 = n - 1; k1 >= 0; k1 -= kChunk) {  // U, from the last row up
+    double ys[kChunk], bs[kChunk], u2s[kChunk], as[kChunk];
+    SOLVERS_UNROLL
+    for (int t = 0; t < kChunk; ++t) {
+      const int64_t k = k1 - t;
+      ys[t] = k >= 0 ? v.at(v.y, k) : 0.0;
+      bs[t] = k >= 0 && k + 1 < n ? v.at(v.b, k) : 0.0;
+      u2s[t] = k >= 0 && k + 2 < n ? v.at(v.u2, k) : 0.0;
+      as[t] = k >= 0 ? v.at(v.a, k) : 0.0;
+    }
+    SOLVERS_UNROLL
+    for (int t = 0; t < kChunk; ++t) {
+      const int64_t k = k1 - t;
+      if (k < 0) break;
+      double temp = ys[t];
+      if (k + 1 < n) temp = fma(-bs[t], y1, temp);
+      if (k + 2 < n) temp = fma(-u2s[t], y2, temp);
+      double ak = as[t], pert = copysign(tol, ak);
+      for (;;) {
+        const double absak = fabs(ak);
+        if (absak < 1) {
+          if (absak < sfmin) {
+            if (absak == 0 || fabs(temp) * sfmin > absak) {
+              ak += pert;
+              pert *= 2;
+              continue;
+            }
+            temp *= bignum;
+            ak *= bignum;
+          } else if (fabs(temp) > absak * bignum) {
             ak += pert;
             pert *= 2;
             continue;
           }
-          temp *= bignum;
-          ak *= bignum;
-        } else if (fabs(temp) > absak * bignum) {
-          ak += pert;
-          pert *= 2;
-          continue;
         }
+        break;
       }
-      break;
+      const double yk = temp / ak;
+      v.at(v.y, k) = yk;
+      if (fabs(yk) >= ymax) {  // the first place of the largest, as idamax
+        ymax = fabs(yk);
+        jmax = k;
+      }
+      y2 = y1;
+      y1 = yk;
     }
-    const double yk = temp / ak;
-    v.at(v.y, k) = yk;
-    if (fabs(yk) >= ymax) {  // the first place of the largest, as idamax
-      ymax = fabs(yk);
-      jmax = k;
-    }
-    y2 = y1;
-    y1 = yk;
   }
   return ymax;
 }
@@ -220,7 +266,14 @@ __host__ __device__ inline int inverse_iteration(const double* d, const double* 
   }
   double scale = 1 / (ymax * sqrt(sum));
   if (v.at(v.y, jmax) < 0) scale = -scale;
-  for (int64_t i = 0; i < n; ++i) v.at(v.y, i) *= scale;
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    double ys[kChunk];
+    SOLVERS_UNROLL
+    for (int t = 0; t < kChunk; ++t) ys[t] = i0 + t < n ? v.at(v.y, i0 + t) : 0.0;
+    SOLVERS_UNROLL
+    for (int t = 0; t < kChunk; ++t)
+      if (i0 + t < n) v.at(v.y, i0 + t) = ys[t] * scale;
+  }
   return ok ? iterations : -1;
 }
 
