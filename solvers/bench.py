@@ -406,7 +406,7 @@ def _report(say, row):
 _REDUCTION = ("validate", "potrf", "sygst", "hegst", "sytrd", "hetrd", "sy2sb", "he2hb", "sb2st",
               "hb2st")
 # The tridiagonal solve's stages; every other stage after the reduction is a back-transformation.
-_TRIDIAGONAL = ("stebz", "stemr", "stedc", "sterf")
+_TRIDIAGONAL = ("stebz", "stemr", "stein", "stedc", "sterf")
 
 
 def _report_savings(say, rows):

@@ -140,3 +140,19 @@ def test_a_failed_check_hands_the_subset_to_divide_and_conquer(rng, monkeypatch)
         np.testing.assert_allclose(np.abs(z.T @ ref_z), np.eye(7), atol=1e-10)
     finally:
         grid.free()
+
+
+def test_the_bench_counts_inverse_iteration_as_the_tridiagonal_solve():
+    """solvers.bench's subset saving: stebz and stein are the tridiagonal solve, what follows
+    them the back-transformations (a subset row beside the all-eigenpairs row)."""
+    from solvers import bench
+    lines = []
+    full = {"range": "A", "method": "distributed", "reduction": "1stage", "ours_median_s": 4.0,
+            "ours_stages_s": {"sytrd": 3.0, "stedc": 0.3, "ormtr": 0.2, "trsm": 0.2}}
+    part = {"range": "I:1:10", "eigenpairs": 10, "method": "distributed", "reduction": "1stage",
+            "ours_median_s": 3.2, "ours_stages_s": {"sytrd": 3.0, "stebz": 0.02, "stein": 0.04,
+                                                     "ormtr": 0.05, "trsm": 0.05}}
+    bench._report_savings(lines.append, [full, part])
+    assert "tridiagonal 0.060 s against 0.300 s (80.0% saved)" in lines[0], lines
+    assert "back-transformations 0.100 s against 0.400 s (75.0% saved)" in lines[0], lines
+    assert part["saving_after_reduction"] == pytest.approx(1 - 0.16 / 0.7)

@@ -5,6 +5,7 @@ stress eigensolvers, and a subset of a uniform spectrum of order 4096 (one group
 a thread each). Skips where cupy or a GPU is missing."""
 import numpy as np
 import pytest
+import scipy.linalg
 
 from solver_gpu import COMM, cupy
 
@@ -52,7 +53,7 @@ def test_device_iterates_are_the_hosts_bit_for_bit(rng):
 
 def test_device_vectors_pass_their_checks(rng):
     """Orthonormal and accurate by LAPACK's ratios, or handed over with a reason (never for a
-    random spectrum); the same vectors as the host's to rounding (CholQR by cuBLAS)."""
+    random spectrum); the vectors of well separated eigenvalues the host's to rounding."""
     grid = ProcessGrid(MPI.COMM_SELF)
     try:
         host, device = Collectives(grid, "mpi", np), Collectives(grid, "mpi", cupy)
@@ -66,8 +67,13 @@ def test_device_vectors_pass_their_checks(rng):
             if why is not None:
                 assert not name.startswith("random"), (name, why)
                 continue
+            # Inside a cluster any orthonormal basis is right, and cuBLAS's rounding in CholQR
+            # picks another than numpy's: compare the vectors of well separated eigenvalues.
+            spectrum = scipy.linalg.eigvalsh_tridiagonal(d, e)
+            gaps = np.minimum(np.diff(spectrum, prepend=-np.inf), np.diff(spectrum, append=np.inf))[il - 1:iu]
+            apart = gaps >= 1e-6 * stein.norm1(d, e)
             z = cupy.asnumpy(got.mine)
-            assert np.abs(z - ref.mine).max() < 1e-10, name
+            assert np.abs(z - ref.mine)[:, apart].max(initial=0.0) < 1e-8, name
     finally:
         grid.free()
 
