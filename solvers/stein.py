@@ -16,8 +16,8 @@ afterwards by two Cholesky QR passes (GEMMs). Inverse iteration from different s
 gives linearly independent vectors for distinct and for repeated eigenvalues alike, and mixing the
 vectors of one cluster moves each residual by at most the cluster's width. Every result is
 checked — each iteration met dstein's stopping rule, ZᵀZ is I to 30 n ε and each residual
-‖T z - λ z‖₂ is at most 30 n ε ‖T‖₁ (LAPACK's tests' threshold and units) — and a failure on any rank returns why, for the caller
-to take divide and conquer instead.
+‖T z - λ z‖₂ is at most 30 n ε ‖T‖₁ (LAPACK's tests' threshold and units) — and a failure on any
+rank returns why, for the caller to take divide and conquer instead.
 
 Eigenvalues are bitwise the same on every rank (each rank bisects its share, then one zero-padded
 sum: stebz.stebz). Work O(n k / P) per rank where the spectrum has such gaps to cut at; a
@@ -129,10 +129,9 @@ def _inverse_iteration(native, d, e, w, first_vector, onenrm, xp):
     a, b, u2, l, y = (xp.empty((n, count)) for _ in range(5))
     swap, iterations = xp.empty((n, count), dtype=np.uint8), xp.empty(count, dtype=np.int32)
     if is_numpy(xp):
-        ptr = lambda x: x.ctypes.data  # noqa: E731
         with blas_threads_lent() as threads:
             native.stein_vectors(d.ctypes.data, e.ctypes.data, n, w.ctypes.data, onenrm, first_vector, count,
-                                 *(ptr(x) for x in (a, b, u2, l, swap, y, iterations)), threads=threads)
+                                 *(x.ctypes.data for x in (a, b, u2, l, swap, y, iterations)), threads=threads)
         return y, iterations
     dd, ee, ww = (xp.asarray(np.ascontiguousarray(x)) for x in (d, e, w))
     native.stein_vectors(dd.data.ptr, ee.data.ptr, n, ww.data.ptr, onenrm, first_vector, count,
