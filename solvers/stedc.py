@@ -26,13 +26,12 @@ into Q, only for the roots that give wanted eigenpairs: Q[:, wanted] = diag(Q₁
 That GEMM is three quarters of the whole solve's GEMM flops (n³/2 of 2n³/3 without deflation).
 """
 import math
-import time
-from contextlib import contextmanager
 
 import numpy as np
 
-from .backend.arrays import synchronize, to_host
+from .backend.arrays import to_host
 from .backend.lapack import secular_roots as lapack_secular_roots
+from .phases import Phases
 
 NEWTON_STEPS = 80   # bound; roots converge in ~10 steps (bisection at first, then quadratically)
 ROOT_CHUNK = 2048   # roots per pass of the numpy secular solver (bounds its k × chunk temporaries)
@@ -57,7 +56,7 @@ def stedc(xp, d, e, leaves, leaf_size=256, timings=None, select=None):
         return xp.asarray(w[first:last]), xp.asarray(z[:, first:last])
     # Scaled to norm ~1 (as dstedc does), so the tolerances below are absolute. Inside, the
     # eigenvectors are kept as rows (Qᵀ): every permutation is then one of whole rows.
-    w, qt = stedc_rows(xp, d / scale, e / scale, leaves, leaf_size, _Phases(xp, timings),
+    w, qt = stedc_rows(xp, d / scale, e / scale, leaves, leaf_size, Phases(xp, timings),
                        select)
     return w * scale, xp.ascontiguousarray(qt.T)
 
@@ -70,24 +69,6 @@ def stedc_rows(xp, d, e, leaves, leaf_size, phases, select=None):
         solved = [(xp.asarray(w), xp.asarray(np.ascontiguousarray(z.T)))
                   for w, z in leaves(_leaf_blocks(d, e, leaf_size))]
     return _merge_tree(xp, d.shape[0], e, iter(solved), leaf_size, phases, select)
-
-
-class _Phases:
-    """``with phases("name"):`` adds the block's wall time to timings["name"] (no-op without)."""
-
-    def __init__(self, xp, timings):
-        self.xp, self.timings = xp, timings
-
-    @contextmanager
-    def __call__(self, name):
-        if self.timings is None:
-            yield
-            return
-        synchronize(self.xp)
-        start = time.perf_counter()
-        yield
-        synchronize(self.xp)
-        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
 
 
 def _halve(n, leaf_size):
@@ -138,7 +119,7 @@ def merge(xp, w1, qt1, w2, qt2, beta, phases=None, select=None):
     """Eigen-decomposition of diag(Q₁ D₁ Q₁ᵀ, Q₂ D₂ Q₂ᵀ) + β u uᵀ (u = e_{n₁} + e_{n₁+1}), with
     the eigenvector matrices given and returned transposed (one eigenvector per row); only the
     eigenpairs ``select`` = (first, last) of the ascending order when given."""
-    phases = phases or _Phases(xp, None)
+    phases = phases or Phases(xp, None)
     z = xp.concatenate((qt1[:, -1], qt2[:, 0]))
     state = merge_prepare(xp, w1, qt1, w2, qt2, beta, z, phases)
     with phases("roots"):

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .backend.arrays import is_numpy
+from .phases import Phases
 from .stebz import share
-from .stedc import (_Phases, loewner_z, merge_finish, merge_prepare, merged_eigenvalues,
+from .stedc import (loewner_z, merge_finish, merge_prepare, merged_eigenvalues,
                     row_norms, secular_roots, stedc_rows, torn_blocks, wanted_roots)
 
 
@@ -97,7 +98,7 @@ def stedc_distributed(xp, d, e, coll, solve_alone, timings=None, select=None):
     (w and Qᵀ's rows): the top merge forms only those eigenvectors' rows, with the same
     eigenvalue bits. ``solve_alone(xp, d, e, phases)`` gives (w, Qᵀ) of a rank's own block."""
     grid, n = coll.grid, d.shape[0]
-    phases = _Phases(xp, timings)
+    phases = Phases(xp, timings)
     scale = float(max(np.abs(d).max(), np.abs(e).max() if n > 1 else 0.0)) if n else 0.0
     scale = scale or 1.0
     d, e = d / scale, e / scale

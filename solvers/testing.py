@@ -198,8 +198,9 @@ def merge_by_parts(xp, d, e, leaves, shares=2, block=3):
     put together, U formed ``block`` rows at a time (only the columns each part needs).
     Returns the two (w, Qᵀ part) results; the eigenvalues must be the same bits and
     [part 1 | part 2] the eigenvectors of T (as rows)."""
+    from .phases import Phases
     from .stebz import share
-    from .stedc import (_Phases, loewner_z, merge_finish, merge_prepare, row_norms, secular_roots,
+    from .stedc import (loewner_z, merge_finish, merge_prepare, row_norms, secular_roots,
                         stedc_rows, torn_blocks)
 
     def in_shares(k, compute):
@@ -208,7 +209,7 @@ def merge_by_parts(xp, d, e, leaves, shares=2, block=3):
 
     n = d.shape[0]
     m = n // 2
-    phases = _Phases(xp, None)
+    phases = Phases(xp, None)
     halves = [stedc_rows(xp, *block_de, leaves, 16, phases) for block_de in torn_blocks(d, e, [m])]
     (w1, qt1), (w2, qt2) = halves
     z = xp.concatenate((qt1[:, -1], qt2[:, 0]))

@@ -7,7 +7,8 @@ import scipy.linalg
 
 from solvers.backend.lapack import secular_roots as lapack_secular_roots
 from solvers.backend.threads import blas_threads_lent
-from solvers.stedc import (_leaf_blocks, _Phases, _secular_roots, merge_finish, merge_prepare,
+from solvers.phases import Phases
+from solvers.stedc import (_leaf_blocks, _secular_roots, merge_finish, merge_prepare,
                            merged_eigenvalues, secular_roots, stedc, torn_blocks)
 from solvers.testing import (hard_tridiagonals, merge_by_parts, selections_straddling, shared_seed,
                              straddled_tridiagonal)
@@ -162,7 +163,7 @@ def test_merge_in_blocks_of_u(block):
         n, m = d.shape[0], d.shape[0] // 2
         (w1, z1), (w2, z2) = _leaves(torn_blocks(d, e, [m]))
         qt1, qt2 = np.ascontiguousarray(z1.T), np.ascontiguousarray(z2.T)
-        phases = _Phases(np, None)
+        phases = Phases(np, None)
         state = merge_prepare(np, w1, qt1, w2, qt2, e[m - 1],
                               np.concatenate((qt1[:, -1], qt2[:, 0])), phases)
         origin, tau = secular_roots(np, state.dk, state.zk, state.rho)
@@ -199,7 +200,7 @@ def _top_merge(d, e):
     (w1, z1), (w2, z2) = _leaves(torn_blocks(d, e, [m]))
     qt1, qt2 = np.ascontiguousarray(z1.T), np.ascontiguousarray(z2.T)
     state = merge_prepare(np, w1, qt1, w2, qt2, e[m - 1], np.concatenate((qt1[:, -1], qt2[:, 0])),
-                          _Phases(np, None))
+                          Phases(np, None))
     origin, tau = secular_roots(np, state.dk, state.zk, state.rho)
     w, position = merged_eigenvalues(np, state, origin, tau)
     return state, origin, tau, w, position
@@ -268,6 +269,6 @@ def test_only_the_wanted_rows_of_u_are_formed(monkeypatch):
         return real(xp, dk, zhat, origin, tau, *rest)
 
     monkeypatch.setattr(stedc_module, "_rank_one_rows", counting)
-    ws, qt = merge_finish(np, state, origin, tau, _Phases(np, None), select=(first, last))
+    ws, qt = merge_finish(np, state, origin, tau, Phases(np, None), select=(first, last))
     assert sum(formed) == kept and 0 < kept < last - first < state.k, (seed, formed, kept)
     assert qt.shape == (last - first, n) and ws.tobytes() == w[first:last].tobytes()
