@@ -105,8 +105,10 @@ def main(argv=None):
             layout = DistMatrix.empty(n, k, args.nb, grid, np.float64, xp=xp)
             tridiagonal_subset(xp.array(d), xp.array(e), EigenRange.by_index(1, k, "invit"), layout, coll, True)
             stages[k] = {name: st.wall_s for name, st in coll.stats.items()}
-            stages[k]["check"] = coll.stats["stein"].notes.get("stein_checks", "")
-            stages[k]["handed over"] = coll.stats["stein"].notes.get("solver", "")
+            notes = coll.stats["stein"].notes
+            stages[k].update({name: value for name, value in notes.items() if name.endswith("_s")})
+            stages[k]["check"] = notes.get("stein_checks", "")
+            stages[k]["handed over"] = notes.get("solver", "")
 
         solves = {"all": lambda: divide_and_conquer(n)}
         if args.sterf:

@@ -28,6 +28,7 @@ import numpy as np
 from .backend.arrays import cholesky_lower, cholesky_lower_whole, is_numpy, solve_triangular, to_host
 from .backend.threads import blas_threads_lent
 from .distributed.columns import RankColumns
+from .phases import Phases
 from .stemr import STEIN_CLUSTER, group_bounds, norm1
 from .sytrd_native import kernels
 
@@ -90,19 +91,22 @@ def vectors(d, e, il, w, coll):
     start, stop = int(bounds[grid.rank]), int(bounds[grid.rank + 1])
     coll.note("vectors_this_rank", stop - start)
     coll.note("largest_group", int(np.diff(bounds).max()) if k else 0)
-    mine, why = xp.empty((n, 0)), None
+    mine, why, timings = xp.empty((n, 0)), None, {}
     if stop > start:
-        mine, why, figures = _group(d, e, w[start:stop], il - 1 + start, onenrm, xp)
+        mine, why, figures = _group(d, e, w[start:stop], il - 1 + start, onenrm, xp, Phases(xp, timings))
         coll.note("stein_checks", figures)
+    for phase, seconds in timings.items():
+        coll.note(f"stein_{phase}_s", seconds)
     if coll.any_flag(why is not None):
         return None, why or "a check failed on another rank"
     coll.note("vectors_by", "multisection + inverse iteration (dstebz + dstein's steps), CholQR2 per group")
     return RankColumns(mine, bounds, np.arange(k)), None
 
 
-def _group(d, e, w, first_vector, onenrm, xp):
+def _group(d, e, w, first_vector, onenrm, xp, phases):
     """(Z, None, figures) or (None, why, figures): the orthonormal eigenvectors of w (n × len(w) on
-    ``xp``), the vectors numbered from ``first_vector`` (0-based in T's spectrum)."""
+    ``xp``), the vectors numbered from ``first_vector`` (0-based in T's spectrum); ``phases``
+    times the inverse iteration, the orthonormalization and the check."""
     native, why = kernels()
     if native is None:
         return None, f"solvers._kernels not built: {why}", ""
@@ -110,17 +114,20 @@ def _group(d, e, w, first_vector, onenrm, xp):
     z = xp.empty((n, g))
     batch = max(1, min(g, BATCH_BYTES // (41 * n)))
     failed = []
-    for j0 in range(0, g, batch):
-        count = min(batch, g - j0)
-        y, iterations = _inverse_iteration(native, d, e, w[j0:j0 + count], first_vector + j0, onenrm, xp)
-        z[:, j0:j0 + count] = y
-        failed += [first_vector + j0 + int(j) for j in np.flatnonzero(to_host(iterations) < 0)]
+    with phases("iteration"):
+        for j0 in range(0, g, batch):
+            count = min(batch, g - j0)
+            y, iterations = _inverse_iteration(native, d, e, w[j0:j0 + count], first_vector + j0, onenrm, xp)
+            z[:, j0:j0 + count] = y
+            failed += [first_vector + j0 + int(j) for j in np.flatnonzero(to_host(iterations) < 0)]
     if failed:
         return None, f"inverse iteration did not converge for {len(failed)} eigenvectors (first: {failed[0] + 1})", ""
-    z, why = _cholqr2(z, xp)
+    with phases("cholqr"):
+        z, why = _cholqr2(z, xp)
     if why:
         return None, why, ""
-    return _checked(z, d, e, w, onenrm, xp)
+    with phases("check"):
+        return _checked(z, d, e, w, onenrm, xp)
 
 
 def _inverse_iteration(native, d, e, w, first_vector, onenrm, xp):

@@ -88,6 +88,8 @@ def test_inverse_iteration_passes_lapacks_tests_on_hard_spectra(rng, coll):
                 continue
             z = columns.mine
             assert z.shape == (d.shape[0], iu - il + 1) and columns.bounds.tolist() == [0, iu - il + 1]
+            notes = coll.stats["other"].notes
+            assert all(notes[f"stein_{phase}_s"] >= 0 for phase in ("iteration", "cholqr", "check")), notes
             resid, ortho = _lapack_ratios(d, e, w, z)
             assert resid < THRESHOLD and ortho < THRESHOLD, f"{name} {il}..{iu}: {resid:.1f}, {ortho:.1f}"
             assert np.all(z[np.abs(z).argmax(axis=0), np.arange(z.shape[1])] > 0), name  # dstein's sign
