@@ -29,6 +29,7 @@ from .backend.arrays import cholesky_lower, cholesky_lower_whole, is_numpy, solv
 from .backend.threads import blas_threads_lent
 from .distributed.columns import RankColumns
 from .phases import Phases
+from .stebz import lapack_bisect
 from .stemr import STEIN_CLUSTER, group_bounds, norm1
 from .sytrd_native import kernels
 
@@ -58,8 +59,17 @@ def bisection_inputs(d, e):
 
 
 def bisector(xp):
-    """stebz.stebz's ``bisect`` for backend ``xp``: eigenvalues il..iu (1-based) of (d, e) by the
-    kernels' multisection, on the GPU for cupy (a warp each), else on the host threads."""
+    """stebz.stebz's ``bisect`` for backend ``xp``: the kernels' multisection on the GPU for cupy;
+    LAPACK's dstebz on the host for numpy, which bisects with one point per pass where the
+    multisection's host build evaluates up to 32 (3× dstebz's time at n = 2000 and 4000, the
+    2-core box), so it serves the host only as the device's reference."""
+    return lapack_bisect if is_numpy(xp) else multisection(xp)
+
+
+def multisection(xp):
+    """``bisect(d, e, il, iu)``: eigenvalues il..iu (1-based) of (d, e) by the kernels'
+    multisection, on the GPU for cupy (a warp each), else by their host build (bit for bit the
+    device's results)."""
     native, why = kernels()
     if native is None:
         raise RuntimeError(f"stein needs solvers._kernels: {why}")

@@ -6,7 +6,8 @@
     invit  multisection and inverse iteration (stein.py: dstebz and dstein's steps in the
            solver's kernels, each rank a share of the eigenvalues and a group of the vectors,
            orthonormalized together and checked): on the GPU in a GPU run, k eigenpairs side
-           by side in about the time of one; divide and conquer instead where a check fails
+           by side in about the time of one (on the host, LAPACK's dstebz and the kernels'
+           host build of the iteration); divide and conquer instead where a check fails
     dc     divide and conquer (tridiagonal.stevd: on the device in a GPU run, each rank its
            rows over P > 1 ranks): every eigenvalue, and only the k wanted eigenvectors formed
            by the top merge (its GEMM, about three quarters of the work of all, shrinks to

@@ -34,8 +34,8 @@ def test_device_eigenvalues_are_the_hosts_bit_for_bit(rng):
     for name, d, e in _cases(rng):
         n = d.shape[0]
         for il, iu in ((1, max(1, n // 10)), (n // 3, 2 * n // 3), (1, n)):
-            host = stein.bisector(np)(d, e, il, iu)
-            device = stein.bisector(cupy)(d, e, il, iu)
+            host = stein.multisection(np)(d, e, il, iu)
+            device = stein.multisection(cupy)(d, e, il, iu)
             assert device.tobytes() == host.tobytes(), f"{name} {il}..{iu}: {np.abs(device - host).max():.2e}"
 
 
@@ -43,7 +43,7 @@ def test_device_iterates_are_the_hosts_bit_for_bit(rng):
     """The inverse iteration's vectors before orthonormalization, and its iteration counts."""
     for name, d, e in _cases(rng):
         n = d.shape[0]
-        w = stein.bisector(np)(d, e, 1, n // 4)
+        w = stein.multisection(np)(d, e, 1, n // 4)
         onenrm = stein.norm1(d, e)
         y_host, its_host = stein._inverse_iteration(NATIVE, d, e, w, 7, onenrm, np)
         y_dev, its_dev = stein._inverse_iteration(NATIVE, d, e, w, 7, onenrm, cupy)
