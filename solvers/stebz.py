@@ -35,7 +35,7 @@ def stebz(d, e, il, iu, coll, bisect=None):
     """Eigenvalues il..iu (1-based, inclusive; none when iu < il) of the tridiagonal (d, e),
     float64 host arrays the same on every rank; returns them ascending, bitwise the same on
     every rank of coll's grid. ``bisect(d, e, il, iu)`` finds a share (default: LAPACK's dstebz;
-    stein.bisector: the solver's kernels)."""
+    stein.bisector: the kernels' multisection in a GPU run)."""
     k = max(iu - il + 1, 0)
     w = np.zeros(k)
     start, stop = share(k, coll.grid.size, coll.grid.rank)
