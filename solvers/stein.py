@@ -30,7 +30,7 @@ from .backend.threads import blas_threads_lent
 from .distributed.columns import RankColumns
 from .phases import Phases
 from .stebz import lapack_bisect
-from .stemr import STEIN_CLUSTER, group_bounds, norm1
+from .stemr import STEIN_CLUSTER, group_bounds, norm1, tridiagonal_product
 from .sytrd_native import kernels
 
 BATCH_BYTES = 2 << 30   # work arrays of one batch of inverse iterations (41 n bytes a vector)
@@ -182,9 +182,7 @@ def _checked(z, d, e, w, onenrm, xp):
     unit = n * np.finfo(np.float64).eps
     orthogonality = float(xp.abs(z.T @ z - xp.eye(g)).max()) / unit
     dd, ee, ww = (xp.asarray(x) for x in (d, e, w))
-    tz = dd[:, None] * z - z * ww[None, :]
-    tz[:-1] += ee[:, None] * z[1:]
-    tz[1:] += ee[:, None] * z[:-1]
+    tz = tridiagonal_product(dd, ee, z) - z * ww[None, :]
     residual = float(xp.sqrt((tz * tz).sum(axis=0)).max()) / (unit * max(onenrm, np.finfo(np.float64).tiny))
     figures = f"orthogonality {orthogonality:.2g} n eps, residual {residual:.2g} n eps |T|"
     if not orthogonality <= THRESHOLD or not residual <= THRESHOLD:

@@ -119,6 +119,14 @@ def _agreed(coll, compute):
     return result, None
 
 
+def tridiagonal_product(d, e, z):
+    """T z for the tridiagonal (d, e) and a block of columns z (d, e and z on one backend)."""
+    tz = d[:, None] * z
+    tz[:-1] += e[:, None] * z[1:]
+    tz[1:] += e[:, None] * z[:-1]
+    return tz
+
+
 def norm1(d, e):
     """‖T‖₁ of the tridiagonal (d, e)."""
     col = np.abs(d).copy()
@@ -138,10 +146,7 @@ def _ascending_order(root, mine, d, e, bounds, grid, coll):
     quotients = np.zeros(k)
     start, stop = int(bounds[grid.rank]), int(bounds[grid.rank + 1])
     if stop > start:
-        t_mine = d[:, None] * mine
-        t_mine[:-1] += e[:, None] * mine[1:]
-        t_mine[1:] += e[:, None] * mine[:-1]
-        quotients[start:stop] = np.einsum("ij,ij->j", mine, t_mine)
+        quotients[start:stop] = np.einsum("ij,ij->j", mine, tridiagonal_product(d, e, mine))
     quotients = to_host(coll.allreduce(coll.xp.asarray(quotients), scope="all"))
     place = np.empty(k, dtype=np.int64)
     place[np.argsort(quotients, kind="stable")] = np.arange(k)

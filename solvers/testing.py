@@ -160,6 +160,17 @@ def hard_tridiagonals(rng, n=300):
     ]
 
 
+def tridiagonal_ratios(d, e, w, z):
+    """dstt21's measures of the k pairs (w, z) of the tridiagonal (d, e), numpy: (‖Zᵀ Z − I‖₁ / (n ε),
+    ‖T Z − Z Λ‖₁ / (n ‖T‖₁ ε))."""
+    n, eps = d.shape[0], np.finfo(np.float64).eps
+    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    norm = max(np.abs(t).sum(axis=0).max(), np.finfo(np.float64).tiny)
+    ortho = np.abs(z.T @ z - np.eye(z.shape[1])).sum(axis=0).max() / (n * eps)
+    resid = np.abs(t @ z - z * w).sum(axis=0).max() / (norm * n * eps)
+    return ortho, resid
+
+
 def straddled_tridiagonal(rng, q=30):
     """(d, e) of order 4q whose top merge (the tear at n // 2, where stedc.py, the one-rank CPU
     solve and the rows-by-rank tree at 2 and 4 ranks all tear first) deflates eigenpairs

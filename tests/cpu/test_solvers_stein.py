@@ -14,7 +14,8 @@ from solvers.stebz import lapack_bisect, stebz
 from solvers.subset import EigenRange
 from solvers.sytrd_native import kernels
 from solvers.sygvd import sygvd
-from solvers.testing import hard_tridiagonals, random_symmetric, shared_seed, straddled_tridiagonal
+from solvers.testing import (hard_tridiagonals, random_symmetric, shared_seed, straddled_tridiagonal,
+                             tridiagonal_ratios)
 
 pytestmark = pytest.mark.skipif(kernels()[0] is None, reason=f"{kernels()[1]}")
 
@@ -64,16 +65,6 @@ def test_eigenvalues_of_an_order_one_and_two():
     np.testing.assert_allclose(w, [0.0, 2.0], atol=4e-16)
 
 
-def _lapack_ratios(d, e, w, z):
-    """dstt21's measures for the k pairs: ‖T Z − Z Λ‖₁ / (n ‖T‖₁ ε) and ‖Zᵀ Z − I‖₁ / (n ε)."""
-    n, eps = d.shape[0], np.finfo(np.float64).eps
-    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
-    norm = max(np.abs(t).sum(axis=0).max(), np.finfo(np.float64).tiny)
-    resid = np.abs(t @ z - z * w).sum(axis=0).max() / (norm * n * eps)
-    ortho = np.abs(z.T @ z - np.eye(z.shape[1])).sum(axis=0).max() / (n * eps)
-    return resid, ortho
-
-
 def test_inverse_iteration_passes_lapacks_tests_on_hard_spectra(rng, coll):
     """Random, identity (one eigenvalue n times), clustered, graded, Wilkinson (pairs 10⁻¹⁴
     apart), exact and weakly coupled copies, huge scale, the straddled clusters: every selection's
@@ -91,7 +82,7 @@ def test_inverse_iteration_passes_lapacks_tests_on_hard_spectra(rng, coll):
             assert z.shape == (d.shape[0], iu - il + 1) and columns.bounds.tolist() == [0, iu - il + 1]
             notes = coll.stats["other"].notes
             assert all(notes[f"stein_{phase}_s"] >= 0 for phase in ("iteration", "cholqr", "check")), notes
-            resid, ortho = _lapack_ratios(d, e, w, z)
+            ortho, resid = tridiagonal_ratios(d, e, w, z)
             assert resid < THRESHOLD and ortho < THRESHOLD, f"{name} {il}..{iu}: {resid:.1f}, {ortho:.1f}"
             assert np.all(z[np.abs(z).argmax(axis=0), np.arange(z.shape[1])] > 0), name  # dstein's sign
     assert not [r for r in refused if r.startswith("random")], refused

@@ -12,7 +12,7 @@ from solvers.backend.lapack import MrrrRoot, stein_vectors, stemr_vectors
 from solvers.errors import InputError
 from solvers.stemr import group_bounds, root_cuts
 from solvers.subset import EigenRange, count_at_most, positions
-from solvers.testing import random_symmetric, shared_seed, spd_with_condition
+from solvers.testing import random_symmetric, shared_seed, spd_with_condition, tridiagonal_ratios
 from solvers.tridiagonal_subset import choose_solver
 
 
@@ -97,15 +97,6 @@ def _pencil_tridiagonal(rng, n, split=False):
     return d, e
 
 
-def _tridiagonal_ratios(d, e, w, z):
-    n, eps = d.shape[0], np.finfo(np.float64).eps
-    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
-    norm = np.abs(t).sum(axis=0).max()
-    ortho = np.abs(z.T @ z - np.eye(z.shape[1])).sum(axis=0).max() / (n * eps)
-    resid = np.abs(t @ z - z * w).sum(axis=0).max() / (norm * n * eps)
-    return ortho, resid
-
-
 @pytest.mark.parametrize("split", [False, True], ids=["one-block", "split"])
 def test_slices_of_one_mrrr_root_are_orthogonal(rng, split):
     """What each rank computes: a slice of the vectors of one root representation (cut where
@@ -126,7 +117,7 @@ def test_slices_of_one_mrrr_root_are_orthogonal(rng, split):
             w = np.concatenate([s[0] for s in slices])
             z = np.hstack([s[1] for s in slices])
             assert z.shape == (n, k)
-            ortho, resid = _tridiagonal_ratios(d, e, w, z)
+            ortho, resid = tridiagonal_ratios(d, e, w, z)
             assert ortho < 100 and resid < 100, (n, il, iu, parts, ortho, resid)
             expected = scipy.linalg.eigvalsh_tridiagonal(d, e)[il - 1:iu]
             np.testing.assert_allclose(np.sort(w), expected, atol=1e-12 * np.abs(expected).max())
@@ -156,7 +147,7 @@ def test_inverse_iteration_vectors_are_ascending_and_orthogonal(rng):
     w, z = stein_vectors(d, e, 5, 33)
     assert z.shape == (40, 29) and np.all(np.diff(w) >= 0)
     np.testing.assert_allclose(w, scipy.linalg.eigvalsh_tridiagonal(d, e)[4:33], atol=1e-12)
-    ortho, resid = _tridiagonal_ratios(d, e, w, z)
+    ortho, resid = tridiagonal_ratios(d, e, w, z)
     assert ortho < 100 and resid < 100, (ortho, resid)
     assert stein_vectors(d, e, 5, 4)[1].shape == (40, 0)
 
