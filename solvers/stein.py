@@ -121,14 +121,17 @@ def _group(d, e, w, first_vector, onenrm, xp, phases):
     if native is None:
         return None, f"solvers._kernels not built: {why}", ""
     n, g = d.shape[0], w.shape[0]
-    z = xp.empty((n, g))
     batch = max(1, min(g, BATCH_BYTES // (41 * n)))
+    z = None if batch == g else xp.empty((n, g))   # one batch: its iterate is Z itself
     failed = []
     with phases("iteration"):
         for j0 in range(0, g, batch):
             count = min(batch, g - j0)
             y, iterations = _inverse_iteration(native, d, e, w[j0:j0 + count], first_vector + j0, onenrm, xp)
-            z[:, j0:j0 + count] = y
+            if z is None:
+                z = y
+            else:
+                z[:, j0:j0 + count] = y
             failed += [first_vector + j0 + int(j) for j in np.flatnonzero(to_host(iterations) < 0)]
     if failed:
         return None, f"inverse iteration did not converge for {len(failed)} eigenvectors (first: {failed[0] + 1})", ""
