@@ -14,10 +14,13 @@ cluster. Here every vector iterates alone from its own start vector, and a rank'
 the wanted set only at gaps of 10⁻³ ‖T‖₁ (as stemr.py's dstein fallback cuts), is orthonormalized
 afterwards by two Cholesky QR passes (GEMMs). Inverse iteration from different start vectors
 gives linearly independent vectors for distinct and for repeated eigenvalues alike, and mixing the
-vectors of one cluster moves each residual by at most the cluster's width. Every result is
-checked — each iteration met dstein's stopping rule, ZᵀZ is I to 30 n ε and each residual
-‖T z - λ z‖₂ is at most 30 n ε ‖T‖₁ (LAPACK's tests' threshold and units) — and a failure on any
-rank returns why, for the caller to take divide and conquer instead.
+vectors of one cluster moves each residual by at most the cluster's width. Between the two lies
+what independent iteration cannot resolve: eigenvalues a few ulps of ‖T‖ apart (closer than the
+shifts' error), whose vectors all drift to the nearest one; such tight clusters (rare, and small
+where a matrix has them) take LAPACK's dstein on the host. Every result is checked — each
+iteration met dstein's stopping rule, and LAPACK's test ratios of dstt21, ‖ZᵀZ - I‖₁ / (n ε) and
+‖T Z - Z Λ‖₁ / (n ε ‖T‖₁), are at most its tests' threshold of 30 — and a failure on any rank
+returns why, for the caller to take divide and conquer instead.
 
 Eigenvalues are bitwise the same on every rank (each rank bisects its share, then one zero-padded
 sum: stebz.stebz). Work O(n k / P) per rank where the spectrum has such gaps to cut at; a
@@ -26,6 +29,7 @@ spectrum with none (a uniform one at large n) is one group, on one rank.
 import numpy as np
 
 from .backend.arrays import cholesky_lower, cholesky_lower_whole, is_numpy, solve_triangular, to_host
+from .backend.lapack import stein_of
 from .backend.threads import blas_threads_lent
 from .distributed.columns import RankColumns
 from .phases import Phases
@@ -36,6 +40,8 @@ from .sytrd_native import kernels
 BATCH_BYTES = 2 << 30   # work arrays of one batch of inverse iterations (41 n bytes a vector)
 FUDGE = 2.1             # dstebz's widening of the Gershgorin bounds
 THRESHOLD = 30          # the checks' bound in units of n ε (LAPACK's test threshold, its ratios' unit)
+TIGHT = 1e3             # eigenvalues closer than this many ε ‖T‖₁ form a tight cluster
+TIGHT_MOST = 256        # the largest tight cluster given to dstein (its work is n g² a cluster)
 
 
 def bisection_inputs(d, e):
@@ -133,6 +139,8 @@ def _group(d, e, w, first_vector, onenrm, xp, phases):
             else:
                 z[:, j0:j0 + count] = y
             failed += [first_vector + j0 + int(j) for j in np.flatnonzero(to_host(iterations) < 0)]
+        for a, b in tight_clusters(w, onenrm):
+            z[:, a:b] = xp.asarray(stein_of(d, e, w[a:b]))
     if failed:
         return None, f"inverse iteration did not converge for {len(failed)} eigenvectors (first: {failed[0] + 1})", ""
     with phases("cholqr"):
@@ -141,6 +149,16 @@ def _group(d, e, w, first_vector, onenrm, xp, phases):
         return None, why, ""
     with phases("check"):
         return _checked(z, d, e, w, onenrm, xp)
+
+
+def tight_clusters(w, onenrm):
+    """[(a, b)]: the runs w[a:b] (2 ≤ b - a ≤ TIGHT_MOST) of eigenvalues each within TIGHT ε ‖T‖₁
+    of the next. Their shifts, a few ulps of ‖T‖ off, do not tell their eigenvectors apart: each
+    independent iteration drifts to whichever is nearest, often the same one, and no
+    orthonormalization recovers the others. dstein, orthogonalizing inside the iteration, does."""
+    close = np.diff(w) <= TIGHT * np.finfo(np.float64).eps * onenrm
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], close, [False])).astype(np.int8)))
+    return [(int(a), int(b) + 1) for a, b in zip(edges[::2], edges[1::2]) if b + 1 - a <= TIGHT_MOST]
 
 
 def _inverse_iteration(native, d, e, w, first_vector, onenrm, xp):
@@ -178,15 +196,14 @@ def _cholqr2(z, xp):
 
 
 def _checked(z, d, e, w, onenrm, xp):
-    """(z, None, figures) if every entry of zᵀz - I is at most THRESHOLD n ε and every
-    ‖T z - λ z‖₂ at most THRESHOLD n ε ‖T‖₁, else (None, why, figures); figures: both measures
-    in those units."""
+    """(z, None, figures) if dstt21's two ratios, ‖ZᵀZ - I‖₁ / (n ε) and ‖T Z - Z Λ‖₁ / (n ε ‖T‖₁),
+    are at most THRESHOLD, else (None, why, figures); figures: both ratios."""
     n, g = z.shape
     unit = n * np.finfo(np.float64).eps
-    orthogonality = float(xp.abs(z.T @ z - xp.eye(g)).max()) / unit
+    orthogonality = float(xp.abs(z.T @ z - xp.eye(g)).sum(axis=0).max()) / unit
     dd, ee, ww = (xp.asarray(x) for x in (d, e, w))
     tz = tridiagonal_product(dd, ee, z) - z * ww[None, :]
-    residual = float(xp.sqrt((tz * tz).sum(axis=0)).max()) / (unit * max(onenrm, np.finfo(np.float64).tiny))
+    residual = float(xp.abs(tz).sum(axis=0).max()) / (unit * max(onenrm, np.finfo(np.float64).tiny))
     figures = f"orthogonality {orthogonality:.2g} n eps, residual {residual:.2g} n eps |T|"
     if not orthogonality <= THRESHOLD or not residual <= THRESHOLD:
         return None, f"the vectors failed their check: {figures}", figures

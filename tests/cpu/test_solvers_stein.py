@@ -88,6 +88,25 @@ def test_inverse_iteration_passes_lapacks_tests_on_hard_spectra(rng, coll):
     assert not [r for r in refused if r.startswith("random")], refused
 
 
+def test_tight_clusters_take_dsteins_reorthogonalization(coll, monkeypatch):
+    """Straddled tridiagonals whose bisection puts three eigenvalues on one value while they lie
+    ulps apart (these three seeds): iterated alone, the three vectors drift to one eigenvector and
+    the check refuses them; as a tight cluster, through dstein, they pass dstt21's ratios."""
+    cases = []
+    for seed in (9, 136, 141):
+        d, e = straddled_tridiagonal(np.random.default_rng(seed), 20)
+        w = stebz(d, e, 1, 80, coll, stein.bisector(np))
+        assert any(b - a >= 3 for a, b in stein.tight_clusters(w, stein.norm1(d, e))), seed
+        cases.append((d, e, w))
+
+    def worst_ratio(d, e, w):
+        columns, _ = stein.vectors(d, e, 1, w, coll)
+        return np.inf if columns is None else max(tridiagonal_ratios(d, e, w, columns.mine))
+    assert max(worst_ratio(*case) for case in cases) < THRESHOLD
+    monkeypatch.setattr(stein, "TIGHT", -1.0)   # not even equal eigenvalues are a tight cluster
+    assert min(worst_ratio(*case) for case in cases) >= THRESHOLD
+
+
 def test_vectors_match_lapacks_where_the_spectrum_is_separated(rng, coll):
     """A random tridiagonal (gaps far above ε ‖T‖): the vectors are dstein's to rounding, up to
     LAPACK's sign rule (the largest entry positive), which they share."""
