@@ -50,6 +50,13 @@ class EigenRange:
         """The same range, its tridiagonal eigenpairs found by ``solver``."""
         return EigenRange(self.kind, self.il, self.iu, self.vl, self.vu, solver)
 
+    def scaled(self, sigma):
+        """The same range for the matrix scaled by σ > 0 (scaling.py): a value range's bounds
+        times σ."""
+        if self.kind != "V" or sigma == 1.0:
+            return self
+        return EigenRange("V", self.il, self.iu, self.vl * sigma, self.vu * sigma, self.solver)
+
     @classmethod
     def parse(cls, text):
         """The command line's 'A', 'I:IL:IU' (1-based) or 'V:VL:VU' (VL, VU floats, 'inf' allowed)."""

@@ -1,7 +1,8 @@
 """syevd / heevd: the distributed standard symmetric (real) / Hermitian (complex) eigensolver.
 
     validate        non-finite entries in A's referenced triangle (check_finite)
-    sytrd | hetrd   the full matrix from A's referenced triangle, then Qᴴ A Q = T
+    sytrd | hetrd   the full matrix from A's referenced triangle, scaled into LAPACK's range
+                    where its largest entry is not (scaling.py), then Qᴴ A Q = T
     stedc | sterf   T = Y Λ Yᵀ (real, replicated; sterf when only eigenvalues are wanted)
       or, for a subset (subset.py, tridiagonal_subset.py):
     stebz           which eigenpairs; their eigenvalues by bisection, each rank a share (stebz.py)
@@ -36,6 +37,7 @@ from .ormtr import ormtr
 from .ormtr_sb2st import ormtr_sb2st
 from .reduction import band_for, choose_reduction
 from .sb2st import sb2st
+from .scaling import scale_into_range
 from .single import single_distributed
 from .subset import EigenRange
 from .sy2sb import sy2sb
@@ -71,9 +73,24 @@ def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=
     if chosen == "single":
         return single_distributed(a, None, coll, 1, vectors, lower, why, subset)
     if reduced_by == "2stage":
-        return _two_stage(a, coll, lower, vectors, subset, band, reduction_why, tridiagonal)
+        w, z, sigma = _two_stage(a, coll, lower, vectors, subset, band, reduction_why, tridiagonal)
+    else:
+        w, z, sigma = _one_stage(a, coll, lower, vectors, subset, tridiagonal)
+    return (w if sigma == 1.0 else w / sigma), z
+
+
+def _standard_matrix(a, lower, coll, subset):
+    """(C, σ, the subset for C): the whole matrix from A's referenced triangle, scaled into
+    LAPACK's range (scaling.py)."""
+    c = symmetrize(a, lower, coll)
+    sigma = scale_into_range(c, coll)
+    return c, sigma, subset.scaled(sigma)
+
+
+def _one_stage(a, coll, lower, vectors, subset, tridiagonal):
+    """syevd's stages with the one-stage reduction: (w of the scaled matrix, Z, σ)."""
     with coll.stage(lapack_name("sytrd", a.dtype)):
-        c = symmetrize(a, lower, coll)
+        c, sigma, subset = _standard_matrix(a, lower, coll, subset)
         d, e, tau = sytrd(c, coll)
     if subset.is_all:
         with coll.stage("stedc" if vectors else "sterf"):
@@ -83,32 +100,33 @@ def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=
     if vectors:
         with coll.stage(lapack_name("ormtr", a.dtype)):
             ormtr(c, tau, z, coll)
-    return w, z
+    return w, z, sigma
 
 
 def _two_stage(a, coll, lower, vectors, subset, band, why, tridiagonal):
-    """syevd's stages with the two-stage reduction (see the module's docstring)."""
+    """syevd's stages with the two-stage reduction (see the module's docstring): (w of the
+    scaled matrix, Z, σ)."""
     n, dtype, xp = a.shape[0], a.dtype, a.xp
     with coll.stage(lapack_name("sy2sb", dtype)):
         coll.note("reduction", f"2stage [{why}]")
-        c = symmetrize(a, lower, coll)
+        c, sigma, subset = _standard_matrix(a, lower, coll, subset)
         ab, tau = sy2sb(c, coll, band)
     with coll.stage(lapack_name("sb2st", dtype)):
         d, e, q2 = sb2st(ab, band, coll, vectors)
     if subset.is_all:
         with coll.stage("stedc" if vectors else "sterf"):
             if not vectors:
-                return stevd(d, e, coll)
+                return (*stevd(d, e, coll), sigma)
             w, columns = stevd_columns(d, e, coll, tridiagonal=tridiagonal)
     else:
         w, columns = tridiagonal_subset(d, e, subset, c, coll, vectors, whole_columns=True,
                                         tridiagonal=tridiagonal)
         if not vectors:
-            return w, None
+            return w, None, sigma
     with coll.stage(lapack_name("ormtr_sb2st", dtype)):
         mine = ormtr_sb2st(q2, columns.mine)
         z = columns_to_block_cyclic(mine, columns.bounds, columns.place, n, w.shape[0], a.nb,
                                     a.grid, coll, dtype, xp)
     with coll.stage(lapack_name("ormtr_sy2sb", dtype)):
         ormtr(c, tau, z, coll, offset=band)
-    return w, z
+    return w, z, sigma
