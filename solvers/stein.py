@@ -37,7 +37,8 @@ from .stebz import lapack_bisect
 from .stemr import STEIN_CLUSTER, group_bounds, norm1, tridiagonal_product
 from .sytrd_native import kernels
 
-BATCH_BYTES = 2 << 30   # work arrays of one batch of inverse iterations (41 n bytes a vector)
+BATCH_BYTES = 2 << 30   # work arrays of one batch of inverse iterations
+WORK_BYTES = 49         # of them per element of a vector: a, 1/a, b, u2, l, y and the swap flag
 FUDGE = 2.1             # dstebz's widening of the Gershgorin bounds
 THRESHOLD = 30          # the checks' bound in units of n ε (LAPACK's test threshold, its ratios' unit)
 TIGHT = 1e3             # eigenvalues closer than this many ε ‖T‖₁ form a tight cluster
@@ -127,7 +128,7 @@ def _group(d, e, w, first_vector, onenrm, xp, phases):
     if native is None:
         return None, f"solvers._kernels not built: {why}", ""
     n, g = d.shape[0], w.shape[0]
-    batch = max(1, min(g, BATCH_BYTES // (41 * n)))
+    batch = max(1, min(g, BATCH_BYTES // (WORK_BYTES * n)))
     z = None if batch == g else xp.empty((n, g))   # one batch: its iterate is Z itself
     failed = []
     with phases("iteration"):
@@ -164,16 +165,16 @@ def tight_clusters(w, onenrm):
 def _inverse_iteration(native, d, e, w, first_vector, onenrm, xp):
     """The kernels' inverse iteration for eigenvalues w: (Y, n × len(w), iterations per vector)."""
     n, count = d.shape[0], w.shape[0]
-    a, b, u2, l, y = (xp.empty((n, count)) for _ in range(5))
+    a, r, b, u2, l, y = (xp.empty((n, count)) for _ in range(6))
     swap, iterations = xp.empty((n, count), dtype=np.uint8), xp.empty(count, dtype=np.int32)
     if is_numpy(xp):
         with blas_threads_lent() as threads:
             native.stein_vectors(d.ctypes.data, e.ctypes.data, n, w.ctypes.data, onenrm, first_vector, count,
-                                 *(x.ctypes.data for x in (a, b, u2, l, swap, y, iterations)), threads=threads)
+                                 *(x.ctypes.data for x in (a, r, b, u2, l, swap, y, iterations)), threads=threads)
         return y, iterations
     dd, ee, ww = (xp.asarray(np.ascontiguousarray(x)) for x in (d, e, w))
     native.stein_vectors(dd.data.ptr, ee.data.ptr, n, ww.data.ptr, onenrm, first_vector, count,
-                         *(x.data.ptr for x in (a, b, u2, l, swap, y, iterations)),
+                         *(x.data.ptr for x in (a, r, b, u2, l, swap, y, iterations)),
                          device=xp.cuda.Device().id, stream=xp.cuda.get_current_stream().ptr)
     return y, iterations
 

@@ -231,11 +231,12 @@ PYBIND11_MODULE(_kernels, m) {
     return Tridiagonal{reinterpret_cast<const double*>(d), reinterpret_cast<const double*>(e),
                        reinterpret_cast<const double*>(e2), n};
   };
-  auto inverse_work = [](uintptr_t a, uintptr_t b, uintptr_t u2, uintptr_t l, uintptr_t swap, uintptr_t y,
-                         int64_t count) {
-    return InverseIterationWork{reinterpret_cast<double*>(a), reinterpret_cast<double*>(b),
-                                reinterpret_cast<double*>(u2), reinterpret_cast<double*>(l),
-                                reinterpret_cast<double*>(y), reinterpret_cast<uint8_t*>(swap), count};
+  auto inverse_work = [](uintptr_t a, uintptr_t r, uintptr_t b, uintptr_t u2, uintptr_t l, uintptr_t swap,
+                         uintptr_t y, int64_t count) {
+    return InverseIterationWork{reinterpret_cast<double*>(a), reinterpret_cast<double*>(r),
+                                reinterpret_cast<double*>(b), reinterpret_cast<double*>(u2),
+                                reinterpret_cast<double*>(l), reinterpret_cast<double*>(y),
+                                reinterpret_cast<uint8_t*>(swap), count};
   };
   m.def(
       "stein_eigenvalues",
@@ -262,11 +263,11 @@ PYBIND11_MODULE(_kernels, m) {
   m.def(
       "stein_vectors",
       [tridiagonal, inverse_work](uintptr_t d, uintptr_t e, int64_t n, uintptr_t w, double onenrm,
-                                  int64_t first_vector, int64_t count, uintptr_t a, uintptr_t b, uintptr_t u2,
-                                  uintptr_t l, uintptr_t swap, uintptr_t y, uintptr_t iterations, int device,
-                                  uintptr_t stream, int threads) {
+                                  int64_t first_vector, int64_t count, uintptr_t a, uintptr_t r, uintptr_t b,
+                                  uintptr_t u2, uintptr_t l, uintptr_t swap, uintptr_t y, uintptr_t iterations,
+                                  int device, uintptr_t stream, int threads) {
         const Tridiagonal t = tridiagonal(d, e, 0, n);
-        const InverseIterationWork work = inverse_work(a, b, u2, l, swap, y, count);
+        const InverseIterationWork work = inverse_work(a, r, b, u2, l, swap, y, count);
         auto* its = reinterpret_cast<int32_t*>(iterations);
         if (device < 0) {
           py::gil_scoped_release released;
@@ -279,7 +280,7 @@ PYBIND11_MODULE(_kernels, m) {
                              reinterpret_cast<cudaStream_t>(stream));
       },
       py::arg("d"), py::arg("e"), py::arg("n"), py::arg("w"), py::arg("onenrm"), py::arg("first_vector"),
-      py::arg("count"), py::arg("a"), py::arg("b"), py::arg("u2"), py::arg("l"), py::arg("swap"), py::arg("y"),
+      py::arg("count"), py::arg("a"), py::arg("r"), py::arg("b"), py::arg("u2"), py::arg("l"), py::arg("swap"), py::arg("y"),
       py::arg("iterations"), py::arg("device") = -1, py::arg("stream") = 0, py::arg("threads") = 1);
 
   // The one-rank local product on its own (hemv_lower.h), for its tests and benchmark.

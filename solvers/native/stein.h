@@ -24,7 +24,7 @@ struct BisectionBounds {
 
 // Storage of a batch of `count` vectors, element-major (stein_step.cuh): each array n x count.
 struct InverseIterationWork {
-  double *a, *b, *u2, *l, *y;
+  double *a, *r, *b, *u2, *l, *y;
   uint8_t* swap;
   int64_t count;
 };

@@ -32,7 +32,8 @@ __global__ void vectors_kernel(Tridiagonal t, const double* w, double onenrm, in
                                InverseIterationWork work, int32_t* iterations) {
   const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= work.count) return;
-  const stein::VectorView v{work.a + j, work.b + j, work.u2 + j, work.l + j, work.swap + j, work.y + j, work.count};
+  const stein::VectorView v{work.a + j, work.r + j, work.b + j, work.u2 + j,
+                            work.l + j, work.swap + j, work.y + j, work.count};
   iterations[j] = stein::inverse_iteration(t.d, t.e, t.n, w[j], uint64_t(first_vector + j), onenrm, v);
 }
 

@@ -57,7 +57,8 @@ void stein_eigenvalues_host(const Tridiagonal& t, const BisectionBounds& bounds,
 void stein_vectors_host(const Tridiagonal& t, const double* w, double onenrm, int64_t first_vector,
                         const InverseIterationWork& work, int32_t* iterations, int threads) {
   parallel_for(work.count, threads, [&](int64_t j) {
-    const stein::VectorView v{work.a + j, work.b + j, work.u2 + j, work.l + j, work.swap + j, work.y + j, work.count};
+    const stein::VectorView v{work.a + j, work.r + j, work.b + j, work.u2 + j,
+                              work.l + j, work.swap + j, work.y + j, work.count};
     iterations[j] = stein::inverse_iteration(t.d, t.e, t.n, w[j], uint64_t(first_vector + j), onenrm, v);
   });
 }

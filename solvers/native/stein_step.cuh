@@ -79,6 +79,7 @@ __host__ __device__ inline double start_entry(uint64_t vector, uint64_t element)
 // One vector's storage in a batch (element-major, see above).
 struct VectorView {
   double* a;        // U's diagonal
+  double* r;        // its reciprocals: the back substitution's chain multiplies instead of dividing
   double* b;        // U's first superdiagonal
   double* u2;       // U's second superdiagonal (fill-in of row interchanges)
   double* l;        // L's multipliers
@@ -135,6 +136,7 @@ __host__ __device__ inline double factor(const double* d, const double* e, int64
         b_cur = old_next;
       }
       v.at(v.a, k) = a_cur;
+      v.at(v.r, k) = 1 / a_cur;
       v.at(v.b, k) = b_cur;
       v.at(v.u2, k) = u2;
       v.at(v.l, k) = l;
@@ -148,14 +150,44 @@ __host__ __device__ inline double factor(const double* d, const double* e, int64
     }
   }
   v.at(v.a, n - 1) = a_cur;
+  v.at(v.r, n - 1) = 1 / a_cur;
   umax = fmax(umax, fabs(a_cur));
   constexpr double kRoundoff = DBL_EPSILON / 2;  // dlamch('E')
   const double tol = umax * kRoundoff;
   return tol == 0 ? kRoundoff : tol;
 }
 
+// dlagts's quotient temp / ak where ak is small: a pivot that would overflow it is perturbed by
+// growing multiples of tol (away from zero), a subnormal one scaled up with temp first.
+__host__ __device__ inline double perturbed_quotient(double temp, double ak, double tol) {
+  constexpr double sfmin = DBL_MIN, bignum = 1 / DBL_MIN;
+  double pert = copysign(tol, ak);
+  for (;;) {
+    const double absak = fabs(ak);
+    if (absak < 1) {
+      if (absak < sfmin) {
+        if (absak == 0 || fabs(temp) * sfmin > absak) {
+          ak += pert;
+          pert *= 2;
+          continue;
+        }
+        temp *= bignum;
+        ak *= bignum;
+      } else if (fabs(temp) > absak * bignum) {
+        ak += pert;
+        pert *= 2;
+        continue;
+      }
+    }
+    return temp / ak;
+  }
+}
+
 // dlagts (job -1): y <- U⁻¹ L⁻¹ P (scale * y), each pivot that would overflow the quotient
 // perturbed by growing multiples of tol. Returns max |y| after the solve, its place in `jmax`.
+// A quotient is y times the pivot's reciprocal wherever that stays below dlagts's overflow bound
+// (a division is many dependent steps on the GPU, a multiplication one); elsewhere (a zero or
+// subnormal pivot, a quotient that would overflow) dlagts's own steps on the pivot.
 __host__ __device__ inline double solve(int64_t n, double scale, double tol, const VectorView& v, int64_t& jmax) {
   double prev = v.at(v.y, 0) * scale;
   v.at(v.y, 0) = prev;
@@ -184,17 +216,17 @@ __host__ __device__ inline double solve(int64_t n, double scale, double tol, con
       prev = yk;
     }
   }
-  const double sfmin = DBL_MIN, bignum = 1 / DBL_MIN;
+  constexpr double bignum = 1 / DBL_MIN;
   double y1 = 0, y2 = 0, ymax = -1;  // y[k+1], y[k+2] as solved
   for (int64_t k1 = n - 1; k1 >= 0; k1 -= kChunk) {  // U, from the last row up
-    double ys[kChunk], bs[kChunk], u2s[kChunk], as[kChunk];
+    double ys[kChunk], bs[kChunk], u2s[kChunk], rs[kChunk];
     SOLVERS_UNROLL
     for (int t = 0; t < kChunk; ++t) {
       const int64_t k = k1 - t;
       ys[t] = k >= 0 ? v.at(v.y, k) : 0.0;
       bs[t] = k >= 0 && k + 1 < n ? v.at(v.b, k) : 0.0;
       u2s[t] = k >= 0 && k + 2 < n ? v.at(v.u2, k) : 0.0;
-      as[t] = k >= 0 ? v.at(v.a, k) : 0.0;
+      rs[t] = k >= 0 ? v.at(v.r, k) : 0.0;
     }
     SOLVERS_UNROLL
     for (int t = 0; t < kChunk; ++t) {
@@ -203,27 +235,8 @@ __host__ __device__ inline double solve(int64_t n, double scale, double tol, con
       double temp = ys[t];
       if (k + 1 < n) temp = fma(-bs[t], y1, temp);
       if (k + 2 < n) temp = fma(-u2s[t], y2, temp);
-      double ak = as[t], pert = copysign(tol, ak);
-      for (;;) {
-        const double absak = fabs(ak);
-        if (absak < 1) {
-          if (absak < sfmin) {
-            if (absak == 0 || fabs(temp) * sfmin > absak) {
-              ak += pert;
-              pert *= 2;
-              continue;
-            }
-            temp *= bignum;
-            ak *= bignum;
-          } else if (fabs(temp) > absak * bignum) {
-            ak += pert;
-            pert *= 2;
-            continue;
-          }
-        }
-        break;
-      }
-      const double yk = temp / ak;
+      double yk = temp * rs[t];
+      if (!(fabs(rs[t]) <= bignum && fabs(yk) <= bignum)) yk = perturbed_quotient(temp, v.at(v.a, k), tol);
       v.at(v.y, k) = yk;
       if (fabs(yk) >= ymax) {  // the first place of the largest, as idamax
         ymax = fabs(yk);

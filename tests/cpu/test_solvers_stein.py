@@ -128,7 +128,7 @@ def test_the_start_vectors_do_not_depend_on_the_batches(rng, coll, monkeypatch):
     d, e = rng.standard_normal(n), rng.standard_normal(n - 1)
     w = stebz(d, e, 3, 22, coll, stein.bisector(np))
     whole = stein.vectors(d, e, 3, w, coll)[0].mine
-    monkeypatch.setattr(stein, "BATCH_BYTES", 41 * n * 3)
+    monkeypatch.setattr(stein, "BATCH_BYTES", stein.WORK_BYTES * n * 3)
     batched = stein.vectors(d, e, 3, w, coll)[0].mine
     assert batched.tobytes() == whole.tobytes()
 
