@@ -16,8 +16,12 @@ into the block-cyclic layout), so there is no communication: the rows a reflecto
 here. Work for k columns: 2n²k(b+g-1)/b flops (real; the parallelograms' zero triangles
 included), 4n²k for g = b.
 """
+import numpy as np
+
 from .backend.arrays import adjoint_product, array_module, subtract_product
 from .householder import larft
+
+FACTOR_CHUNK_BYTES = 256 << 20   # V T of the groups of consecutive slots formed at once
 
 
 def ormtr_sb2st(reflectors, y):
@@ -33,14 +37,33 @@ def ormtr_sb2st(reflectors, y):
     padded = xp.zeros((n + h, ncols), dtype=dtype)     # the last groups reach past row n-1
     padded[:n] = xp.asarray(y)
     item = padded.itemsize
-    for slot in range(layout.slots):
-        first, stop = int(layout.slot_start[slot]), int(layout.slot_start[slot + 1])
-        if stop == first:
-            continue
-        v = reflectors.v[first:stop]
-        vt = v @ larft(xp, v, reflectors.tau[first:stop])
-        rows = xp.lib.stride_tricks.as_strided(
-            padded[int(layout.slot_row[slot]):], shape=(stop - first, h, ncols),
-            strides=((g + b) * ncols * item, ncols * item, item))
-        subtract_product(xp, rows, vt, adjoint_product(xp, v, rows))   # Y -= V T Vᴴ Y
+    for slots, vt, base in _factors(reflectors, xp):
+        for slot in slots:
+            first, stop = int(layout.slot_start[slot]), int(layout.slot_start[slot + 1])
+            if stop == first:
+                continue
+            rows = xp.lib.stride_tricks.as_strided(
+                padded[int(layout.slot_row[slot]):], shape=(stop - first, h, ncols),
+                strides=((g + b) * ncols * item, ncols * item, item))
+            v = reflectors.v[first:stop]
+            subtract_product(xp, rows, vt[first - base:stop - base], adjoint_product(xp, v, rows))  # Y -= V T Vᴴ Y
     return padded[:n]
+
+
+def _factors(reflectors, xp):
+    """(slots, V T of their groups, the first group's storage offset) for runs of consecutive
+    slots of about FACTOR_CHUNK_BYTES of V: the block reflectors' T (larft) and V T do not depend
+    on Y, so they are formed for many slots at once, a few batched operations per run where one
+    slot at a time took as many per slot (with a subset's few columns, those launches were most
+    of the time on the GPU)."""
+    layout, v = reflectors.layout, reflectors.v
+    groups_at_once = FACTOR_CHUNK_BYTES // max(1, v[0].nbytes)
+    starts = layout.slot_start
+    slot = 0
+    while slot < layout.slots:
+        last_fitting = int(np.searchsorted(starts, starts[slot] + groups_at_once, "right")) - 1
+        end = min(max(slot + 1, last_fitting), layout.slots)
+        first, stop = int(starts[slot]), int(starts[end])
+        vt = v[first:stop] @ larft(xp, v[first:stop], reflectors.tau[first:stop]) if stop > first else None
+        yield range(slot, end), vt, first
+        slot = end
