@@ -29,7 +29,7 @@ spectrum with none (a uniform one at large n) is one group, on one rank.
 import numpy as np
 
 from .backend.arrays import cholesky_lower, cholesky_lower_whole, is_numpy, solve_triangular, to_host
-from .backend.lapack import stein_of
+from .backend.lapack import stein_vectors as dstebz_dstein
 from .backend.threads import blas_threads_lent
 from .distributed.columns import RankColumns
 from .phases import Phases
@@ -141,7 +141,11 @@ def _group(d, e, w, first_vector, onenrm, xp, phases):
                 z[:, j0:j0 + count] = y
             failed += [first_vector + j0 + int(j) for j in np.flatnonzero(to_host(iterations) < 0)]
         for a, b in tight_clusters(w, onenrm):
-            z[:, a:b] = xp.asarray(stein_of(d, e, w[a:b]))
+            lo, hi = first_vector + a + 1, first_vector + b          # 1-based in T's spectrum
+            try:
+                z[:, a:b] = xp.asarray(dstebz_dstein(d, e, lo, hi)[1])
+            except RuntimeError as err:
+                return None, f"the tight cluster {lo}..{hi}: {err}", ""
     if failed:
         return None, f"inverse iteration did not converge for {len(failed)} eigenvectors (first: {failed[0] + 1})", ""
     with phases("cholqr"):
@@ -156,7 +160,9 @@ def tight_clusters(w, onenrm):
     """[(a, b)]: the runs w[a:b] (2 ≤ b - a ≤ TIGHT_MOST) of eigenvalues each within TIGHT ε ‖T‖₁
     of the next. Their shifts, a few ulps of ‖T‖ off, do not tell their eigenvectors apart: each
     independent iteration drifts to whichever is nearest, often the same one, and no
-    orthonormalization recovers the others. dstein, orthogonalizing inside the iteration, does."""
+    orthonormalization recovers the others. dstein, orthogonalizing inside the iteration, does
+    (after dstebz, which splits T where it decouples: dstein on an undivided T whose T - λI is
+    exactly zero does not converge when ‖T‖ ≪ 1)."""
     close = np.diff(w) <= TIGHT * np.finfo(np.float64).eps * onenrm
     edges = np.flatnonzero(np.diff(np.concatenate(([False], close, [False])).astype(np.int8)))
     return [(int(a), int(b) + 1) for a, b in zip(edges[::2], edges[1::2]) if b + 1 - a <= TIGHT_MOST]

@@ -227,25 +227,11 @@ def stein_vectors(d, e, il, iu):
     m, w, iblock, isplit, info = scipy_lapack().dstebz(d, e, 2, 0.0, 0.0, il, iu, 0.0, b"B")
     if info or m != iu - il + 1:
         raise RuntimeError(f"dstebz found {m} of eigenvalues {il}..{iu} (info={info})")
-    z = _dstein(d, e, w[:m], iblock, isplit, f"{il}..{iu}")
-    ascending = np.argsort(w[:m], kind="stable")      # dstebz's order 'B' is block by block
-    return w[:m][ascending], np.asfortranarray(z[:, ascending])
-
-
-def stein_of(d, e, w):
-    """Z, n × len(w): dstein's eigenvectors of the tridiagonal (d, e) for the given ascending
-    eigenvalues w, T taken as one block (every vector reorthogonalized against the earlier ones
-    closer than 10⁻³ ‖T‖₁)."""
-    n = d.shape[0]
-    iblock, isplit = np.ones(n, dtype=np.intc), np.full(n, n, dtype=np.intc)
-    return _dstein(d, e, w, iblock, isplit, f"of {w.shape[0]} eigenvalues")
-
-
-def _dstein(d, e, w, iblock, isplit, which):
-    z, info = scipy_lapack().dstein(d, e, w, iblock, isplit)
+    z, info = scipy_lapack().dstein(d, e, w[:m], iblock, isplit)
     if info:
-        raise RuntimeError(f"dstein: {info} of eigenvectors {which} did not converge")
-    return z[:d.shape[0], :w.shape[0]]
+        raise RuntimeError(f"dstein: {info} of eigenvectors {il}..{iu} did not converge")
+    ascending = np.argsort(w[:m], kind="stable")      # dstebz's order 'B' is block by block
+    return w[:m][ascending], np.asfortranarray(z[:n, :m][:, ascending])
 
 
 def scipy_lapack():

@@ -1,6 +1,10 @@
-"""Matrices far from 1 in magnitude (solvers/scaling.py): the distributed solve of s·A for s near
-the ends of the dtype's range, by both reductions and every subset solver, against
-scipy.linalg.eigh of the same matrix (LAPACK scales it); a matrix inside the range is not scaled."""
+"""Matrices at the edges, against scipy.linalg.eigh of the same matrix: far from 1 in magnitude
+(solvers/scaling.py: s·A for s near the ends of the dtype's range, which LAPACK scales, and a
+matrix inside the range left alone), and degenerate ones (zero, orders 1 and 2, the identity,
+eigenvalues repeated, rank one, subnormal entries); by both reductions, every subset solver,
+jobz V and N."""
+import itertools
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -79,5 +83,35 @@ def test_a_matrix_inside_the_range_is_not_scaled(comm, seed):
         a = 1e70 * random_symmetric(rng, 12, False)
         sygvd(DistMatrix.from_global(a, grid, 4), None, coll, method="distributed", reduction="1stage")
         assert "scaled" not in coll.stats["sytrd"].notes
+    finally:
+        grid.free()
+
+
+DEGENERATE = {"zero": np.zeros((20, 20)), "order 1": np.array([[3.0]]), "order 2": np.array([[1.0, 2.0], [2.0, 1.0]]),
+              "identity": np.eye(20), "repeated": np.diag(np.repeat([1.0, 2.0, 3.0, 4.0], 5)),
+              "rank one": np.outer(np.arange(20.0), np.arange(20.0)), "subnormal": 1e-310 * np.eye(6)}
+
+
+@pytest.mark.parametrize("reduction", ["1stage", "2stage"])
+def test_degenerate_matrices_solve_as_scipys(comm, reduction):
+    """Before the tight clusters went through dstebz's splitting, invit's dstein did not converge
+    on the subnormal identity (scaled up: T - λI exactly zero at ‖T‖ ≈ 10⁻¹⁴⁶)."""
+    grid = ProcessGrid(comm)
+    try:
+        for (name, a), solver, jobz in itertools.product(DEGENERATE.items(), ["invit", "mrrr", "dc"], "VN"):
+            n = a.shape[0]
+            ref = scipy.linalg.eigvalsh(a)
+            top = max(1.0, np.abs(ref).max())
+            for subset, picked in [(EigenRange.all(), slice(None)),
+                                   (EigenRange.by_index(1, max(1, n // 2), solver), slice(0, max(1, n // 2)))]:
+                coll = Collectives(grid)
+                w, z = sygvd(DistMatrix.from_global(a, grid, 4), None, coll, jobz=jobz, method="distributed",
+                             subset=subset, reduction=reduction, band=2)
+                what = f"{name} {subset} jobz={jobz}"
+                np.testing.assert_allclose(np.asarray(w), ref[picked], rtol=0, atol=1e-13 * top, err_msg=what)
+                if jobz == "V":
+                    zg = z.to_global(coll)
+                    np.testing.assert_allclose(a @ zg, zg * np.asarray(w), rtol=0, atol=1e-13 * top, err_msg=what)
+                    np.testing.assert_allclose(zg.T @ zg, np.eye(zg.shape[1]), rtol=0, atol=1e-13, err_msg=what)
     finally:
         grid.free()
