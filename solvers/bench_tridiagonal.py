@@ -7,7 +7,8 @@ for all eigenpairs and for the lowest ⌈F·n⌉ of each --lowest F (its top mer
 those eigenvectors), with --mrrr bisection + MRRR of those (stebz + stemr), with --invit
 multisection + inverse iteration of those (stein.py: on the device in a GPU run; its stages'
 times printed apart, and divide and conquer's if its check handed over), and with --sterf the
-eigenvalues alone by host dsterf (jobz N's crossover to the device solve). The solves
+eigenvalues alone by host dsterf (jobz N's crossover to the device solve), with --multisection
+every eigenvalue alone by the kernels' multisection (on the device in a GPU run). The solves
 alternate within each round; every solve starts and ends at a barrier; rank 0 prints the median
 and the samples of each, the load average, and each subset's time as a share of all's.
 """
@@ -40,6 +41,9 @@ def parse_args(argv):
                    help="also eigenvalues alone by host LAPACK dsterf, what jobz N takes below "
                         "tridiagonal.DEVICE_EIGENVALUES_FROM in a GPU run (beside 'all', the device "
                         "solve that jobz N takes from there with its eigenvectors dropped)")
+    p.add_argument("--multisection", action="store_true",
+                   help="also every eigenvalue alone by the kernels' multisection (stein.py: a warp "
+                        "per eigenvalue in a GPU run), the candidate for jobz N in place of 'all'")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
     p.add_argument("--repeat", type=int, default=3, help="timed rounds (default 3)")
     p.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
@@ -111,6 +115,9 @@ def main(argv=None):
             stages[k]["handed over"] = notes.get("solver", "")
 
         solves = {"all": lambda: divide_and_conquer(n)}
+        if args.multisection:
+            from .stein import multisection
+            solves["multisection"] = lambda: multisection(xp)(d, e, 1, n)
         if args.sterf:
             solves["sterf (host)"] = lambda: scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True,
                                                                            lapack_driver="sterf")

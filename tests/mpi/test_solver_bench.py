@@ -127,17 +127,17 @@ def _bench_rows(comm, tmp_path_factory, capsys, argv):
 
 def test_the_tridiagonal_stage_alone(comm, capsys):
     """python -m solvers.bench_tridiagonal: all, the lowest tenth by divide and conquer and by
-    MRRR, and the eigenvalues alone by host dsterf, each with its median, samples and its time as
-    a share of all's."""
+    MRRR, and the eigenvalues alone by host dsterf and by multisection, each with its median,
+    samples and its time as a share of all's."""
     from solvers import bench_tridiagonal
     assert bench_tridiagonal.main(["--device", "cpu", "--n", "64", "--lowest", "0.1", "0.5", "--mrrr", "--sterf",
-                                   "--repeat", "2", "--warmup", "0", "--nb", "8"]) == 0
+                                   "--multisection", "--repeat", "2", "--warmup", "0", "--nb", "8"]) == 0
     out = capsys.readouterr().out
     if comm.rank != 0:
         assert out == ""
         return
     line = out.splitlines()[-1]
     assert line.startswith(f"n=64 P={comm.size} (load average "), out
-    for name in ("all", "sterf (host)", "D&C I:1:7", "MRRR I:1:7", "D&C I:1:32", "MRRR I:1:32"):
+    for name in ("all", "multisection", "sterf (host)", "D&C I:1:7", "MRRR I:1:7", "D&C I:1:32", "MRRR I:1:32"):
         assert f"; {name} " in line or line.split(": ", 1)[1].startswith(name), (name, line)
-    assert line.count(" × all)") == 5 and line.count("[") == 6, line
+    assert line.count(" × all)") == 6 and line.count("[") == 7, line
