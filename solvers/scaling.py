@@ -6,13 +6,14 @@ Why: the reduction's Householder norms square the entries (a column of 10⁻¹�
 zero), and bisection's Sturm counts square the off-diagonal (10¹⁶⁰ overflows to inf); unscaled,
 the distributed solve of 10⁻¹⁷⁰ A returned eigenvalues 60 % off and of 10¹⁶⁰ A NaN, where scipy
 answers both. RMIN and RMAX are dsyevx's for the matrix's precision (its RMAX, the smaller of
-dsyevd's and 1/⁴√safmin, keeps the squares of bisection finite). σ is a power of two, so the scaling itself is exact:
-the eigenvalues are those of the unscaled matrix as closely as the solve computes them, and a
-value range (vl, vu] scaled by σ selects the same eigenvalues.
+dsyevd's and 1/⁴√safmin, keeps the squares of bisection finite). σ is a power of two, so the
+scaling itself is exact: the eigenvalues are those of the unscaled matrix as closely as the solve
+computes them, and a value range (vl, vu] scaled by σ selects the same eigenvalues.
 """
 import math
 
 import numpy as np
+
 
 def limits(dtype):
     """(RMIN, RMAX) for the real precision of ``dtype``, dsyevx's: √(safmin / ε) and the smaller

@@ -17,7 +17,7 @@ gives linearly independent vectors for distinct and for repeated eigenvalues ali
 vectors of one cluster moves each residual by at most the cluster's width. Between the two lies
 what independent iteration cannot resolve: eigenvalues a few ulps of ‖T‖ apart (closer than the
 shifts' error), whose vectors all drift to the nearest one; such tight clusters (rare, and small
-where a matrix has them) take LAPACK's dstein on the host. Every result is checked — each
+where a matrix has them) take LAPACK's dstebz + dstein for their indices, on the host. Every result is checked — each
 iteration met dstein's stopping rule, and LAPACK's test ratios of dstt21, ‖ZᵀZ - I‖₁ / (n ε) and
 ‖T Z - Z Λ‖₁ / (n ε ‖T‖₁), are at most its tests' threshold of 30 — and a failure on any rank
 returns why, for the caller to take divide and conquer instead.
