@@ -36,9 +36,7 @@ def scale_factor(largest, dtype=np.float64):
 def scale_into_range(c, coll):
     """Scales the DistMatrix ``c`` (the whole symmetric / Hermitian matrix) in place by the σ of
     its largest |entry| over all ranks; returns σ (the same on every rank)."""
-    xp = c.xp
-    local = xp.abs(c.local).max() if c.local.size else xp.zeros((), dtype=np.float64)
-    largest = float(coll.allreduce(xp.asarray(local, dtype=np.float64).reshape(1), op="max")[0])
+    largest = coll.largest(float(c.xp.abs(c.local).max()) if c.local.size else 0.0)
     sigma = scale_factor(largest, c.dtype)
     if sigma != 1.0:
         c.local *= sigma

@@ -255,6 +255,13 @@ class Collectives:
         self._count("allreduce_flag", 8, start)
         return bool(result)
 
+    def largest(self, value, scope="all"):
+        """The largest of a host number over ``scope``, on every rank (a collective decision)."""
+        start = time.perf_counter()
+        result = self._host[scope].allreduce(float(value), op=MPI.MAX)
+        self._count("allreduce_max", 8, start)
+        return result
+
     def alltoallv(self, sendbuf, sendcounts, recvbuf, recvcounts):
         """Host Alltoallv over the whole grid with per-rank element counts."""
         start = time.perf_counter()
