@@ -25,9 +25,10 @@ def limits(dtype):
 
 def scale_factor(largest, dtype=np.float64):
     """σ for a matrix of ``dtype`` whose largest |entry| is ``largest``: 1 inside [RMIN, RMAX]
-    (and for the zero matrix), else the power of two that brings it just inside."""
+    (and for the zero matrix, and for NaN or Inf, which check_finite=False lets through: left as
+    they are), else the power of two that brings it just inside."""
     rmin, rmax = limits(dtype)
-    if largest == 0 or rmin <= largest <= rmax:
+    if largest == 0 or not math.isfinite(largest) or rmin <= largest <= rmax:
         return 1.0
     exponent = math.log2((rmin if largest < rmin else rmax) / largest)
     return 2.0 ** (math.ceil(exponent) if largest < rmin else math.floor(exponent))

@@ -29,7 +29,7 @@ SCALES = {np.float32: (1e-25, 1e15), np.float64: (1e-170, 1e160),
 def test_scale_factor_is_a_power_of_two_into_the_range():
     for dtype in (np.float32, np.float64):
         rmin, rmax = limits(dtype)
-        assert scale_factor(1.0, dtype) == 1.0 and scale_factor(0.0, dtype) == 1.0
+        assert all(scale_factor(x, dtype) == 1.0 for x in (1.0, 0.0, np.nan, np.inf))
         for largest in (rmin / 3e5, rmin / 2, rmax * 2, rmax * 7e4):
             sigma = scale_factor(largest, dtype)
             assert np.frexp(sigma)[0] == 0.5, sigma                      # a power of two
