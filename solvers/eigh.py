@@ -223,16 +223,23 @@ def working_arrays(xp, a, b, itype):
     for arr in arrays:
         if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
             raise ValueError(f"unsupported dtype {arr.dtype}")
-    dtype = _working_dtype(np.result_type(*[arr.dtype for arr in arrays]))
+    dtype = _working_dtype([arr.dtype for arr in arrays])
     a = xp.ascontiguousarray(a, dtype=dtype)
     b = xp.ascontiguousarray(b, dtype=dtype) if b is not None else None
     return a, b, dtype
 
 
-def _working_dtype(common):
-    """As LAPACK through scipy: single precision stays single (complex64 stays complex64),
-    everything else is solved in double (complex128 if anything is complex)."""
-    single = common in (np.float32, np.float16, np.complex64)
-    if np.issubdtype(common, np.complexfloating):
-        return np.dtype(np.complex64 if single else np.complex128)
-    return np.dtype(np.float32 if single else np.float64)
+def _working_dtype(dtypes):
+    """The precision scipy's eigh takes for inputs of these dtypes (its LAPACK prefix, as
+    scipy.linalg.blas.find_best_blas_type scores them): single for float32 and the types
+    narrower than 32 bits (bool, int8, uint8, int16, uint16, float16), double for wider ones,
+    complex if any is; complex64 with a double real one is complex128."""
+    scores = [_PRECISION_SCORE.get(np.dtype(t).char, 2) for t in dtypes]
+    best = max(scores)
+    if best == 3 and 2 in scores:
+        best = 4
+    return np.dtype({1: np.float32, 2: np.float64, 3: np.complex64, 4: np.complex128}[best])
+
+
+# 1 single, 2 double, 3 single complex, 4 double complex (scipy.linalg.blas's _type_score)
+_PRECISION_SCORE = {**{c: 1 for c in "?bBhHef"}, **{c: 2 for c in "iIlLqQdg"}, "F": 3, "D": 4, "G": 4}

@@ -87,6 +87,19 @@ def test_float32_stays_float32_and_ints_become_float64(seed):
     np.testing.assert_allclose(w, scipy.linalg.eigvalsh(ints + ints.T), atol=1e-12)
 
 
+def test_narrow_types_are_solved_in_single_precision_as_scipy_does(seed):
+    """scipy takes LAPACK's single precision for every type narrower than 32 bits (bool, int8,
+    uint8, int16, uint16, float16), double for wider integers, whatever the mix of a and b."""
+    ints = np.random.default_rng(seed).integers(0, 2, (7, 7))
+    a, spd = ints + ints.T, 2 * np.eye(7, dtype=np.int8) + 1
+    for x in (a.astype(bool), a.astype(np.int8), a.astype(np.uint8), a.astype(np.int16), a.astype(np.uint16),
+              a.astype(np.float16), a.astype(np.int32), a.astype(np.uint64)):
+        for y in (None, spd, spd.astype(np.float64), spd.astype(np.complex64)):
+            w, z = solvers.eigh(x, y)
+            w_ref, z_ref = scipy.linalg.eigh(x, y)
+            assert (w.dtype, z.dtype) == (w_ref.dtype, z_ref.dtype), (x.dtype, None if y is None else y.dtype)
+
+
 def test_inputs_are_not_modified(seed):
     a, b = _pencil(seed, 12)
     a0, b0 = a.copy(), b.copy()
