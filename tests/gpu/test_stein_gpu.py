@@ -78,6 +78,24 @@ def test_device_vectors_pass_their_checks(rng):
         grid.free()
 
 
+def test_tight_clusters_on_the_device():
+    """The straddled tridiagonals of tests/cpu/test_solvers_stein.py's tight-cluster test: their
+    clusters' vectors come from the host's dstein into the device's Z, and pass dstt21's ratios."""
+    from solvers.testing import tridiagonal_ratios
+    grid = ProcessGrid(MPI.COMM_SELF)
+    try:
+        coll = Collectives(grid, "mpi", cupy)
+        for seed in (9, 136, 141):
+            d, e = straddled_tridiagonal(np.random.default_rng(seed), 20)
+            w = stebz(d, e, 1, 80, coll, stein.bisector(cupy))
+            assert any(b - a >= 3 for a, b in stein.tight_clusters(w, stein.norm1(d, e))), seed
+            columns, why = stein.vectors(d, e, 1, w, coll)
+            assert why is None, (seed, why)
+            assert max(tridiagonal_ratios(d, e, w, cupy.asnumpy(columns.mine))) < stein.THRESHOLD, seed
+    finally:
+        grid.free()
+
+
 def test_a_tenth_of_a_uniform_spectrum_of_order_4096():
     """The bench's spectrum (solvers.bench_tridiagonal): one group (no gap of 10⁻³ ‖T‖₁), every
     check passed, eigenvalues within an ulp of ‖T‖ of the host's dstebz on a sample."""
