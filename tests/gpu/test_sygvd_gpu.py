@@ -177,6 +177,24 @@ def test_eigh_cupy_in_cupy_out(seed, dtype, method):
                                rtol=1e-10, atol=1e-12, err_msg=f"seed={seed}")
 
 
+@pytest.mark.parametrize("reduction", ["1stage", "2stage"])
+@pytest.mark.parametrize("method", ["distributed", "single"])
+@pytest.mark.parametrize("scale", [1e-170, 1e160])
+def test_far_scaled_matrices_on_gpu(seed, scale, method, reduction):
+    """solvers/scaling.py on the device (distributed), and cuSOLVER's own handling (single): the
+    eigenvalues of s·A as scipy's, a subset by value too (its bounds scaled with the matrix)."""
+    rng = np.random.default_rng(seed)
+    a = scale * random_symmetric(rng, 40, False)
+    ref = scipy.linalg.eigvalsh(a)
+    vl, vu = (ref[3] + ref[4]) / 2, (ref[20] + ref[21]) / 2
+    for keywords, picked in (({}, slice(None)), ({"subset_by_value": [vl, vu]}, slice(4, 21))):
+        w, z = solvers.eigh(cupy.asarray(a), comm=COMM, nb=8, method=method, reduction=reduction, **keywords)
+        w, z = cupy.asnumpy(w), cupy.asnumpy(z)
+        what = f"seed={seed} {keywords}"
+        np.testing.assert_allclose(w, ref[picked], rtol=0, atol=1e-12 * np.abs(ref).max(), err_msg=what)
+        np.testing.assert_allclose(a @ z, z * w, rtol=0, atol=1e-12 * np.abs(ref).max(), err_msg=what)
+
+
 @pytest.mark.parametrize("method", ["distributed", "single"])
 @pytest.mark.parametrize("hermitian", [False, True])
 def test_not_positive_definite_on_gpu(seed, hermitian, method):
