@@ -48,6 +48,13 @@ def group_bounds(allowed, k, parts):
     return np.array(bounds + [k])
 
 
+def stein_cuts(w, d, e):
+    """Where the ascending eigenvalues w of (d, e) may be cut into groups whose vectors are computed
+    apart: gaps wider than STEIN_CLUSTER ‖T‖₁, across which dstein does not reorthogonalize (never
+    between equal eigenvalues: at ‖T‖ = 0 every gap is 0)."""
+    return np.flatnonzero(np.diff(w) > STEIN_CLUSTER * norm1(d, e)) + 1
+
+
 def root_cuts(root):
     """The places (storage order) where the root's wanted eigenvalues may be cut: between split
     blocks, and between the root's clusters (relative gap at least MIN_RELATIVE_GAP)."""
@@ -98,8 +105,7 @@ def _vectors(d, e, il, w, grid, coll):
     # As dsyevr does when dstemr fails: bisection and inverse iteration, each rank's group cut
     # only where dstein would not reorthogonalize across the cut.
     coll.note("vectors_by", f"dstebz + dstein (MRRR failed: {failure})")
-    bounds = group_bounds(np.flatnonzero(np.diff(w) >= STEIN_CLUSTER * norm1(d, e)) + 1,
-                          k, grid.size)
+    bounds = group_bounds(stein_cuts(w, d, e), k, grid.size)
     start, stop = int(bounds[grid.rank]), int(bounds[grid.rank + 1])
     mine, failure = _agreed(coll, lambda: stein_vectors(d, e, il + start, il + stop - 1)[1])
     if failure is not None:
