@@ -45,7 +45,7 @@ FUDGE = 2.1             # dstebz's widening of the Gershgorin bounds
 THRESHOLD = 30          # the checks' bound in units of n ε (LAPACK's test threshold, its ratios' unit)
 TIGHT = 1e3             # eigenvalues closer than this many ε ‖T‖₁ form a tight cluster
 TIGHT_MOST = 256        # the largest tight cluster given to dstein (its work is n g² a cluster)
-REDO = 1.0              # a tight cluster whose vectors' ratios pass this goes to dstein (below THRESHOLD)
+REDO = 1.0              # a tight cluster with a vector's ratio over this goes to dstein (a bar below THRESHOLD)
 
 
 def bisection_inputs(d, e):
