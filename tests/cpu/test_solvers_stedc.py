@@ -209,7 +209,9 @@ def _top_merge(d, e):
 def test_the_straddled_tridiagonal_deflates_on_both_sides_of_every_edge():
     """What the subset tests rely on: the top merge of testing.straddled_tridiagonal deflates
     eigenpairs inside and outside every selection, and the cut selections split a cluster of
-    equal eigenvalues and one of nearly equal ones."""
+    equal eigenvalues and one of nearly equal ones. Not the lowest tenth: for about 1 seed in 70
+    it holds deflated eigenpairs only (a weak coupling at the tear); nor a cut between equal ones
+    where the merge left none equal (1 seed in 2000)."""
     seed = shared_seed()
     d, e = straddled_tridiagonal(np.random.default_rng(seed))
     state, _, _, w, position = _top_merge(d / np.abs(d).max(), e / np.abs(d).max())
@@ -220,9 +222,10 @@ def test_the_straddled_tridiagonal_deflates_on_both_sides_of_every_edge():
     assert 0.5 * n <= deflated.sum() <= 0.9 * n, f"seed={seed}: {deflated.sum()} of {n} deflated"
     cuts = selections_straddling(w)
     low, high = cuts[4]
-    assert w[low] == w[low - 1] or w[high] == w[high - 1], f"seed={seed}: no cut between equal ones"
+    if (np.diff(w) == 0).any():
+        assert w[low] == w[low - 1] or (high < n and w[high] == w[high - 1]), f"seed={seed}: no cut between equal ones"
     assert 0 < min(np.diff(w)[np.diff(w) > 0]) < 1e-10, f"seed={seed}: no near cluster"
-    for first, last in cuts:
+    for first, last in cuts[1:]:
         inside = deflated[first:last]
         if last - first > 10:
             assert inside.any() and not inside.all(), f"seed={seed} {first, last}"
