@@ -90,10 +90,10 @@ def test_inverse_iteration_passes_lapacks_tests_on_hard_spectra(rng, coll):
 
 def test_tight_clusters_take_dsteins_reorthogonalization(coll, monkeypatch):
     """Straddled tridiagonals whose bisection puts three eigenvalues on one value while they lie
-    ulps apart (these three seeds): iterated alone, the three vectors drift to one eigenvector and
+    ulps apart (these two seeds): iterated alone, the three vectors drift to one eigenvector and
     the check refuses them; as a tight cluster, through dstein, they pass dstt21's ratios."""
     cases = []
-    for seed in (9, 136, 141):
+    for seed in (136, 366):
         d, e = straddled_tridiagonal(np.random.default_rng(seed), 20)
         w = stebz(d, e, 1, 80, coll, stein.bisector(np))
         assert any(b - a >= 3 for a, b in stein.tight_clusters(w, stein.norm1(d, e))), seed

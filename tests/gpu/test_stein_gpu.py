@@ -85,7 +85,7 @@ def test_tight_clusters_on_the_device():
     grid = ProcessGrid(MPI.COMM_SELF)
     try:
         coll = Collectives(grid, "mpi", cupy)
-        for seed in (9, 136, 141):
+        for seed in (136, 366):
             d, e = straddled_tridiagonal(np.random.default_rng(seed), 20)
             w = stebz(d, e, 1, 80, coll, stein.bisector(cupy))
             assert any(b - a >= 3 for a, b in stein.tight_clusters(w, stein.norm1(d, e))), seed
