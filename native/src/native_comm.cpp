@@ -276,7 +276,9 @@ int NativeComm::bcast(uintptr_t buf, size_t bytes, int root, uintptr_t stream) {
   if (p.pieces != 1) return -1;
   CollectiveArgs a = args_of(p, buf, buf, bytes, buf % 16 == 0, stream);
   a.root = root;
-  launch_call(a, [&] { return launch_bcast_oneshot(dev_, a); }, "launch(bcast one-shot)");
+  const bool small = p.kernel == Kernel::BcastOneShotSmall;
+  launch_call(a, [&] { return small ? launch_bcast_oneshot_small(dev_, a) : launch_bcast_oneshot(dev_, a); },
+              "launch(bcast one-shot)");
   return 0;
 }
 

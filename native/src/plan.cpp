@@ -42,14 +42,17 @@ Kernel allgather_kernel(const PlanInputs& in, size_t bytes) {
   return small_kernel_fits(in, bytes) ? Kernel::AllgatherOneShotSmall : Kernel::AllgatherOneShot;
 }
 
-// The rooted collectives and Reduce_scatter, LL mode 0 only: Bcast one kernel; Reduce and
-// Reduce_scatter the small-message kernel where it fits, as Allreduce, else the general one.
+// The rooted collectives and Reduce_scatter, LL mode 0 only: the small-message kernel where it
+// fits, as Allreduce, else the general one. Bcast's small kernel has a slot per rank (the general
+// one the root's message once), so it needs its own room in the scratch.
 Kernel rooted_kernel(const PlanInputs& in, Collective collective, size_t bytes) {
   const bool bcast = collective == Collective::Bcast;
   const size_t need = bcast ? bcast_half_bytes(bytes) : reduce_half_bytes(bytes, in.nranks);
   if (need > in.half_bytes || in.ll_mode != 0) return Kernel::None;
-  if (bcast) return Kernel::BcastOneShot;
   const bool small = small_kernel_fits(in, bytes);
+  if (bcast)
+    return small && oneshot_half_bytes(bytes, in.nranks) <= in.half_bytes ? Kernel::BcastOneShotSmall
+                                                                           : Kernel::BcastOneShot;
   if (collective == Collective::Reduce) return small ? Kernel::ReduceOneShotSmall : Kernel::ReduceOneShot;
   return small ? Kernel::ReduceScatterOneShotSmall : Kernel::ReduceScatterOneShot;
 }
@@ -69,7 +72,7 @@ void set_grid(const PlanInputs& in, size_t bytes, Plan& p) {
   // Threads with work: one-shot's general kernel gives each chunk a lane per rank; Allgather's
   // general kernel a thread per chunk of every rank's block; the rooted kernels (both Reduce_scatter
   // kernels) a thread per chunk, and at least one per rank for the handshakes (handshake.cuh); the
-  // small-message kernels of Allreduce and Allgather a thread per chunk.
+  // small-message kernels of Allreduce, Allgather and Bcast a thread per chunk.
   const bool rooted = p.kernel == Kernel::BcastOneShot || p.kernel == Kernel::ReduceOneShot ||
                       p.kernel == Kernel::ReduceScatterOneShot || p.kernel == Kernel::ReduceOneShotSmall ||
                       p.kernel == Kernel::ReduceScatterOneShotSmall;
@@ -145,7 +148,8 @@ Plan plan(const PlanInputs& in, Collective collective, size_t bytes, DType dtype
 const char* kernel_name(Kernel k) {
   switch (k) {
     case Kernel::AllreduceOneShotSmall: case Kernel::ReduceOneShotSmall:
-    case Kernel::ReduceScatterOneShotSmall: case Kernel::AllgatherOneShotSmall: return "one-shot (small-message kernel)";
+    case Kernel::ReduceScatterOneShotSmall: case Kernel::AllgatherOneShotSmall:
+    case Kernel::BcastOneShotSmall: return "one-shot (small-message kernel)";
     case Kernel::AllreduceOneShot: return "one-shot";
     case Kernel::AllreduceTwoShot: return "two-shot";
     case Kernel::AllgatherOneShot: case Kernel::BcastOneShot: case Kernel::ReduceOneShot:

@@ -114,9 +114,12 @@ def test_rooted_collectives_are_named_in_order():
 
 
 def test_bcast_plan_moves_bytes_with_one_copy_of_the_message_in_scratch():
-    p = plan(4096, 4, collective=BCAST)  # 256 chunks: a thread each
-    assert p["kernel"] == "one-shot" and p["pieces"] == 1 and (p["blocks"], p["threads"]) == (1, 256)
-    assert p["largest"] == (HALF // 16 - HANDSHAKE_LINES) // 2 * 16  # the handshake lines, then 2 lines a chunk
+    p = plan(4096, 4, collective=BCAST)  # the small-message kernel: 256 chunks, a thread each
+    assert p["kernel"] == SMALL and p["pieces"] == 1 and (p["blocks"], p["threads"]) == (1, 256)
+    general = plan(4096, 3, collective=BCAST)  # no small kernel at 3 ranks: the general one, a thread a chunk
+    assert general["kernel"] == "one-shot" and (general["blocks"], general["threads"]) == (1, 256)
+    # The largest single call is the general kernel's: the handshake lines, then 2 lines a chunk.
+    assert p["largest"] == (HALF // 16 - HANDSHAKE_LINES) // 2 * 16
     assert plan(1, 8, dtypes.BOOL, dtypes.SUM, collective=BCAST)["pieces"] == 1  # bytes: no type or op looked at
     assert plan(p["largest"], 4, collective=BCAST)["pieces"] == 1
     big = plan(p["largest"] + 1, 4, collective=BCAST)

@@ -55,14 +55,14 @@ KERNEL_SETTINGS = {"small-message kernel": {}, "general kernel": {"HPCOLLS_THREA
 
 @pytest.fixture(scope="module", params=list(KERNEL_SETTINGS))
 def kernel_comm(gpu, request):
-    """A communicator whose Reduce, Reduce_scatter and Allgather run each of their kernels: the
+    """A communicator whose Bcast, Reduce, Reduce_scatter and Allgather run each of their kernels: the
     small-message one (2, 4 and 8 ranks, as Allreduce's) and the general one (other rank counts,
     larger messages, and any rank count under HPCOLLS_THREADS_PER_BLOCK, a diagnosis setting)."""
     with settings.overridden(KERNEL_SETTINGS[request.param]):
         c = hpcolls.Communicator(WORLD)
         c.Reduce(cupy.zeros(1), cupy.zeros(1), op=MPI.SUM, root=0)  # opens the native path under the settings
     small = request.param == "small-message kernel" and N in _native.SMALL_ONESHOT_RANKS
-    for name in ("reduce", "reduce_scatter", "allgather"):
+    for name in ("bcast", "reduce", "reduce_scatter", "allgather"):
         kernel = c._native.plan(8, dtypes.F64, dtypes.SUM, NATIVE_ORDER.index(name))["kernel"]
         assert kernel == (SMALL_KERNEL if small else "one-shot"), (request.param, name, kernel)
     yield c
@@ -89,8 +89,8 @@ def some_counts(rng, count, block_0_largest):
 
 
 @pytest.mark.parametrize("code", ALL_CODES, ids=dtypes.NAMES)
-def test_bcast_every_dtype_count_root_and_place(comm, seed, code):
-    data_moving(comm, seed, code, "Bcast")
+def test_bcast_every_dtype_count_root_and_place_on_both_kernels(kernel_comm, seed, code):
+    data_moving(kernel_comm, seed, code, "Bcast")
 
 
 @pytest.mark.parametrize("code", ALL_CODES, ids=dtypes.NAMES)

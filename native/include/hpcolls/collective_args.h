@@ -87,6 +87,7 @@ cudaError_t launch_allreduce_twoshot(const DevComm& c, DType t, Op op, const Col
 cudaError_t launch_allgather_oneshot(const DevComm& c, const CollectiveArgs& a);
 cudaError_t launch_allgather_oneshot_small(const DevComm& c, const CollectiveArgs& a);
 cudaError_t launch_bcast_oneshot(const DevComm& c, const CollectiveArgs& a);
+cudaError_t launch_bcast_oneshot_small(const DevComm& c, const CollectiveArgs& a);
 cudaError_t launch_reduce_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_reduce_scatter_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_reduce_oneshot_small(const DevComm& c, DType t, Op op, const CollectiveArgs& a);

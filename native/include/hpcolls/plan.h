@@ -24,6 +24,7 @@ enum class Kernel : int {
   ReduceOneShotSmall,      // Reduce_scatter's small-message kernel, the root's block only
   ReduceScatterOneShotSmall,  // hpcolls/reduce_scatter/oneshot_small.cuh: a thread per chunk, 2/4/8 ranks
   AllgatherOneShotSmall,   // hpcolls/allgather/oneshot_small.cuh: a thread per chunk, 2/4/8 ranks
+  BcastOneShotSmall,       // hpcolls/bcast/oneshot_small.cuh: a thread per chunk, 2/4/8 ranks
   kCount
 };
 
