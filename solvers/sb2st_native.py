@@ -9,7 +9,10 @@ from .backend.arrays import is_numpy, to_host
 from .backend.threads import blas_threads_lent
 from .sytrd_native import kernels
 
-THREADS_PER_BLOCK = 128
+# The GPU kernel's block size, band 64: measured on one H100 (docs/PERFORMANCE.md, 2026-12-06,
+# python -m solvers.bench_sb2st --threads 128 256 512): 512 took 0.73x 128's time at n = 8192 and
+# at 16384 (256: 0.87-0.89x), the same d and e to the bit.
+THREADS_PER_BLOCK = 512
 WAIT_TIMEOUT_S = 10.0     # longest a GPU worker waits for the sweep before its own
 
 
