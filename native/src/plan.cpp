@@ -42,17 +42,24 @@ Kernel allgather_kernel(const PlanInputs& in, size_t bytes) {
   return small_kernel_fits(in, bytes) ? Kernel::AllgatherOneShotSmall : Kernel::AllgatherOneShot;
 }
 
+// Bcast's small-message kernel stores N chunks for each chunk of the message (the non-roots' empty
+// ones): measured on one H100 at 2 and 4 ranks (docs/PERFORMANCE.md, 2026-12-06), it beat the
+// general kernel up to 512 B (1.09-1.18x the native Allreduce's device time against 1.21-1.35x)
+// and lost from 4096 B (1.19-1.35x against 1.06-1.14x).
+constexpr size_t kBcastSmallMaxBytes = 512;
+
 // The rooted collectives and Reduce_scatter, LL mode 0 only: the small-message kernel where it
-// fits, as Allreduce, else the general one. Bcast's small kernel has a slot per rank (the general
-// one the root's message once), so it needs its own room in the scratch.
+// fits, as Allreduce, else the general one; Bcast's up to kBcastSmallMaxBytes, and with a slot per
+// rank (the general one holds the root's message once), so with its own room in the scratch.
 Kernel rooted_kernel(const PlanInputs& in, Collective collective, size_t bytes) {
   const bool bcast = collective == Collective::Bcast;
   const size_t need = bcast ? bcast_half_bytes(bytes) : reduce_half_bytes(bytes, in.nranks);
   if (need > in.half_bytes || in.ll_mode != 0) return Kernel::None;
   const bool small = small_kernel_fits(in, bytes);
   if (bcast)
-    return small && oneshot_half_bytes(bytes, in.nranks) <= in.half_bytes ? Kernel::BcastOneShotSmall
-                                                                           : Kernel::BcastOneShot;
+    return small && bytes <= kBcastSmallMaxBytes && oneshot_half_bytes(bytes, in.nranks) <= in.half_bytes
+               ? Kernel::BcastOneShotSmall
+               : Kernel::BcastOneShot;
   if (collective == Collective::Reduce) return small ? Kernel::ReduceOneShotSmall : Kernel::ReduceOneShot;
   return small ? Kernel::ReduceScatterOneShotSmall : Kernel::ReduceScatterOneShot;
 }

@@ -114,10 +114,11 @@ def test_rooted_collectives_are_named_in_order():
 
 
 def test_bcast_plan_moves_bytes_with_one_copy_of_the_message_in_scratch():
-    p = plan(4096, 4, collective=BCAST)  # the small-message kernel: 256 chunks, a thread each
-    assert p["kernel"] == SMALL and p["pieces"] == 1 and (p["blocks"], p["threads"]) == (1, 256)
-    general = plan(4096, 3, collective=BCAST)  # no small kernel at 3 ranks: the general one, a thread a chunk
-    assert general["kernel"] == "one-shot" and (general["blocks"], general["threads"]) == (1, 256)
+    small = plan(512, 4, collective=BCAST)  # the small-message kernel up to 512 B: 32 chunks, a thread each
+    assert small["kernel"] == SMALL and small["pieces"] == 1 and (small["blocks"], small["threads"]) == (1, 32)
+    assert plan(512, 3, collective=BCAST)["kernel"] == "one-shot"  # no small kernel at 3 ranks
+    p = plan(4096, 4, collective=BCAST)  # past 512 B the general kernel: 256 chunks, a thread each
+    assert p["kernel"] == "one-shot" and p["pieces"] == 1 and (p["blocks"], p["threads"]) == (1, 256)
     # The largest single call is the general kernel's: the handshake lines, then 2 lines a chunk.
     assert p["largest"] == (HALF // 16 - HANDSHAKE_LINES) // 2 * 16
     assert plan(1, 8, dtypes.BOOL, dtypes.SUM, collective=BCAST)["pieces"] == 1  # bytes: no type or op looked at

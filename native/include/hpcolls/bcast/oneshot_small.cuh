@@ -9,7 +9,7 @@
 // the root's. So every rank receives a line from every peer in the call, which is what the
 // double-buffering rule asks (handshake.cuh): no handshake lines, and the root's data and the
 // non-roots' empty chunks travel together. A non-root's empty chunks are N - 1 extra chunk stores
-// per chunk, which the plan bounds by taking this kernel for small messages only (plan.cpp).
+// per chunk, which the plan bounds by taking this kernel for messages of at most 512 B (plan.cpp).
 //
 // The buffer is the root's input and every other rank's output: the root only loads, the others
 // only store.
