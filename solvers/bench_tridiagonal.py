@@ -39,11 +39,11 @@ def parse_args(argv):
                    help="also multisection + inverse iteration of each subset (stein.py)")
     p.add_argument("--sterf", action="store_true",
                    help="also eigenvalues alone by host LAPACK dsterf, what jobz N takes below "
-                        "tridiagonal.DEVICE_EIGENVALUES_FROM in a GPU run (beside 'all', the device "
-                        "solve that jobz N takes from there with its eigenvectors dropped)")
+                        "tridiagonal.DEVICE_EIGENVALUES_FROM in a GPU run")
     p.add_argument("--multisection", action="store_true",
                    help="also every eigenvalue alone by the kernels' multisection (stein.py: a warp "
-                        "per eigenvalue in a GPU run), the candidate for jobz N in place of 'all'")
+                        "per eigenvalue in a GPU run; here one rank finds them all), what jobz N "
+                        "takes from tridiagonal.DEVICE_EIGENVALUES_FROM in a GPU run")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
     p.add_argument("--repeat", type=int, default=3, help="timed rounds (default 3)")
     p.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")

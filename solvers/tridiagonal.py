@@ -29,22 +29,24 @@ from .distributed.descriptor import Descriptor
 from .distributed.distmatrix import DistMatrix
 from .distributed.indexing import local_indices
 from .errors import InputError
-from .stebz import share
+from .stebz import replicated_tridiagonal, share, stebz
 from .stedc import stedc
 from .stedc_distributed import for_backend, stedc_distributed
+from .stein import multisection
 
 STEDC_LEAF = 512   # order of the blocks the GPU divide and conquer hands to LAPACK
 
 
 TRIDIAGONAL = ("auto", "rows", "replicated")   # how the eigenvectors are made over the ranks
 
-# Eigenvalues only (jobz N) in a GPU run: from this order they come from divide and conquer on
-# the device, its eigenvectors dropped, instead of host dsterf, which is O(n²) on one core: at
-# n = 16384 on an H100 dsterf took 3.68 s where the device solve with all eigenvectors took
-# 0.265 s (docs/PERFORMANCE.md, #27). dsterf grows as n² (about 0.23 s at 4096 by that), the
-# device solve about as n^2.3 from 0.098 s at 8192; below this order dsterf's milliseconds are
-# kept (the crossover itself is not measured).
-DEVICE_EIGENVALUES_FROM = 4096
+# Eigenvalues only (jobz N) in a GPU run: from this order they come from the kernels' multisection
+# on the device (stein.py; each rank a share of them, as stebz.py), instead of host dsterf, which
+# is O(n²) on one core. Measured on one H100 (docs/PERFORMANCE.md, 2026-12-06, python -m
+# solvers.bench_tridiagonal --device gpu --sterf --multisection): every eigenvalue by multisection
+# took 0.003, 0.010 and 0.035 s at n = 2048, 4096 and 8192, dsterf 0.079, 0.287 and 1.151 s, and
+# the device's divide and conquer with all eigenvectors 0.044, 0.061 and 0.122 s. Below the
+# smallest order measured dsterf's milliseconds are kept.
+DEVICE_EIGENVALUES_FROM = 2048
 
 
 def vectors_by(requested, ranks):
@@ -78,11 +80,10 @@ def stevd(d, e, coll, vectors_like=None, select=None, tridiagonal="auto"):
     if n == 0:
         return d.copy(), (vectors_like.like() if want else None)
     if not want and eigenvalues_on_device(n, coll.xp):
-        coll.note("eigenvalues_by", f"divide and conquer on the device, eigenvectors dropped "
+        coll.note("eigenvalues_by", f"multisection on the device, a share per rank "
                                     f"[n = {n} >= {DEVICE_EIGENVALUES_FROM}: host dsterf is O(n²) on one core]")
-        if _by_rows(coll, tridiagonal):
-            return _rows(d, e, coll, wanted)[0], None
-        return _replicated(d, e, coll, True, wanted)[0], None
+        d_host, e_host = replicated_tridiagonal(d, e, coll)
+        return coll.xp.asarray(stebz(d_host, e_host, first + 1, last, coll, multisection(coll.xp))), None
     if want and _by_rows(coll, tridiagonal):
         w, qt_mine, bounds = _rows(d, e, coll, wanted)
         z = rows_to_block_cyclic(qt_mine, bounds, desc, grid, coll, vectors_like.dtype, coll.xp)
@@ -99,7 +100,7 @@ def stevd(d, e, coll, vectors_like=None, select=None, tridiagonal="auto"):
 
 
 def eigenvalues_on_device(n, xp):
-    """Whether eigenvalues alone of order n come from the device's divide and conquer."""
+    """Whether eigenvalues alone of order n come from the device's multisection."""
     return not is_numpy(xp) and n >= DEVICE_EIGENVALUES_FROM
 
 

@@ -183,12 +183,12 @@ def test_rows_by_rank_on_gpu(seed, kind):
         grid.free()
 
 
-def test_eigenvalues_alone_come_from_the_device_solve_from_its_order(seed):
-    """Eigenvalues only (jobz N) of order DEVICE_EIGENVALUES_FROM and up: divide and conquer on
-    the device with its eigenvectors dropped, so bitwise the eigenvalues of the solve with
-    eigenvectors, subsets too; one order below, host dsterf (no such note). Both against LAPACK."""
+def test_eigenvalues_alone_come_from_the_device_multisection_from_its_order(seed):
+    """Eigenvalues only (jobz N) of order DEVICE_EIGENVALUES_FROM and up: the kernels'
+    multisection on the device, a share per rank, the same bits on every rank, subsets too; one
+    order below, host dsterf (no such note). Both against LAPACK."""
     from solvers.backend import Collectives
-    from solvers.distributed import DistMatrix, ProcessGrid
+    from solvers.distributed import ProcessGrid
     from solvers.tridiagonal import DEVICE_EIGENVALUES_FROM, stevd
     grid = ProcessGrid(COMM)
     try:
@@ -196,7 +196,6 @@ def test_eigenvalues_alone_come_from_the_device_solve_from_its_order(seed):
         rng = np.random.default_rng(seed)
         for n in (DEVICE_EIGENVALUES_FROM - 1, DEVICE_EIGENVALUES_FROM):
             d, e = rng.standard_normal(n), rng.standard_normal(n - 1)
-            layout = DistMatrix.empty(n, n, 64, grid, np.float64, xp=cupy)
             want_all = scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True)
             for select in (None, (1, n // 10)):
                 what = f"seed={seed} n={n} select={select}"
@@ -206,9 +205,8 @@ def test_eigenvalues_alone_come_from_the_device_solve_from_its_order(seed):
                 assert z is None and isinstance(w, cupy.ndarray), what
                 on_device = "eigenvalues_by" in coll.stats[stage].notes
                 assert on_device == (n >= DEVICE_EIGENVALUES_FROM), what
-                wv, _ = stevd(cupy.asarray(d), cupy.asarray(e), coll, layout, select)
-                if on_device:
-                    assert cupy.asnumpy(w).tobytes() == cupy.asnumpy(wv).tobytes(), what
+                digest = hashlib.sha256(cupy.asnumpy(w).tobytes()).hexdigest()
+                assert len(set(COMM.allgather(digest))) == 1, what + ": ranks differ"
                 first, last = (0, n) if select is None else (select[0] - 1, select[1])
                 norm = max(np.abs(d).max(), np.abs(e).max())
                 np.testing.assert_allclose(cupy.asnumpy(w), want_all[first:last], rtol=0,
