@@ -39,6 +39,7 @@ import numpy as np
 from .backend.arrays import add_product, array_module, subtract_product
 from .distributed.panels import gather_columns
 from .householder import larft
+from .phases import Phases
 
 DEFAULT_CHUNK = 2048   # columns of the trailing matrix per update GEMM (see above)
 
@@ -62,10 +63,13 @@ def panel_count(n, band):
     return max(0, -(-(n - band - 1) // band))
 
 
-def sy2sb(c, coll, band, chunk=None):
+def sy2sb(c, coll, band, chunk=None, timings=None):
     """Reduce the full Hermitian DistMatrix ``c`` (both triangles stored) to bandwidth ``band``
     in place; returns (ab, tau) as described in the module's docstring. ``chunk``: columns per
-    trailing-update GEMM (default DEFAULT_CHUNK)."""
+    trailing-update GEMM (default DEFAULT_CHUNK). ``timings``: a dict that gets the seconds of
+    each panel's phases summed ("panel": gather, QR, broadcast; "product": X and W; "update":
+    the trailing update), the device synchronized around each (solvers.bench_sy2sb); None (the
+    solver's) times nothing and synchronizes nothing."""
     n = c.shape[0]
     check_band(band, c.nb)
     xp = c.xp
@@ -75,41 +79,43 @@ def sy2sb(c, coll, band, chunk=None):
     panels = panel_count(n, band)
     coll.note("band", band)
     coll.note("panels", panels)
+    phases = Phases(xp, timings)
     for p in range(panels):
-        _panel(c, p * band, band, ab, tau, coll, chunk)
+        _panel(c, p * band, band, ab, tau, coll, chunk, phases)
     _last_block(c, panels * band, ab, coll)
     _keep_reflectors(c, band, panels * band)
     return ab, tau
 
 
-def _panel(c, j0, b, ab, tau, coll, chunk):
+def _panel(c, j0, b, ab, tau, coll, chunk, phases):
     xp, grid = c.xp, c.grid
     n = c.shape[0]
     t0 = j0 + b                 # the trailing matrix: rows and columns t0:
     m = n - t0
     owner = c.block_owner_col(j0 // c.nb)
     root = grid.rank_of(0, owner)
-    # [diagonal block (b rows); panel (m rows); R (b); T (b); tau (1)], gathered as rows j0:n.
-    buf = gather_columns(c, j0, t0, j0, coll, spare_rows=2 * b + 1)
-    if grid.rank == root:
-        v, t, r, tau_p = _panel_qr(xp, buf[b:b + m])
-        buf[b:b + m] = v
-        buf[b + m:b + m + r.shape[0]] = r
-        buf[b + m + b:b + m + 2 * b] = t
-        buf[b + m + 2 * b, :tau_p.shape[0]] = tau_p
-    elif buf is None:
-        buf = xp.empty((m + 3 * b + 1, b), dtype=c.dtype)
-    coll.bcast(buf, root=root, scope="all")
-    diag, v, r = buf[:b], buf[b:b + m], buf[b + m:b + m + min(m, b)]
-    t, tau_p = buf[b + m + b:b + m + 2 * b], buf[b + m + 2 * b]
-    _band_entries(ab, j0, diag, lower=True, offset=0)
-    _band_entries(ab, j0, r, lower=False, offset=b)
-    tau[j0:t0] = tau_p
-    if grid.mycol == owner:    # the reflectors, where ormtr will read them
-        lr = c.first_local_row(t0)
-        first = c.local_block_cols(j0 // c.nb).start + j0 % c.nb
-        c.local[lr:, first:first + b] = v[_rows(c, lr, c.local.shape[0], t0)]
-    _two_sided_update(c, t0, v, t, coll, chunk)
+    with phases("panel"):
+        # [diagonal block (b rows); panel (m rows); R (b); T (b); tau (1)], gathered as rows j0:n.
+        buf = gather_columns(c, j0, t0, j0, coll, spare_rows=2 * b + 1)
+        if grid.rank == root:
+            v, t, r, tau_p = _panel_qr(xp, buf[b:b + m])
+            buf[b:b + m] = v
+            buf[b + m:b + m + r.shape[0]] = r
+            buf[b + m + b:b + m + 2 * b] = t
+            buf[b + m + 2 * b, :tau_p.shape[0]] = tau_p
+        elif buf is None:
+            buf = xp.empty((m + 3 * b + 1, b), dtype=c.dtype)
+        coll.bcast(buf, root=root, scope="all")
+        diag, v, r = buf[:b], buf[b:b + m], buf[b + m:b + m + min(m, b)]
+        t, tau_p = buf[b + m + b:b + m + 2 * b], buf[b + m + 2 * b]
+        _band_entries(ab, j0, diag, lower=True, offset=0)
+        _band_entries(ab, j0, r, lower=False, offset=b)
+        tau[j0:t0] = tau_p
+        if grid.mycol == owner:    # the reflectors, where ormtr will read them
+            lr = c.first_local_row(t0)
+            first = c.local_block_cols(j0 // c.nb).start + j0 % c.nb
+            c.local[lr:, first:first + b] = v[_rows(c, lr, c.local.shape[0], t0)]
+    _two_sided_update(c, t0, v, t, coll, chunk, phases)
 
 
 def _panel_qr(xp, panel):
@@ -167,7 +173,7 @@ def _index(host, dev, lo, hi, base):
     return dev[lo:hi] - base
 
 
-def _two_sided_update(c, t0, v, t, coll, chunk):
+def _two_sided_update(c, t0, v, t, coll, chunk, phases):
     """C₂₂ ← Q_pᴴ C₂₂ Q_p on the kept (lower, chunked) part of the local blocks."""
     xp, n = c.xp, c.shape[0]
     local = c.local
@@ -178,19 +184,21 @@ def _two_sided_update(c, t0, v, t, coll, chunk):
         c0, c1 = c.first_local_col(g0), c.first_local_col(g1)
         if c1 > c0:
             spans.append((c.first_local_row(g0), c.first_local_row(g1), c0, c1))
-    y = xp.zeros(v.shape, dtype=c.dtype)          # C₂₂ V, zero-padded: summed over the grid
-    for r0, r1, c0, c1 in spans:
-        block_cols = _cols(c, c0, c1, t0)
-        _accumulate(xp, y, _rows(c, r0, nrows, t0), local[r0:, c0:c1], v[block_cols], False)
-        if r1 < nrows:      # rows of later chunks stand for the blocks above the diagonal too
-            _accumulate(xp, y, block_cols, local[r1:, c0:c1], v[_rows(c, r1, nrows, t0)], True)
-    coll.allreduce(y, scope="all")
-    x = y @ t
-    w = x - 0.5 * (v @ (t.conj().T @ (v.conj().T @ x)))
-    left, right = xp.concatenate([v, w], axis=1), xp.concatenate([w, v], axis=1)
-    for r0, _, c0, c1 in spans:
-        right_h = xp.ascontiguousarray(right[_cols(c, c0, c1, t0)].conj().T)
-        subtract_product(xp, local[r0:, c0:c1], xp.ascontiguousarray(left[_rows(c, r0, nrows, t0)]), right_h)
+    with phases("product"):
+        y = xp.zeros(v.shape, dtype=c.dtype)          # C₂₂ V, zero-padded: summed over the grid
+        for r0, r1, c0, c1 in spans:
+            block_cols = _cols(c, c0, c1, t0)
+            _accumulate(xp, y, _rows(c, r0, nrows, t0), local[r0:, c0:c1], v[block_cols], False)
+            if r1 < nrows:      # rows of later chunks stand for the blocks above the diagonal too
+                _accumulate(xp, y, block_cols, local[r1:, c0:c1], v[_rows(c, r1, nrows, t0)], True)
+        coll.allreduce(y, scope="all")
+        x = y @ t
+        w = x - 0.5 * (v @ (t.conj().T @ (v.conj().T @ x)))
+    with phases("update"):
+        left, right = xp.concatenate([v, w], axis=1), xp.concatenate([w, v], axis=1)
+        for r0, _, c0, c1 in spans:
+            right_h = xp.ascontiguousarray(right[_cols(c, c0, c1, t0)].conj().T)
+            subtract_product(xp, local[r0:, c0:c1], xp.ascontiguousarray(left[_rows(c, r0, nrows, t0)]), right_h)
 
 
 def _accumulate(xp, y, index, block, v_part, adjoint):
