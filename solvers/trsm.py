@@ -5,7 +5,7 @@
 Used by sygst / hegst (two of them per reduction) and for the final back-transformation of the
 eigenvectors (x = L⁻ᴴ y for itypes 1, 2; x = L y for itype 3).
 
-Both are one loop over the diagonal blocks k of op(L). The panel of op(L) for block k (column k
+Both are one loop over the diagonal blocks k of op(L) (a solve on one rank is one library call). The panel of op(L) for block k (column k
 of L, or row k of L conjugate-transposed) is replicated; block row k of B lives on one grid row, which
 applies the diagonal block and broadcasts the result down the grid columns; every rank then
 updates its local rows. A solve walks the triangle from its top (forward substitution for a
@@ -32,6 +32,12 @@ def _left_triangular(lfac, b, coll, trans, solve):
         raise ValueError(f"triangular op: L {lfac.shape} and B {b.shape} (nb {lfac.nb}/{b.nb}) "
                          "do not conform")
     xp, nb = b.xp, b.nb
+    if solve and b.grid.size == 1:
+        # One rank holds L and B whole: one library solve (LAPACK's / cuBLAS's trsm), whose
+        # blocking is the library's, where the loop below makes a small solve, a broadcast and a
+        # product per block.
+        b.local[...] = solve_triangular(xp, lfac.local, b.local, lower=True, trans=trans)
+        return b
     op_lower = not trans
     nblocks = (n + nb - 1) // nb
     forward = solve == op_lower
