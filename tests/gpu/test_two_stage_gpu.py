@@ -22,6 +22,7 @@ from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.ormtr import ormtr  # noqa: E402
 from solvers.ormtr_sb2st import ormtr_sb2st  # noqa: E402
 from solvers.sb2st import sb2st  # noqa: E402
+from solvers.sb2st_native import THREADS_PER_BLOCK  # noqa: E402
 from solvers.subset import EigenRange  # noqa: E402
 from solvers.sy2sb import sy2sb  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
@@ -120,7 +121,7 @@ def test_add_product_of_a_block_read_where_it_lies(seed, dtype, adjoint):
     assert np.array_equal(cupy.asnumpy(big_dev), big)
 
 
-@pytest.mark.parametrize("threads", [None, 32, 512], ids=["default-threads", "32-threads", "512-threads"])
+@pytest.mark.parametrize("threads", [None, 32, 512, 1024], ids=["default-threads", "32-threads", "512-threads", "1024-threads"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("n,b,g", [(300, 16, 16), (257, 8, 4), (64, 64, 64), (40, 7, 9), (3, 5, 5), (2, 1, 1)])
 def test_gpu_chase_tridiagonalizes_the_band(one_rank, seed, n, b, g, dtype, threads):
@@ -130,7 +131,7 @@ def test_gpu_chase_tridiagonalizes_the_band(one_rank, seed, n, b, g, dtype, thre
     ab = random_band(rng, n, b, dtype)
     d, e, refl = sb2st(cupy.asarray(ab), b, one_rank, True, group=g, chase_threads=threads)
     chase = one_rank.stats["other"].notes["chase"]
-    assert chase.startswith(f"GPU kernel ({threads or 128} threads"), chase
+    assert chase.startswith(f"GPU kernel ({threads or THREADS_PER_BLOCK} threads"), chase
     d, e = cupy.asnumpy(d).astype(np.float64), cupy.asnumpy(e).astype(np.float64)
     big = band_to_full(ab)
     eps = np.finfo(dtype).eps
