@@ -16,19 +16,20 @@ from .errors import InputError
 
 REDUCTIONS = ("auto", "1stage", "2stage")
 
-# The order from which 'auto' picks two-stage, by device and kind of data; None: never. GPU,
-# real: measured on one H100 (docs/PERFORMANCE.md, 2026-12-05, python -m solvers.bench
-# --reduction 1stage 2stage): float64 jobz V two-stage 1.29x one-stage's time at n = 8192, 0.94x
-# at 16384 (0.65x for the lowest 10 %, 0.77x with jobz N). The crossover lies between the two
-# measured orders; 16384 is the first measured where two-stage wins. GPU, complex: two-stage lost
-# at 8192 (1.15x) and 16384 was not measured, so one-stage. CPU: not measured on a machine with
-# enough cores to say (the 2-core box is no guide), so one-stage.
-TWO_STAGE_FROM = {("gpu", "real"): 16384, ("gpu", "complex"): None,
+# The order from which 'auto' picks two-stage, by device and kind of data; None: never. GPU:
+# measured on one H100 (docs/PERFORMANCE.md #27, python -m solvers.bench --reduction 1stage
+# 2stage): since sb2st's 768 threads per block (2026-12-06), two-stage at n = 8192 took 0.92x
+# one-stage's time for float64 jobz V (0.830 against 0.903 s) and 0.98x for complex128 (1.497
+# against 1.520 s; 0.94x in an earlier call that day), and at 16384 float64 0.64-0.75x. 8192 is
+# the smallest order measured; below it one-stage's fewer flops are kept. CPU: not measured on a
+# machine with enough cores to say (the 2-core box is no guide), so one-stage.
+TWO_STAGE_FROM = {("gpu", "real"): 8192, ("gpu", "complex"): 8192,
                   ("cpu", "real"): None, ("cpu", "complex"): None}
 
-# The bandwidth b when none is given: the largest divisor of nb up to this (PLACEHOLDER for the
-# GPU: the cost of the bulge chasing and of Q2's wasted flops grows with b, sy2sb's GEMMs get
-# more efficient with it).
+# The bandwidth b when none is given: the largest divisor of nb up to this. GPU: 64, the largest
+# whose chase runs on the device: at b = 128 a chase block needs 269840 bytes of shared memory
+# (more than an H100 gives a block), so sb2st ran on the host, 14.3 s at n = 16384, though sy2sb
+# took 0.37 s against 0.56 s and Q2 0.51 s against 0.88 s (docs/PERFORMANCE.md #27, 2026-12-06).
 BAND_TARGET = {"gpu": 64, "cpu": 32}
 
 

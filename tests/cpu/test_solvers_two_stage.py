@@ -166,12 +166,13 @@ def test_reduction_choice_and_bandwidth(monkeypatch):
     assert choose_reduction("1stage", 10 ** 6, True)[0] == "1stage"
     assert choose_reduction("2stage", 3, False)[0] == "2stage"
     assert choose_reduction("auto", 100, False)[0] == "1stage"
-    # the measured defaults: two-stage from 16384 for real data on a GPU; complex and CPU never
-    assert choose_reduction("auto", 16384, True) == ("2stage", "auto: n = 16384 >= 16384 for real data on GPU")
-    assert choose_reduction("auto", 8192, True)[0] == "1stage"
-    assert choose_reduction("auto", 10 ** 5, True, complex_data=True) == (
-        "1stage", "auto: no two-stage crossover measured for complex data on GPU")
-    assert choose_reduction("auto", 10 ** 5, False)[0] == "1stage"
+    # the measured defaults: two-stage from 8192 on a GPU, real and complex; on CPU never
+    assert choose_reduction("auto", 8192, True) == ("2stage", "auto: n = 8192 >= 8192 for real data on GPU")
+    assert choose_reduction("auto", 8191, True)[0] == "1stage"
+    assert choose_reduction("auto", 8192, True, complex_data=True) == (
+        "2stage", "auto: n = 8192 >= 8192 for complex data on GPU")
+    assert choose_reduction("auto", 10 ** 5, False) == (
+        "1stage", "auto: no two-stage crossover measured for real data on CPU")
     monkeypatch.setitem(reduction.TWO_STAGE_FROM, ("gpu", "real"), 4096)
     assert choose_reduction("auto", 4096, True) == ("2stage", "auto: n = 4096 >= 4096 for real data on GPU")
     assert choose_reduction("auto", 4095, True)[0] == "1stage"
