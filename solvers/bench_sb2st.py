@@ -33,22 +33,13 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from mpi4py import MPI
-    from .backend import Collectives
-    from .backend.arrays import get_cupy, synchronize
-    from .backend.device import select_device
-    from .distributed import ProcessGrid
+    from .backend.arrays import synchronize
+    from .bench_one_gpu import one_gpu
     from .sb2st import sb2st
     from .testing import random_band
-    try:
-        cupy = get_cupy()
-    except ImportError as exc:
-        raise SystemExit(f"solvers.bench_sb2st times the GPU chase: {exc}") from None
-    device = select_device(MPI.COMM_SELF)
-    grid = ProcessGrid(MPI.COMM_SELF)
-    coll = Collectives(grid, "mpi", cupy)
+    cupy, coll, gpu = one_gpu("solvers.bench_sb2st", "the GPU chase")
     print(f"# solvers.bench_sb2st: {args.dtype}, band {args.band}, median of {args.repeat} chases "
-          f"after a warm-up, reflectors kept; {cupy.cuda.runtime.getDeviceProperties(device)['name'].decode()}")
+          f"after a warm-up, reflectors kept; {gpu}")
     print("| n | threads | median s | samples | µs per step (median / 2n) | × first | max rel. diff of d, e |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for n in args.n:
@@ -70,7 +61,7 @@ def main(argv=None):
             diff = np.abs(got - first[1]).max() / max(np.abs(first[1]).max(), 1e-300)
             print(f"| {n} | {threads} | {median:.3f} | {' '.join(f'{x:.3f}' for x in samples)} | "
                   f"{1e6 * median / (2 * n):.1f} | {median / first[0]:.2f} | {diff:.1e} |", flush=True)
-    grid.free()
+    coll.grid.free()
     return 0
 
 

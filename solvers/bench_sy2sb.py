@@ -34,21 +34,14 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from mpi4py import MPI
-    from .backend import Collectives
-    from .backend.arrays import get_cupy, synchronize
-    from .backend.device import select_device
-    from .distributed import DistMatrix, ProcessGrid
+    from .backend.arrays import synchronize
+    from .bench_one_gpu import one_gpu
+    from .distributed import DistMatrix
     from .sy2sb import sy2sb
-    try:
-        cupy = get_cupy()
-    except ImportError as exc:
-        raise SystemExit(f"solvers.bench_sy2sb times the GPU reduction: {exc}") from None
-    device = select_device(MPI.COMM_SELF)
-    grid = ProcessGrid(MPI.COMM_SELF)
-    coll = Collectives(grid, "mpi", cupy)
+    cupy, coll, gpu = one_gpu("solvers.bench_sy2sb", "the GPU reduction")
+    grid = coll.grid
     print(f"# solvers.bench_sy2sb: {args.dtype}, band {args.band}, nb {args.nb}, median of {args.repeat} "
-          f"after a warm-up; {cupy.cuda.runtime.getDeviceProperties(device)['name'].decode()}")
+          f"after a warm-up; {gpu}")
     print("| n | chunk | median s | TFLOP/s | samples | panel / product / update s (synchronized) | "
           "phases / median |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
