@@ -13,6 +13,7 @@
 
 #include "cuda_check.h"
 #include "hemv_lower.h"
+#include "householder_reconstruction.h"
 #include "hpcolls_entry.h"
 #include "sb2st.h"
 #include "stein.h"
@@ -282,6 +283,15 @@ PYBIND11_MODULE(_kernels, m) {
       py::arg("d"), py::arg("e"), py::arg("n"), py::arg("w"), py::arg("onenrm"), py::arg("first_vector"),
       py::arg("count"), py::arg("a"), py::arg("r"), py::arg("b"), py::arg("u2"), py::arg("l"), py::arg("swap"), py::arg("y"),
       py::arg("iterations"), py::arg("device") = -1, py::arg("stream") = 0, py::arg("threads") = 1);
+
+  // The top block of a Householder reconstruction, on the host (householder_reconstruction.h).
+  m.def(
+      "householder_reconstruction",
+      [](int dtype, int64_t b, uintptr_t a, int64_t ld, uintptr_t d) {
+        householder_reconstruction_host(static_cast<ScalarType>(dtype), b, reinterpret_cast<void*>(a), ld,
+                                        reinterpret_cast<void*>(d));
+      },
+      py::arg("dtype"), py::arg("b"), py::arg("a"), py::arg("ld"), py::arg("d"));
 
   // The one-rank local product on its own (hemv_lower.h), for its tests and benchmark.
   m.def("hemv_lower_work_elems", &hemv_lower_work_elems, py::arg("m"));
