@@ -2,8 +2,9 @@
 
 Qᴴ C Q = B with B Hermitian of bandwidth b (LAPACK's dsytrd_sy2sb / zhetrd_he2hb, lower
 storage), Q = Q₀ Q₁ ⋯, one block reflector per panel of b columns. Panel p (columns j0:j0+b)
-is the QR factorization of its rows below the band, C[j0+b:, j0:j0+b] = Q_p R (Q_p = I - V T Vᴴ,
-LAPACK geqrf + larft), followed by the two-sided update of the trailing matrix in the her2k form
+is the QR factorization of its rows below the band, C[j0+b:, j0:j0+b] = Q_p R (Q_p = I - V T Vᴴ;
+panel_qr.py: CholeskyQR2 with Householder reconstruction, or geqrf + larft), followed by the
+two-sided update of the trailing matrix in the her2k form
 
     X = C₂₂ V T,   W = X - ½ V (Tᴴ (Vᴴ X)),   C₂₂ ← Q_pᴴ C₂₂ Q_p = C₂₂ - V Wᴴ - W Vᴴ
 
@@ -38,7 +39,7 @@ import numpy as np
 
 from .backend.arrays import add_product, array_module, subtract_product
 from .distributed.panels import gather_columns
-from .householder import larft
+from .panel_qr import panel_qr
 from .phases import Phases
 
 DEFAULT_CHUNK = 2048   # columns of the trailing matrix per update GEMM (see above)
@@ -80,14 +81,16 @@ def sy2sb(c, coll, band, chunk=None, timings=None):
     coll.note("band", band)
     coll.note("panels", panels)
     phases = Phases(xp, timings)
+    methods = {}
     for p in range(panels):
-        _panel(c, p * band, band, ab, tau, coll, chunk, phases)
+        _panel(c, p * band, band, ab, tau, coll, chunk, phases, methods)
+    coll.note("panel QR", ", ".join(f"{count} {name}" for name, count in sorted(methods.items())) or "none")
     _last_block(c, panels * band, ab, coll)
     _keep_reflectors(c, band, panels * band)
     return ab, tau
 
 
-def _panel(c, j0, b, ab, tau, coll, chunk, phases):
+def _panel(c, j0, b, ab, tau, coll, chunk, phases, methods):
     xp, grid = c.xp, c.grid
     n = c.shape[0]
     t0 = j0 + b                 # the trailing matrix: rows and columns t0:
@@ -98,7 +101,8 @@ def _panel(c, j0, b, ab, tau, coll, chunk, phases):
         # [diagonal block (b rows); panel (m rows); R (b); T (b); tau (1)], gathered as rows j0:n.
         buf = gather_columns(c, j0, t0, j0, coll, spare_rows=2 * b + 1)
         if grid.rank == root:
-            v, t, r, tau_p = _panel_qr(xp, buf[b:b + m])
+            v, t, r, tau_p, method = panel_qr(xp, buf[b:b + m])
+            methods[method] = methods.get(method, 0) + 1
             buf[b:b + m] = v
             buf[b + m:b + m + r.shape[0]] = r
             buf[b + m + b:b + m + 2 * b] = t
@@ -116,22 +120,6 @@ def _panel(c, j0, b, ab, tau, coll, chunk, phases):
             first = c.local_block_cols(j0 // c.nb).start + j0 % c.nb
             c.local[lr:, first:first + b] = v[_rows(c, lr, c.local.shape[0], t0)]
     _two_sided_update(c, t0, v, t, coll, chunk, phases)
-
-
-def _panel_qr(xp, panel):
-    """(V, T, R, tau) of panel = Q R, Q = H₀ ⋯ H_{k-1} = I - V T Vᴴ (k = min(m, w)): V (m × w)
-    unit lower trapezoidal with zero columns past k, R (k × w) upper, tau (k), T (w × w)."""
-    m, w = panel.shape
-    k = min(m, w)
-    h, tau = xp.linalg.qr(panel, mode="raw")    # h = LAPACK geqrf's output, transposed
-    f = h.T.astype(panel.dtype, copy=False)
-    tau = tau.astype(panel.dtype, copy=False)
-    v = xp.zeros((m, w), dtype=panel.dtype)
-    v[:, :k] = xp.tril(f[:, :k], -1)
-    v[xp.arange(k), xp.arange(k)] = 1
-    tau_w = xp.zeros(w, dtype=panel.dtype)
-    tau_w[:k] = tau[:k]
-    return v, larft(xp, v, tau_w), xp.triu(f[:k]), tau_w
 
 
 def _band_entries(ab, j0, block, lower, offset):

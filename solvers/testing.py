@@ -236,3 +236,24 @@ def merge_by_parts(xp, d, e, leaves, shares=2, block=3):
             xp, state.dk, zhat, origin[first:last], tau[first:last])])
         results.append(merge_finish(xp, state, origin, tau, phases, block, zhat, norms))
     return results
+
+
+def householder_qr_errors(panel, v, t, r, tau):
+    """How far (V, T, R, tau) are from a Householder QR of ``panel`` (numpy arrays, panel_qr's
+    layout), in units of the dtype's epsilon: (‖HᴴH - I‖_max, ‖H [R; 0] - panel‖_max / ‖panel‖_max,
+    ‖T - larft(V, tau)‖_max / ‖T‖_max), H = I - V T Vᴴ; and whether V is unit lower trapezoidal
+    and R upper triangular, exactly."""
+    from .householder import larft
+    m, w = panel.shape
+    eps = np.finfo(panel.dtype).eps
+    h = np.eye(m, dtype=panel.dtype) - v @ t @ v.conj().T
+    stacked = np.zeros_like(panel)
+    stacked[:r.shape[0]] = r
+    scale = max(np.abs(panel).max(), np.finfo(panel.dtype).tiny)
+    k = min(m, w)
+    shape_ok = (np.array_equal(np.triu(v[:k], 1), np.zeros_like(v[:k])) and np.all(np.diag(v[:k]) == 1)
+                and np.array_equal(np.tril(r, -1), np.zeros_like(r)))
+    return (np.abs(h.conj().T @ h - np.eye(m)).max() / eps,
+            np.abs(h @ stacked - panel).max() / scale / eps,
+            np.abs(t - larft(np, v, tau)).max() / max(np.abs(t).max(), 1) / eps,
+            shape_ok)

@@ -173,6 +173,15 @@ def cholesky_lower_whole(xp, a):
     triangle of the result is unspecified: callers keep the lower triangle."""
     if is_numpy(xp) or a.shape[0] == 0:
         return cholesky_lower(xp, a)
+    factor, info = cholesky_lower_queued(xp, a)
+    return factor, int(info)
+
+
+def cholesky_lower_queued(xp, a):
+    """cholesky_lower_whole on the GPU without reading its info back: (factor, info as a 0-d
+    device array), only queued, so the host does not wait for the device. Where potrf failed the
+    factor is garbage from that column on: a caller that does not read the info has to check
+    what it computes from the factor instead (panel_qr does)."""
     from cupy.cuda import device
     from cupy_backends.cuda.libs import cublas, cusolver
     # A row-major matrix is its transpose in column-major order, which is what cuSOLVER reads:
@@ -187,7 +196,43 @@ def cholesky_lower_whole(xp, a):
     lwork = buffer_size(handle, uplo, n, x.data.ptr, n)
     work, info = xp.empty(lwork, x.dtype), xp.zeros((), xp.int32)
     factor(handle, uplo, n, x.data.ptr, n, work.data.ptr, lwork, info.data.ptr)
-    return x, int(info)
+    return x, info
+
+
+def solve_lower_adjoint_right(xp, lower, a):
+    """X with X Lᴴ = a, a new array (a is left as it is), L the lower triangle of ``lower``
+    (square, its strict upper triangle not read): a's rows solved against Lᴴ, as CholeskyQR's
+    Q = A R⁻¹ with R = Lᴴ. On the GPU one cuBLAS trsm on a copy of a."""
+    if is_numpy(xp):
+        return scipy.linalg.solve_triangular(lower, a.conj().T, lower=True, check_finite=False).conj().T
+    x = xp.array(a, order="C")
+    if x.size and not _cublas_trsm_lower_adjoint_right(xp.ascontiguousarray(lower), x):
+        from cupyx.scipy.linalg import solve_triangular as cupy_solve_triangular
+        x = xp.ascontiguousarray(cupy_solve_triangular(lower, a.conj().T, lower=True).conj().T)
+    return x
+
+
+def _cublas_trsm_lower_adjoint_right(lower, x):
+    """x ← x L⁻ᴴ in place by one cuBLAS trsm (both C-contiguous). In column-major terms x is xᵀ
+    and L is Lᵀ (upper), so the solve is xᵀ ← conj(L)⁻¹ xᵀ = ((Lᵀ)ᴴ)⁻¹ xᵀ, from the left. False
+    when this cupy's cuBLAS binding takes other arguments (raised before anything runs)."""
+    from cupy.cuda import device
+    from cupy_backends.cuda.libs import cublas
+    kind = {"f": "s", "d": "d", "F": "c", "D": "z"}[x.dtype.char]
+    one = np.array(1, dtype=x.dtype)
+    handle = device.get_cublas_handle()
+    mode = cublas.getPointerMode(handle)
+    cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
+    rows, width = x.shape
+    try:
+        getattr(cublas, kind + "trsm")(handle, cublas.CUBLAS_SIDE_LEFT, cublas.CUBLAS_FILL_MODE_UPPER,
+                                       cublas.CUBLAS_OP_C, cublas.CUBLAS_DIAG_NON_UNIT, width, rows,
+                                       one.ctypes.data, lower.data.ptr, width, x.data.ptr, width)
+    except TypeError:
+        return False
+    finally:
+        cublas.setPointerMode(handle, mode)
+    return True
 
 
 def cholesky_lower(xp, block):

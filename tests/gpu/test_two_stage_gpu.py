@@ -2,9 +2,9 @@
 backend.arrays (the trailing and back-transformation updates) against the plain one; sb2st's
 GPU chase (solvers/native/sb2st_device.cu) against scipy and the host chase, bitwise the same
 for any number of worker blocks, and the host fallback where a block's shared memory is short;
-sy2sb on the device; subsets with reduction='2stage' and solvers.eigh cupy in → cupy out (every
-dtype × itype × uplo × jobz × collectives kind end to end: test_sygvd_gpu.py, parametrized with the
-reduction).
+sy2sb and its panel QR (CholeskyQR2, the geqrf fallback) on the device; subsets with
+reduction='2stage' and solvers.eigh cupy in → cupy out (every dtype × itype × uplo × jobz ×
+collectives kind end to end: test_sygvd_gpu.py, parametrized with the reduction).
 
 Runs as plain pytest (one rank) or under mpiexec (ranks sharing a GPU need CUDA MPS); skips
 with a reason where cupy or a GPU is missing."""
@@ -21,6 +21,7 @@ from solvers.backend.arrays import add_product, adjoint_product, subtract_produc
 from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.ormtr import ormtr  # noqa: E402
 from solvers.ormtr_sb2st import ormtr_sb2st  # noqa: E402
+from solvers.panel_qr import panel_qr  # noqa: E402
 from solvers.sb2st import sb2st  # noqa: E402
 from solvers.sb2st_native import THREADS_PER_BLOCK  # noqa: E402
 from solvers.subset import EigenRange  # noqa: E402
@@ -28,8 +29,8 @@ from solvers.sy2sb import sy2sb  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.sygvd.check import THRESHOLD, eigen_ratios  # noqa: E402
 from solvers.tridiagonal_subset import choose_solver  # noqa: E402
-from solvers.testing import (band_to_full, random_band, random_symmetric, spd_with_condition,  # noqa: E402
-                             with_junk)
+from solvers.testing import (band_to_full, householder_qr_errors, random_band, random_symmetric,  # noqa: E402
+                             spd_with_condition, with_junk)
 
 
 def _random(rng, shape, dtype):
@@ -193,6 +194,26 @@ def test_band_too_wide_for_shared_memory_is_chased_on_the_host(one_rank, seed):
     assert "host C++" in one_rank.stats["other"].notes["chase"]
     w = scipy.linalg.eigvalsh_tridiagonal(cupy.asnumpy(d), cupy.asnumpy(e))
     assert np.abs(w - scipy.linalg.eigvalsh(band_to_full(ab))).max() < 1e-10 * np.abs(w).max()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("kind, method", [("random", "cholqr2"), ("square", "cholqr2"), ("zero", "geqrf"),
+                                          ("rank deficient", "geqrf"), ("wider than tall", "geqrf")])
+def test_panel_qr_on_the_device(seed, dtype, kind, method):
+    """sy2sb's panel QR with cupy arrays: CholeskyQR2 (cuSOLVER's potrf left unread, cuBLAS's trsm)
+    and its Householder reconstruction are a Householder QR to working precision; a panel whose
+    first Cholesky breaks down on the device is caught by the orthogonality test and goes to geqrf."""
+    rng = np.random.default_rng(seed)
+    shape = {"square": (64, 64), "wider than tall": (9, 16)}.get(kind, (3000, 64))
+    panel = np.zeros(shape, dtype) if kind == "zero" else _random(rng, shape, dtype)
+    if kind == "rank deficient":
+        panel[:, 40] = panel[:, 3]
+    device_panel = cupy.asarray(panel)
+    *factors, used = panel_qr(cupy, device_panel)
+    assert used == method
+    assert np.array_equal(cupy.asnumpy(device_panel), panel)
+    errors = householder_qr_errors(panel, *(cupy.asnumpy(f) for f in factors))
+    assert errors[3] and max(errors[:3]) < 20 * max(shape), f"seed={seed}: {errors}"
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)

@@ -1,0 +1,140 @@
+"""sy2sb's panel QR (solvers/panel_qr.py): CholeskyQR2 with Householder reconstruction gives a
+Householder QR of the panel (H unitary, H [R; 0] = A, T = larft(V, tau): what ormtr rebuilds) to
+working precision, the same R as geqrf's up to unit factors of its rows; geqrf takes the panels
+CholeskyQR2 cannot be trusted with (rank deficient, too ill-conditioned, wider than tall); the
+native top-block LU of the reconstruction; sy2sb's stage note says which ran."""
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+from solvers import _kernels
+from solvers.backend import Collectives
+from solvers.distributed import DistMatrix, ProcessGrid
+from solvers.panel_qr import geqrf_panel, panel_qr
+from solvers.sy2sb import sy2sb
+from solvers.testing import householder_qr_errors, random_orthogonal, shared_seed
+
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+DTYPE_IDS = ["f32", "f64", "c64", "c128"]
+
+
+@pytest.fixture
+def rng():
+    seed = shared_seed()
+    print(f"seed={seed}")
+    return np.random.default_rng(seed)
+
+
+def _random(rng, shape, dtype):
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def _with_condition(rng, m, w, cond, dtype):
+    """An m × w panel with singular values from 1 down to 1/cond."""
+    complex_ = np.dtype(dtype).kind == "c"
+    u = random_orthogonal(rng, m, complex_)[:, :w]
+    vh = random_orthogonal(rng, w, complex_)
+    return ((u * np.geomspace(1, 1 / cond, w)) @ vh).astype(dtype)
+
+
+def _assert_householder_qr(panel, v, t, r, tau, bound=None):
+    m, w = panel.shape
+    bound = bound or 20 * max(m, w)
+    orthogonality, residual, t_error, shape_ok = householder_qr_errors(panel, v, t, r, tau)
+    assert shape_ok
+    assert orthogonality < bound and residual < bound and t_error < bound, (orthogonality, residual, t_error)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("m, w", [(300, 16), (64, 64), (65, 64), (200, 64), (7, 1)])
+def test_cholqr2_is_a_householder_qr(rng, dtype, m, w):
+    panel = _random(rng, (m, w), dtype)
+    before = panel.copy()
+    v, t, r, tau, method = panel_qr(np, panel)
+    assert method == "cholqr2"
+    assert np.array_equal(panel, before)
+    _assert_householder_qr(panel, v, t, r, tau)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_r_is_geqrfs_up_to_unit_factors_of_its_rows(rng, dtype):
+    panel = _random(rng, (150, 24), dtype)
+    _, _, r, _, method = panel_qr(np, panel)
+    _, _, r_geqrf, _ = geqrf_panel(np, panel)
+    assert method == "cholqr2"
+    units = np.diag(r) / np.diag(r_geqrf)
+    eps = np.finfo(dtype).eps
+    assert np.abs(np.abs(units) - 1).max() < 100 * eps
+    assert np.abs(r - units[:, None] * r_geqrf).max() < 500 * eps * np.abs(r_geqrf).max()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_moderately_ill_conditioned_panel_keeps_cholqr2(rng, dtype):
+    cond = 1e3 if np.finfo(dtype).eps > 1e-10 else 1e6
+    panel = _with_condition(rng, 120, 16, cond, dtype)
+    v, t, r, tau, method = panel_qr(np, panel)
+    assert method == "cholqr2"
+    _assert_householder_qr(panel, v, t, r, tau)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("kind", ["zero", "rank deficient", "ill conditioned", "wider than tall"])
+def test_geqrf_takes_what_cholqr2_cannot(rng, dtype, kind):
+    if kind == "zero":
+        panel = np.zeros((90, 12), dtype=dtype)
+    elif kind == "rank deficient":
+        panel = _random(rng, (90, 12), dtype)
+        panel[:, 7] = panel[:, 2]
+    elif kind == "ill conditioned":
+        panel = _with_condition(rng, 90, 12, 1e6 if np.finfo(dtype).eps > 1e-10 else 1e13, dtype)
+    else:
+        panel = _random(rng, (5, 12), dtype)
+    v, t, r, tau, method = panel_qr(np, panel)
+    assert method == "geqrf"
+    _assert_householder_qr(panel, v, t, r, tau)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_reconstruction_top_block_is_an_lu_of_e_minus_q_d(rng, dtype):
+    """E - Q₁₁ D = L U with unit L and pivots 1 + |x| >= 1 (the native host routine alone)."""
+    b = 20
+    q = random_orthogonal(rng, b, np.dtype(dtype).kind == "c").astype(dtype)
+    lu = np.ascontiguousarray(q.copy())
+    d = np.empty(b, dtype=dtype)
+    _kernels.householder_reconstruction(_kernels.DTYPES[np.dtype(dtype).name], b, lu.ctypes.data, b, d.ctypes.data)
+    lower, upper = np.tril(lu, -1) + np.eye(b), np.triu(lu)
+    eps = np.finfo(dtype).eps
+    assert np.abs(np.abs(d) - 1).max() < 10 * eps
+    pivots = np.diag(upper)
+    assert np.all(pivots.real >= 1 - 10 * eps) and np.all(pivots.imag == 0)
+    assert np.abs(lower @ upper - (np.eye(b) - q * d)).max() < 100 * b * eps
+
+
+@pytest.fixture(scope="module")
+def coll():
+    grid = ProcessGrid(MPI.COMM_WORLD.Split(MPI.COMM_WORLD.Get_rank()))
+    yield Collectives(grid)
+    grid.free()
+
+
+@pytest.mark.parametrize("banded", [False, True], ids=["dense", "banded already"])
+def test_sy2sb_notes_which_factorization_ran(rng, coll, banded):
+    n, b = 60, 4
+    a = _random(rng, (n, n), np.float64)
+    a = a + a.T
+    if banded:      # within b - 1 of the diagonal: each panel's first column is zero
+        a = np.triu(np.tril(a, b - 1), 1 - b)
+    c = DistMatrix.from_global(a.copy(), coll.grid, nb=8)
+    coll.reset()
+    ab, _ = sy2sb(c, coll, b)
+    notes = {k: v for stats in coll.stats.values() for k, v in stats.notes.items()}
+    panels = -(-(n - b - 1) // b)
+    assert notes["panel QR"] == (f"{panels} geqrf" if banded else f"{panels} cholqr2")
+    band = np.zeros((n, n))
+    for d in range(b + 1):
+        band[np.arange(d, n), np.arange(n - d)] = ab[:n - d, d]
+    band = band + np.tril(band, -1).T
+    assert np.allclose(np.linalg.eigvalsh(band), np.linalg.eigvalsh(a), atol=1e-10 * np.abs(a).max())
