@@ -25,6 +25,7 @@ import numpy as np
 
 from .backend.arrays import (adjoint_product, cholesky_lower_queued, cholesky_lower_whole, is_numpy,
                              solve_lower_adjoint_right, solve_triangular, to_host)
+from .backend.threads import one_blas_thread
 from .householder import larft
 from .sytrd_native import kernels
 
@@ -47,10 +48,12 @@ def panel_qr(xp, panel):
         l1, _ = cholesky_lower_queued(xp, adjoint_product(xp, panel, panel))
     q1 = solve_lower_adjoint_right(xp, l1, panel)
     top = to_host(xp.concatenate([adjoint_product(xp, q1, q1), q1[:w]]))     # the one read-back
-    small = _reconstruction(native, top[:w], top[w:])
+    with one_blas_thread():
+        small = _reconstruction(native, top[:w], top[w:])
     if small is None:
         return (*geqrf_panel(xp, panel), "geqrf")
-    v1, k, d_r2, t, tau = (xp.asarray(part) for part in small)
+    small = xp.asarray(small)                                                  # the one copy back
+    v1, k, d_r2, t, tau = small[:w], small[w:2 * w], small[2 * w:3 * w], small[3 * w:4 * w], small[4 * w]
     v = xp.empty((m, w), dtype=panel.dtype)
     v[:w] = v1
     v[w:] = q1[w:] @ k                        # V₂ = -Q₂ D U⁻¹ = Q₁[w:] (-R₂⁻¹ D U⁻¹)
@@ -60,7 +63,8 @@ def panel_qr(xp, panel):
 
 def _reconstruction(native, gram, q1_top):
     """The w × w parts of the panel's factors, on the host, from Q₁ᴴQ₁ and Q₁'s top block:
-    (V₁, K = -R₂⁻¹ D U⁻¹, Dᴴ R₂, T, tau), or None when CholeskyQR2 is not to be trusted."""
+    V₁, K = -R₂⁻¹ D U⁻¹, Dᴴ R₂, T stacked (4w × w) over tau (one row), or None when CholeskyQR2
+    is not to be trusted. Small calls: the caller runs it with BLAS at one thread."""
     w = gram.shape[0]
     eye = np.eye(w, dtype=gram.dtype)
     if not np.abs(gram - eye).max() <= ORTHOGONALITY_LIMIT:     # NaN fails too
@@ -76,7 +80,7 @@ def _reconstruction(native, gram, q1_top):
     r2 = np.tril(l2).conj().T
     k = -solve_triangular(np, r2, d[:, None] * solve_triangular(np, u, eye, lower=False), lower=False)
     t = solve_lower_adjoint_right(np, v1, u)
-    return v1, k, d.conj()[:, None] * r2, t, np.diag(u).copy()
+    return np.concatenate([v1, k, d.conj()[:, None] * r2, t, np.diag(u)[None, :]])
 
 
 def geqrf_panel(xp, panel):
