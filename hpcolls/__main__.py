@@ -14,6 +14,19 @@ def _info(argv):
     return 0
 
 
+def _preload(argv):
+    if argv:
+        return _usage_error(f"preload takes no arguments (got {' '.join(argv)})")
+    from . import pmpi_staging
+    found = pmpi_staging.path()
+    if found is None:
+        sys.stderr.write(f"{PROG} preload: {pmpi_staging.LIBRARY} is not built; rebuild hpcolls "
+                         "(pip install -e . or bash jobs/local/setup.sh)\n")
+        return 1
+    print(found)
+    return 0
+
+
 def _bench(argv):
     from .bench import main
     return main(argv)
@@ -23,6 +36,9 @@ def _bench(argv):
 SUBCOMMANDS = {
     "info": ("versions, GPUs, the MPI library (CUDA-aware or not) and the rank->GPU mapping; "
              "under mpiexec, of every rank", _info),
+    "preload": ("print the path of the PMPI staging library, for LD_PRELOAD=$(python -m hpcolls preload): "
+                "mpi4py's own Message.Recv/Irecv, Datatype.Pack* and Op.Reduce_local then stage device buffers "
+                "on an MPI that is not CUDA-aware", _preload),
     "bench": ("collectives benchmark against NCCL and MPI, nccl-tests style (the same as python -m hpcolls.bench; "
               "bench --help lists its options)", _bench),
 }

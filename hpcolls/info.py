@@ -3,7 +3,7 @@ import os
 import platform
 import socket
 
-from . import __version__, config, device_count, hierarchy, native_available, settings
+from . import __version__, config, device_count, hierarchy, native_available, pmpi_staging, settings
 from .mpi_support import cuda_aware, library_version
 
 
@@ -105,6 +105,7 @@ def report():
         f"NCCL: {_nccl_version()}",
         f"MPI: {library_version()}",
         f"MPI CUDA-aware: {'yes' if aware else 'no'} ({how})",
+        f"PMPI staging library (mpi4py's Message, Datatype.Pack*, Op.Reduce_local): {pmpi_staging.status_line()}",
         f"Allreduce on cupy arrays reads the current stream by: {_stream_reader()}",
         "GPUs visible:",
         *[f"  {g}" for g in _gpus()],

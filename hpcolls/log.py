@@ -62,3 +62,10 @@ def info_once(key, msg):
     if level >= LEVELS["INFO"] and key not in _once_keys:
         _once_keys.add(key)
         _emit("INFO", msg)
+
+
+def warn_once(key, msg):
+    """Warn the first time (per process) a condition is met, e.g. a setting that will crash a call."""
+    if level >= LEVELS["WARN"] and key not in _once_keys:
+        _once_keys.add(key)
+        _emit("WARN", msg)

@@ -12,7 +12,8 @@
 # --solver-bench "8192 16384": python -m solvers.bench at those orders, one rank (beside
 # cuSOLVER), then, for each rank count > 1, the smallest order with --collectives hpcolls and mpi.
 # --modules DIR: instead of building, put the modules tests/prebuild_modules.sh built elsewhere
-# (DIR/*.so, for this machine's Python) into the tree and import hpcolls from it (PYTHONPATH);
+# (DIR/*.so, for this machine's Python, and the PMPI staging library) into the tree and import
+# hpcolls from it (PYTHONPATH);
 # if they do not import here, build as without the option.
 # --microbench: first, build and run native/bench's one-process diagnostics (the one-shot
 # anatomy ladder, with Nsight Compute's counters of its kernels when ncu is there, and the
@@ -78,14 +79,14 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/tests/gpu${PYTHONP
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 if [ -n "$modules" ]; then
-  cp "$modules"/_native*.so hpcolls/ && cp "$modules"/_kernels*.so solvers/ || exit 1
+  cp "$modules"/_native*.so "$modules"/libhpcolls_pmpi_staging.so hpcolls/ && cp "$modules"/_kernels*.so solvers/ || exit 1
   export PYTHONPATH="$PWD:$PYTHONPATH"
   if "$py" -c 'import hpcolls._native, solvers._kernels'; then
     echo "== prebuilt modules from $modules: $(cd "$modules" && echo ./*.so)"
     build=0
   else
     echo "== the modules in $modules do not import here: building instead"
-    rm -f hpcolls/_native*.so solvers/_kernels*.so
+    rm -f hpcolls/_native*.so hpcolls/libhpcolls_pmpi_staging.so solvers/_kernels*.so
   fi
 fi
 if [ "$build" = 1 ]; then
@@ -97,6 +98,12 @@ if [ "$build" = 1 ]; then
     tail -40 "$logs/build.log"; echo "BUILD FAILED"; exit 1
   fi
 fi
+# hpcolls' PMPI staging library in front of MPI in every process from here on (tests, steps,
+# benchmarks): mpi4py's own Message, Datatype.Pack* and Op.Reduce_local calls stage device buffers
+# on this MPI, which is not CUDA-aware (tests/mpi4py_suite/run.sh takes it out of its plain runs).
+preload_lib=$("$py" -m hpcolls preload) || { echo "gpu_harness: no PMPI staging library (python -m hpcolls preload)"; exit 1; }
+export LD_PRELOAD="$preload_lib${LD_PRELOAD:+:$LD_PRELOAD}"
+echo "== LD_PRELOAD=$LD_PRELOAD"
 ngpu=$("$py" -c 'import hpcolls; print(hpcolls.device_count())')
 echo "== $ngpu GPU(s) visible"
 "$py" -m hpcolls info | tee "$logs/info.txt"

@@ -14,7 +14,7 @@
 """
 from mpi4py import MPI
 
-from .. import buffers, log, validation
+from .. import buffers, log, pmpi_staging, validation
 from ..mpi_support import cuda_aware
 from ..streams import stream_ptr
 from ..methods import MESSAGE_METHODS, METHODS
@@ -45,6 +45,7 @@ def call(comm, method, target, args, kwargs, stream, validate=True):
     if not device and not unused:
         return host.call(method, base, target, args, kwargs)
     stream = stream_ptr(stream)
+    pmpi_staging.warn_if_needed(cuda_aware)
     if target is comm and method.name in native.COLLECTIVES and native.call(comm, method, args, kwargs, stream):
         return None
     aware, how = cuda_aware()

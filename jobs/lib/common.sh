@@ -36,6 +36,13 @@ hpcolls_start() {
     # Checked once here rather than failing in every rank at once.
     python -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)' "$1" ||
         hpcolls_die "python cannot find module $1 after ENV_SETUP (python is $(command -v python))."
+    # hpcolls' PMPI staging library in front of the MPI library in every task (srun passes the
+    # environment on): mpi4py's own Message, Datatype.Pack* and Op.Reduce_local calls then stage
+    # device buffers on an MPI that is not CUDA-aware, as the communicator's methods do.
+    local preload
+    preload="$(python -m hpcolls preload)" ||
+        hpcolls_die "hpcolls has no PMPI staging library (python -m hpcolls preload failed): rebuild hpcolls."
+    export LD_PRELOAD="$preload${LD_PRELOAD:+:$LD_PRELOAD}"
 
     # Some Slurm releases (from 22.05) do not pass --cpus-per-task from sbatch on to srun; say it again.
     if [[ -n ${SLURM_CPUS_PER_TASK:-} ]]; then

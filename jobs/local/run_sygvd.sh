@@ -8,4 +8,4 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 ngpu="$("$HPCOLLS_PY" -c 'import hpcolls; print(hpcolls.device_count())')"
 ranks="${RANKS:-$([ "$ngpu" -gt 0 ] && echo "$ngpu" || echo 4)}"
 echo "[run] $ranks MPI rank(s), $ngpu GPU(s) visible: mpiexec -n $ranks python -m solvers.sygvd --check $*" >&2
-exec "${HPCOLLS_MPIEXEC[@]}" -n "$ranks" "$HPCOLLS_PY" -m solvers.sygvd --check "$@"
+exec env LD_PRELOAD="$HPCOLLS_LD_PRELOAD" "${HPCOLLS_MPIEXEC[@]}" -n "$ranks" "$HPCOLLS_PY" -m solvers.sygvd --check "$@"

@@ -3,6 +3,9 @@
 # (built from this checkout), its test dependencies and an MPI library exists, then exports
 #   HPCOLLS_PY       the venv's python
 #   HPCOLLS_MPIEXEC  an mpiexec command (array) that may run as root and oversubscribe cores
+#   HPCOLLS_LD_PRELOAD  LD_PRELOAD with hpcolls' PMPI staging library in front (`python -m hpcolls
+#                    preload`): what the scripts give the ranks they start, so that mpi4py's own
+#                    Message, Datatype.Pack* and Op.Reduce_local calls stage device buffers too
 #
 # Settings (environment): HPCOLLS_VENV (default <repo>/.venv), PYTHON (interpreter that creates
 # the venv, default python3), HPCOLLS_EXTRAS (pip extras, default "test", plus "cu13" when an
@@ -69,4 +72,6 @@ if "$mpiexec_path" --version 2>/dev/null | grep -q "Open MPI\|OpenRTE"; then
   # Loopback only, no high-speed network probing on laptops and CI boxes.
   export OMPI_MCA_btl_tcp_if_include="${OMPI_MCA_btl_tcp_if_include:-lo}" OMPI_MCA_oob_tcp_if_include="${OMPI_MCA_oob_tcp_if_include:-lo}"
 fi
-export HPCOLLS_PY NCCL_NVLS_ENABLE=0
+HPCOLLS_LD_PRELOAD="$("$HPCOLLS_PY" -m hpcolls preload)" || { say "hpcolls has no PMPI staging library: rebuild it (rm $stamp)"; return 1; }
+HPCOLLS_LD_PRELOAD+="${LD_PRELOAD:+:$LD_PRELOAD}"
+export HPCOLLS_PY HPCOLLS_LD_PRELOAD NCCL_NVLS_ENABLE=0

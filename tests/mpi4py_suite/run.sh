@@ -20,6 +20,9 @@
 # the mpiexec on PATH (the GPU machine's way). The sdist is downloaded once with pip into --cache
 # (default .venv/mpi4py-suite); --fetch-only stops there (for a machine that cannot reach PyPI,
 # fetch where it can, with --mpi4py-version that machine's version, and bring the cache along).
+# The wrapped run has hpcolls' PMPI staging library in LD_PRELOAD (`python -m hpcolls preload`:
+# mpi4py's own Message, Datatype.Pack* and Op.Reduce_local calls stage device buffers, as on the
+# GPU machine they must); the plain run has it removed from LD_PRELOAD, so it is mpi4py alone.
 # Results and logs go to --out (default: a new temporary directory, printed). Each module runs
 # under its own mpiexec, bounded by timeout(1): 600 s plain, then F times that plus 60 s wrapped
 # (--timeout-factor F, default 3).
@@ -107,6 +110,13 @@ if [ ! -f "$test_dir/mpiunittest.py" ]; then
 fi
 [ "$fetch_only" = 1 ] && { echo "mpi4py_suite: $test_dir ready"; exit 0; }
 
+preload_lib=""
+if [ "$wrapper" = hpcolls ]; then
+  preload_lib="$("$python" -m hpcolls preload)" || { echo "mpi4py_suite: hpcolls has no PMPI staging library to preload" >&2; exit 1; }
+fi
+# LD_PRELOAD without the staging library (whatever else the caller preloads stays).
+plain_preload="$(printf '%s' "${LD_PRELOAD:-}" | tr ' :' '\n' | grep -v -e '^$' -e '/libhpcolls_pmpi_staging\.so$' | paste -sd:)"
+
 out="${out:-$(mktemp -d /tmp/mpi4py-suite.XXXXXX)}"
 reference="$out/plain-$reference_arrays"
 candidate="$out/$wrapper-$arrays"
@@ -115,8 +125,9 @@ mkdir -p "$reference" "$candidate"
 echo "== mpi4py $version's tests at $ranks ranks: plain ($reference_arrays arrays), then $wrapper ($arrays arrays); results in $out"
 
 run_module() {  # run_module DIR MODULE SECONDS WRAPPER ARRAYS: one module under mpiexec
-  local dir="$1" module="$2" seconds="$3"
-  timeout --kill-after=10 "$seconds" "${mpiexec[@]}" -n "$ranks" "$python" "$here/runner.py" \
+  local dir="$1" module="$2" seconds="$3" preload="$plain_preload"
+  [ "$4" = none ] || preload="$preload_lib${plain_preload:+:$plain_preload}"
+  LD_PRELOAD="$preload" timeout --kill-after=10 "$seconds" "${mpiexec[@]}" -n "$ranks" "$python" "$here/runner.py" \
     --test-dir "$test_dir" --module "$module" --out "$dir" --wrapper "$4" --arrays "$5" \
     >"$dir/$module.log" 2>&1
   echo $? >"$dir/$module.status"
