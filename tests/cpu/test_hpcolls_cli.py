@@ -5,7 +5,7 @@ import re
 import subprocess
 import sys
 
-SUBCOMMANDS = {"info", "bench"}
+SUBCOMMANDS = {"info", "preload", "bench"}
 
 
 def _run(*args):
@@ -33,13 +33,16 @@ def test_every_listed_subcommand_runs():
     assert "--min-bytes" in _run("bench", "--help").stdout
     info = _run("info")
     assert info.returncode == 0 and "MPI CUDA-aware:" in info.stdout, info.stderr
+    preload = _run("preload")
+    assert preload.returncode == 0 and os.path.isfile(preload.stdout.strip()), preload.stderr
 
 
 def test_unknown_subcommand_is_a_usage_error_naming_the_subcommands():
     for args, what in ((["frobnicate"], "unknown subcommand 'frobnicate'"), (["--frob"], "unknown option '--frob'"),
-                       (["info", "extra"], "info takes no arguments")):
+                       (["info", "extra"], "info takes no arguments"),
+                       (["preload", "extra"], "preload takes no arguments")):
         out = _run(*args)
         assert out.returncode == 2, (args, out)
         assert what in out.stderr
-        assert "subcommands: info, bench" in out.stderr
+        assert "subcommands: info, preload, bench" in out.stderr
         assert out.stdout == ""
