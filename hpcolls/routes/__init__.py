@@ -94,4 +94,18 @@ def route_table():
                         f"{_native(method, 'mpi_staged')}; buffers it writes copied back as it returns |")
             continue
         rows.append(f"| `{name}`{owners[owner]} | mpi4py, unchanged | mpi_direct: after the stream | {_staged(method)} |")
+    rows += [f"| `{name}` (mpi4py's own{', Message.Probe' if name.startswith('Message') else ''}) | mpi4py, unchanged | "
+             f"mpi4py, unchanged | {how} |" for name, how in PMPI_STAGED.items()]
     return "\n".join(rows)
+
+
+# mpi4py's own calls that no communicator method sees, staged where MPI is not CUDA-aware by the
+# PMPI staging library when it is preloaded (hpcolls/pmpi_staging.py; without it they crash there).
+_BY_LIBRARY = "PMPI staging library (LD_PRELOAD): staged through host memory"
+PMPI_STAGED = {
+    "Message.Recv": f"{_BY_LIBRARY}, copied back as it returns",
+    "Message.Irecv": f"{_BY_LIBRARY}: received at once, its request already complete (with the receive's status)",
+    **{f"Datatype.{name}": f"{_BY_LIBRARY}, copied back as it returns"
+       for name in ("Pack", "Unpack", "Pack_external", "Unpack_external")},
+    "Op.Reduce_local": f"{_BY_LIBRARY}, copied back as it returns",
+}
