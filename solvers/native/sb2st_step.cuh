@@ -13,28 +13,6 @@
 
 namespace solvers {
 
-__host__ __device__ inline float r_sqrt(float x) { return sqrtf(x); }
-__host__ __device__ inline double r_sqrt(double x) { return sqrt(x); }
-__host__ __device__ inline float r_hypot(float x, float y) { return hypotf(x, y); }
-__host__ __device__ inline double r_hypot(double x, double y) { return hypot(x, y); }
-__host__ __device__ inline float r_copysign(float x, float y) { return copysignf(x, y); }
-__host__ __device__ inline double r_copysign(double x, double y) { return copysign(x, y); }
-__host__ __device__ inline float r_abs(float x) { return fabsf(x); }
-__host__ __device__ inline double r_abs(double x) { return fabs(x); }
-
-template <typename R>
-__host__ __device__ inline R abs_of(R x) { return r_abs(x); }
-template <typename R>
-__host__ __device__ inline R abs_of(Complex<R> z) { return r_hypot(z.re, z.im); }
-template <typename R>
-__host__ __device__ inline R abs2(R x) { return x * x; }
-template <typename R>
-__host__ __device__ inline R abs2(Complex<R> z) { return z.re * z.re + z.im * z.im; }
-template <typename R>
-__host__ __device__ inline R reciprocal(R x) { return R(1) / x; }
-template <typename R>
-__host__ __device__ inline Complex<R> reciprocal(Complex<R> z) { return (R(1) / abs2(z)) * conj(z); }
-
 // The band under chase: w[c * ld + d] = B[c + d, c] for 0 <= d < ld = 2b (the bulge reaches
 // 2b - 1 below the diagonal).
 template <typename T>

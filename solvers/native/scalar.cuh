@@ -10,6 +10,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -67,6 +68,28 @@ __host__ __device__ inline float imag_part(float) { return 0.0f; }
 __host__ __device__ inline double imag_part(double) { return 0.0; }
 template <typename R>
 __host__ __device__ inline R imag_part(Complex<R> z) { return z.im; }
+
+__host__ __device__ inline float r_sqrt(float x) { return sqrtf(x); }
+__host__ __device__ inline double r_sqrt(double x) { return sqrt(x); }
+__host__ __device__ inline float r_hypot(float x, float y) { return hypotf(x, y); }
+__host__ __device__ inline double r_hypot(double x, double y) { return hypot(x, y); }
+__host__ __device__ inline float r_copysign(float x, float y) { return copysignf(x, y); }
+__host__ __device__ inline double r_copysign(double x, double y) { return copysign(x, y); }
+__host__ __device__ inline float r_abs(float x) { return fabsf(x); }
+__host__ __device__ inline double r_abs(double x) { return fabs(x); }
+
+template <typename R>
+__host__ __device__ inline R abs_of(R x) { return r_abs(x); }
+template <typename R>
+__host__ __device__ inline R abs_of(Complex<R> z) { return r_hypot(z.re, z.im); }
+template <typename R>
+__host__ __device__ inline R abs2(R x) { return x * x; }
+template <typename R>
+__host__ __device__ inline R abs2(Complex<R> z) { return z.re * z.re + z.im * z.im; }
+template <typename R>
+__host__ __device__ inline R reciprocal(R x) { return R(1) / x; }
+template <typename R>
+__host__ __device__ inline Complex<R> reciprocal(Complex<R> z) { return (R(1) / abs2(z)) * conj(z); }
 
 // Loads that bypass L1 (data another block of the same kernel wrote, fenced).
 __device__ inline float load_cg(const float* p) { return __ldcg(p); }
