@@ -9,9 +9,11 @@ Yanagisawa, Yamamoto, ScalA 2014) is two passes of
 
 products of inner dimension w and two w × w Cholesky factorizations. sy2sb and ormtr need the
 factorization as reflectors, H = I - V T Vᴴ with H [R_h; 0] = A; they follow from Q by Householder
-reconstruction (solvers/native/householder_reconstruction.h: E - Q D = V U, D a diagonal of
-signs): V = [V₁; -Q₂ D U⁻¹], tau = diag(U), T = U V₁⁻ᴴ, R_h = Dᴴ R. Everything of order w × w is
-done on the host, which needs one read-back of the device per panel.
+reconstruction (E - Q D = V U, D a diagonal of signs): V = [V₁; -Q₂ D U⁻¹], tau = diag(U),
+T = U V₁⁻ᴴ, R_h = Dᴴ R. Everything of order w × w (the second Cholesky, the reconstruction, T, R)
+is one native call (solvers/native/panel_factors.h), on the GPU one kernel whose status is the
+panel's one read-back: each cupy call costs tens of microseconds of host time, so a sequence
+of small ones was slower than geqrf's launches.
 
 When it is trusted: the second pass makes Q orthonormal to working precision when it starts
 from a Q₁ that is nearly orthonormal, and Q₁ᴴQ₁ is at hand, so the test is
@@ -23,9 +25,8 @@ working precision whatever R₁'s conditioning.
 """
 import numpy as np
 
-from .backend.arrays import (adjoint_product, cholesky_lower_queued, cholesky_lower_whole, is_numpy,
-                             solve_lower_adjoint_right, solve_triangular, to_host)
-from .backend.threads import one_blas_thread
+from .backend.arrays import (add_product, adjoint_product, cholesky_lower_queued, cholesky_lower_whole, is_numpy,
+                             solve_lower_adjoint_right)
 from .householder import larft
 from .sytrd_native import kernels
 
@@ -46,41 +47,35 @@ def panel_qr(xp, panel):
             return (*geqrf_panel(xp, panel), "geqrf")
     else:
         l1, _ = cholesky_lower_queued(xp, adjoint_product(xp, panel, panel))
-    q1 = solve_lower_adjoint_right(xp, l1, panel)
-    top = to_host(xp.concatenate([adjoint_product(xp, q1, q1), q1[:w]]))     # the one read-back
-    with one_blas_thread():
-        small = _reconstruction(native, top[:w], top[w:])
-    if small is None:
+    q1 = xp.ascontiguousarray(solve_lower_adjoint_right(xp, l1, panel))
+    out = _factors(xp, native, adjoint_product(xp, q1, q1), q1[:w], xp.ascontiguousarray(l1))
+    if out is None:
         return (*geqrf_panel(xp, panel), "geqrf")
-    small = xp.asarray(small)                                                  # the one copy back
-    v1, k, d_r2, t, tau = small[:w], small[w:2 * w], small[2 * w:3 * w], small[3 * w:4 * w], small[4 * w]
-    v = xp.empty((m, w), dtype=panel.dtype)
-    v[:w] = v1
-    v[w:] = q1[w:] @ k                        # V₂ = -Q₂ D U⁻¹ = Q₁[w:] (-R₂⁻¹ D U⁻¹)
-    r = d_r2 @ xp.tril(l1).conj().T           # R_h = Dᴴ R₂ R₁
-    return v, t, r, tau, "cholqr2"
+    v = xp.zeros((m, w), dtype=panel.dtype)
+    v[:w] = out[:w]
+    add_product(xp, v[w:], q1[w:], out[w:2 * w])         # V₂ = Q₁[w:] K
+    return v, out[2 * w:3 * w], out[3 * w:4 * w], out[4 * w], "cholqr2"
 
 
-def _reconstruction(native, gram, q1_top):
-    """The w × w parts of the panel's factors, on the host, from Q₁ᴴQ₁ and Q₁'s top block:
-    V₁, K = -R₂⁻¹ D U⁻¹, Dᴴ R₂, T stacked (4w × w) over tau (one row), or None when CholeskyQR2
-    is not to be trusted. Small calls: the caller runs it with BLAS at one thread."""
+def _factors(xp, native, gram, q1_top, l1):
+    """The w × w part (solvers/native/panel_factors.h): [V₁; K; T; R_h; tau] ((4w + 1) × w), or
+    None when CholeskyQR2 is not to be trusted. On the GPU one kernel; its status, read back, is
+    the panel's one wait for the device."""
     w = gram.shape[0]
-    eye = np.eye(w, dtype=gram.dtype)
-    if not np.abs(gram - eye).max() <= ORTHOGONALITY_LIMIT:     # NaN fails too
-        return None
-    l2, info = cholesky_lower_whole(np, gram)
-    if info:
-        return None
-    lu = np.ascontiguousarray(solve_lower_adjoint_right(np, l2, q1_top))      # Q's top block
-    d = np.empty(w, dtype=gram.dtype)
-    native.householder_reconstruction(native.DTYPES[gram.dtype.name], w, lu.ctypes.data, w, d.ctypes.data)
-    v1 = np.tril(lu, -1) + eye
-    u = np.triu(lu)
-    r2 = np.tril(l2).conj().T
-    k = -solve_triangular(np, r2, d[:, None] * solve_triangular(np, u, eye, lower=False), lower=False)
-    t = solve_lower_adjoint_right(np, v1, u)
-    return np.concatenate([v1, k, d.conj()[:, None] * r2, t, np.diag(u)[None, :]])
+    out = xp.empty((4 * w + 1, w), dtype=gram.dtype)
+    scratch = xp.empty(native.panel_factors_scratch_elems(w), dtype=gram.dtype)
+    status = xp.empty((), dtype=np.int32)
+    pointers = [_pointer(x) for x in (gram, q1_top, l1, out, scratch, status)]
+    if is_numpy(xp):
+        native.panel_factors(native.DTYPES[gram.dtype.name], w, *pointers, ORTHOGONALITY_LIMIT)
+    else:
+        native.panel_factors(native.DTYPES[gram.dtype.name], w, *pointers, ORTHOGONALITY_LIMIT,
+                             device=xp.cuda.Device().id, stream=xp.cuda.get_current_stream().ptr)
+    return out if int(status) == 0 else None
+
+
+def _pointer(x):
+    return x.ctypes.data if isinstance(x, np.ndarray) else x.data.ptr
 
 
 def geqrf_panel(xp, panel):

@@ -13,7 +13,7 @@
 
 #include "cuda_check.h"
 #include "hemv_lower.h"
-#include "householder_reconstruction.h"
+#include "panel_factors.h"
 #include "hpcolls_entry.h"
 #include "sb2st.h"
 #include "stein.h"
@@ -284,14 +284,28 @@ PYBIND11_MODULE(_kernels, m) {
       py::arg("count"), py::arg("a"), py::arg("r"), py::arg("b"), py::arg("u2"), py::arg("l"), py::arg("swap"), py::arg("y"),
       py::arg("iterations"), py::arg("device") = -1, py::arg("stream") = 0, py::arg("threads") = 1);
 
-  // The top block of a Householder reconstruction, on the host (householder_reconstruction.h).
+  // The w x w part of sy2sb's panel QR (panel_factors.h): host memory with device < 0, else the
+  // device's, on `stream`.
+  m.def("panel_factors_scratch_elems", &panel_factors_scratch_elems, py::arg("w"));
   m.def(
-      "householder_reconstruction",
-      [](int dtype, int64_t b, uintptr_t a, int64_t ld, uintptr_t d) {
-        householder_reconstruction_host(static_cast<ScalarType>(dtype), b, reinterpret_cast<void*>(a), ld,
-                                        reinterpret_cast<void*>(d));
+      "panel_factors",
+      [](int dtype, int w, uintptr_t gram, uintptr_t q1_top, uintptr_t l1, uintptr_t out, uintptr_t scratch,
+         uintptr_t status, double orthogonality_limit, int device, uintptr_t stream) {
+        const PanelFactorsArgs a{w, reinterpret_cast<const void*>(gram), reinterpret_cast<const void*>(q1_top),
+                                 reinterpret_cast<const void*>(l1), reinterpret_cast<void*>(out),
+                                 reinterpret_cast<void*>(scratch), reinterpret_cast<int32_t*>(status)};
+        if (device < 0) {
+          py::gil_scoped_release released;
+          panel_factors_host(static_cast<ScalarType>(dtype), a, orthogonality_limit);
+          return;
+        }
+        require_device("panel_factors");
+        panel_factors_device(static_cast<ScalarType>(dtype), a, orthogonality_limit, device,
+                             reinterpret_cast<cudaStream_t>(stream));
       },
-      py::arg("dtype"), py::arg("b"), py::arg("a"), py::arg("ld"), py::arg("d"));
+      py::arg("dtype"), py::arg("w"), py::arg("gram"), py::arg("q1_top"), py::arg("l1"), py::arg("out"),
+      py::arg("scratch"), py::arg("status"), py::arg("orthogonality_limit"), py::arg("device") = -1,
+      py::arg("stream") = 0);
 
   // The one-rank local product on its own (hemv_lower.h), for its tests and benchmark.
   m.def("hemv_lower_work_elems", &hemv_lower_work_elems, py::arg("m"));

@@ -2,7 +2,7 @@
 Householder QR of the panel (H unitary, H [R; 0] = A, T = larft(V, tau): what ormtr rebuilds) to
 working precision, the same R as geqrf's up to unit factors of its rows; geqrf takes the panels
 CholeskyQR2 cannot be trusted with (rank deficient, too ill-conditioned, wider than tall); the
-native top-block LU of the reconstruction; sy2sb's stage note says which ran."""
+native w × w part's statuses; sy2sb's stage note says which ran."""
 import numpy as np
 import pytest
 from mpi4py import MPI
@@ -57,6 +57,8 @@ def test_cholqr2_is_a_householder_qr(rng, dtype, m, w):
     assert method == "cholqr2"
     assert np.array_equal(panel, before)
     _assert_householder_qr(panel, v, t, r, tau)
+    slack = 100 * np.finfo(dtype).eps      # |x| <= 1 up to rounding: Q's columns are unit vectors
+    assert np.all(tau.imag == 0) and np.all((tau.real >= 1) & (tau.real <= 2 + slack))   # pivots 1 + |x|
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
@@ -98,19 +100,21 @@ def test_geqrf_takes_what_cholqr2_cannot(rng, dtype, kind):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_reconstruction_top_block_is_an_lu_of_e_minus_q_d(rng, dtype):
-    """E - Q₁₁ D = L U with unit L and pivots 1 + |x| >= 1 (the native host routine alone)."""
-    b = 20
-    q = random_orthogonal(rng, b, np.dtype(dtype).kind == "c").astype(dtype)
-    lu = np.ascontiguousarray(q.copy())
-    d = np.empty(b, dtype=dtype)
-    _kernels.householder_reconstruction(_kernels.DTYPES[np.dtype(dtype).name], b, lu.ctypes.data, b, d.ctypes.data)
-    lower, upper = np.tril(lu, -1) + np.eye(b), np.triu(lu)
-    eps = np.finfo(dtype).eps
-    assert np.abs(np.abs(d) - 1).max() < 10 * eps
-    pivots = np.diag(upper)
-    assert np.all(pivots.real >= 1 - 10 * eps) and np.all(pivots.imag == 0)
-    assert np.abs(lower @ upper - (np.eye(b) - q * d)).max() < 100 * b * eps
+@pytest.mark.parametrize("gram_kind, status", [("far from I", 1), ("near I, indefinite", 2)])
+def test_native_factors_say_why_they_were_not_made(rng, dtype, gram_kind, status):
+    """panel_factors' status: 1 where Q₁ᴴQ₁ is not within the limit of I, 2 where it is (entry
+    by entry) but its Cholesky factorization breaks down; nothing is written to out then."""
+    w = 20
+    off = 0.3 if gram_kind == "far from I" else -0.09
+    gram = (np.eye(w) + off * (np.ones((w, w)) - np.eye(w))).astype(dtype)
+    q1_top, l1 = _random(rng, (w, w), dtype), np.eye(w, dtype=dtype)
+    out = np.full((4 * w + 1, w), 7, dtype=dtype)
+    scratch = np.empty(_kernels.panel_factors_scratch_elems(w), dtype=dtype)
+    got = np.full((), -1, dtype=np.int32)
+    _kernels.panel_factors(_kernels.DTYPES[np.dtype(dtype).name], w, gram.ctypes.data, q1_top.ctypes.data,
+                           l1.ctypes.data, out.ctypes.data, scratch.ctypes.data, got.ctypes.data, 0.1)
+    assert int(got) == status
+    assert np.all(out == 7)
 
 
 @pytest.fixture(scope="module")

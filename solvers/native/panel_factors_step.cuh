@@ -1,0 +1,201 @@
+// The phases of panel_factors.h, written once for the host and the GPU: every loop is "each
+// thread takes indices first, first + stride, ..." (one thread takes them all on the host, a
+// thread block shares them on the GPU) and `sync` separates what one phase writes from what
+// the next reads. Every thread takes a decision (a pivot, a breakdown) from the same values, so
+// all threads of the block leave together. The sums of the triangular solves are unrolled four
+// ways (SOLVERS_UNROLL_4): unrolled fully, their loads need more than 255 registers in
+// complex128.
+#pragma once
+#include <cstdint>
+
+#include "panel_factors.h"
+#include "scalar.cuh"
+#include "unroll.cuh"
+
+namespace solvers {
+namespace panel_factors {
+
+// -conj(x)/|x| (so that 1 - d x = 1 + |x|), and -1 for x = 0.
+template <typename T>
+__host__ __device__ inline T unit_opposite(T x) {
+  const real_t<T> magnitude = abs_of(x);
+  return magnitude == real_t<T>(0) ? T(-1) : (real_t<T>(-1) / magnitude) * conj(x);
+}
+
+// Row-major w × w views of the inputs, the output's parts and the scratch.
+template <typename T>
+struct Views {
+  int w;
+  const T *gram, *q1, *l1;
+  T *v1, *k, *t, *r, *tau;  // out's rows 0, w, 2w, 3w and 4w
+  T *l2, *s, *d;            // L₂, then Q's top block factored in place (V₁ below, U above), D
+  int32_t* status;
+
+  __host__ __device__ Views(const PanelFactorsArgs& a)
+      : w(a.w), gram(static_cast<const T*>(a.gram)), q1(static_cast<const T*>(a.q1_top)),
+        l1(static_cast<const T*>(a.l1)), status(a.status) {
+    T* out = static_cast<T*>(a.out);
+    const int64_t sq = int64_t(w) * w;
+    v1 = out, k = out + sq, t = out + 2 * sq, r = out + 3 * sq, tau = out + 4 * sq;
+    T* scratch = static_cast<T*>(a.scratch);
+    l2 = scratch, s = scratch + sq, d = scratch + 2 * sq;
+  }
+};
+
+// Q₁ᴴQ₁ within `limit` of I entrywise (copied into L₂'s place on the way)?
+#pragma nv_exec_check_disable
+template <typename T, typename Exec>
+__host__ __device__ bool orthogonal_enough(const Exec& ex, const Views<T>& m, real_t<T> limit) {
+  const int w = m.w;
+  if (ex.first() == 0) *m.status = kPanelFactorsDone;
+  ex.sync();
+  for (int idx = ex.first(); idx < w * w; idx += ex.stride()) {
+    const T g = m.gram[idx];
+    m.l2[idx] = g;
+    const T off = idx / w == idx % w ? g - T(1) : g;
+    if (!(abs_of(off) <= limit)) *m.status = kPanelFactorsNotOrthogonal;
+  }
+  ex.sync();
+  return *m.status == kPanelFactorsDone;
+}
+
+// L₂ L₂ᴴ = Q₁ᴴQ₁ in place (lower triangle), right-looking; false where a pivot is not positive.
+#pragma nv_exec_check_disable
+template <typename T, typename Exec>
+__host__ __device__ bool cholesky(const Exec& ex, const Views<T>& m) {
+  using R = real_t<T>;
+  const int w = m.w;
+  T* l = m.l2;
+  for (int c = 0; c < w; ++c) {
+    const R pivot = real_part(l[c * w + c]);
+    if (!(pivot > R(0))) {
+      if (ex.first() == 0) *m.status = kPanelFactorsNotDefinite;
+      return false;
+    }
+    const R root = r_sqrt(pivot), inverse = R(1) / root;
+    ex.sync();  // every thread has read the pivot before it is overwritten
+    for (int i = c + ex.first(); i < w; i += ex.stride()) l[i * w + c] = i == c ? T(root) : inverse * l[i * w + c];
+    ex.sync();
+    const int rest = w - c - 1;
+    for (int idx = ex.first(); idx < rest * rest; idx += ex.stride()) {
+      const int i = c + 1 + idx / rest, j = c + 1 + idx % rest;
+      if (j <= i) l[i * w + j] -= l[i * w + c] * conj(l[j * w + c]);
+    }
+    ex.sync();
+  }
+  return true;
+}
+
+// Q's top block, Q₁[:w] R₂⁻¹ (R₂ = L₂ᴴ), into s: a row per thread.
+#pragma nv_exec_check_disable
+template <typename T, typename Exec>
+__host__ __device__ void second_pass_top(const Exec& ex, const Views<T>& m) {
+  using R = real_t<T>;
+  const int w = m.w;
+  for (int i = ex.first(); i < w; i += ex.stride()) {
+    T* row = m.s + int64_t(i) * w;
+    for (int j = 0; j < w; ++j) {
+      T x = m.q1[int64_t(i) * w + j];
+      SOLVERS_UNROLL_4
+      for (int c = 0; c < j; ++c) x -= row[c] * conj(m.l2[j * w + c]);
+      row[j] = (R(1) / real_part(m.l2[j * w + j])) * x;
+    }
+  }
+  ex.sync();
+}
+
+// E - Q D = V U in place in s (V's strict lower part below, U above), D into d. The columns of
+// E stay unit vectors under the elimination, so s holds Q's part only, and a later column's d_j
+// is a common factor of it, applied when that column is reached.
+#pragma nv_exec_check_disable
+template <typename T, typename Exec>
+__host__ __device__ void lu_with_signs(const Exec& ex, const Views<T>& m) {
+  using R = real_t<T>;
+  const int w = m.w;
+  T* s = m.s;
+  for (int c = 0; c < w; ++c) {
+    const T x = s[c * w + c];
+    const T dc = unit_opposite(x);
+    const R pivot = R(1) + abs_of(x), inverse = R(1) / pivot;
+    ex.sync();  // every thread has read x before it is overwritten
+    for (int i = ex.first(); i < w; i += ex.stride()) {
+      if (i == c) {
+        s[c * w + c] = T(pivot);
+        m.d[c] = dc;
+      } else {
+        const T scaled = -(dc * s[i * w + c]);
+        s[i * w + c] = i < c ? scaled : inverse * scaled;
+      }
+    }
+    ex.sync();
+    const int rest = w - c - 1;
+    for (int idx = ex.first(); idx < rest * rest; idx += ex.stride()) {
+      const int i = c + 1 + idx / rest, j = c + 1 + idx % rest;
+      s[i * w + j] -= s[i * w + c] * s[c * w + j];
+    }
+    ex.sync();
+  }
+}
+
+// V₁, tau, T = U V₁⁻ᴴ (a row per thread), R_h = Dᴴ R₂ R₁ (a row per thread), and
+// P = -R₂⁻¹ D (a column per thread, into K's place); then K = P U⁻¹ (a row per thread).
+#pragma nv_exec_check_disable
+template <typename T, typename Exec>
+__host__ __device__ void outputs(const Exec& ex, const Views<T>& m) {
+  using R = real_t<T>;
+  const int w = m.w;
+  const T* s = m.s;
+  for (int idx = ex.first(); idx < w * w; idx += ex.stride()) {
+    const int i = idx / w, j = idx % w;
+    m.v1[idx] = i > j ? s[idx] : T(i == j ? 1 : 0);
+  }
+  for (int i = ex.first(); i < w; i += ex.stride()) {
+    m.tau[i] = s[i * w + i];
+    T* t = m.t + int64_t(i) * w;
+    for (int j = 0; j < w; ++j) {
+      T x = j >= i ? s[i * w + j] : T(0);
+      SOLVERS_UNROLL_4
+      for (int c = 0; c < j; ++c) x -= t[c] * conj(s[j * w + c]);
+      t[j] = x;
+    }
+    T* r = m.r + int64_t(i) * w;
+    const T di = conj(m.d[i]);
+    for (int j = 0; j < w; ++j) {
+      T x = T(0);
+      SOLVERS_UNROLL_4
+      for (int c = i; c <= j; ++c) x += conj(m.l2[c * w + i]) * conj(m.l1[int64_t(j) * w + c]);
+      r[j] = di * x;
+    }
+  }
+  for (int j = ex.first(); j < w; j += ex.stride()) {
+    for (int i = w - 1; i >= 0; --i) {
+      T x = i == j ? m.d[j] : T(0);
+      SOLVERS_UNROLL_4
+      for (int c = i + 1; c <= j; ++c) x += conj(m.l2[c * w + i]) * m.k[c * w + j];  // K holds -y
+      m.k[i * w + j] = i > j ? T(0) : (R(-1) / real_part(m.l2[i * w + i])) * x;
+    }
+  }
+  ex.sync();
+  for (int i = ex.first(); i < w; i += ex.stride()) {
+    T* row = m.k + int64_t(i) * w;
+    for (int j = 0; j < w; ++j) {
+      T x = row[j];
+      SOLVERS_UNROLL_4
+      for (int c = 0; c < j; ++c) x -= row[c] * s[c * w + j];
+      row[j] = (R(1) / real_part(s[j * w + j])) * x;
+    }
+  }
+}
+
+#pragma nv_exec_check_disable
+template <typename T, typename Exec>
+__host__ __device__ void run(const Exec& ex, const PanelFactorsArgs& args, real_t<T> limit) {
+  const Views<T> m(args);
+  if (!orthogonal_enough(ex, m, limit) || !cholesky(ex, m)) return;
+  second_pass_top(ex, m);
+  lu_with_signs(ex, m);
+  outputs(ex, m);
+}
+
+}  // namespace panel_factors
+}  // namespace solvers
