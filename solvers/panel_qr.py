@@ -31,15 +31,20 @@ from .householder import larft
 from .sytrd_native import kernels
 
 ORTHOGONALITY_LIMIT = 0.1   # ‖Q₁ᴴQ₁ - I‖_max at which the second pass still gives Q to working precision
+PANEL_METHODS = ("auto", "geqrf")
 
 
-def panel_qr(xp, panel):
-    """(V, T, R, tau, method) of panel = H [R; 0], H = I - V T Vᴴ = H₀ ⋯ H_{k-1} (k = min(m, w)):
+def panel_qr(xp, panel, method="auto"):
+    """(V, T, R, tau, used) of panel = H [R; 0], H = I - V T Vᴴ = H₀ ⋯ H_{k-1} (k = min(m, w)):
     V (m × w) unit lower trapezoidal with zero columns past k, T (w × w) upper, R (k × w) upper,
-    tau (w); ``method`` names what factored it: "cholqr2" or "geqrf"."""
+    tau (w); ``used`` names what factored it: "cholqr2" or "geqrf". ``method``: "auto"
+    (CholeskyQR2 where it can be trusted) or "geqrf" (always; the reference, and bench_sy2sb's
+    comparison)."""
+    if method not in PANEL_METHODS:
+        raise ValueError(f"panel_qr: method must be one of {PANEL_METHODS}, got {method!r}")
     m, w = panel.shape
     native, _ = kernels()
-    if m < w or w == 0 or native is None:
+    if m < w or w == 0 or native is None or method == "geqrf":
         return (*geqrf_panel(xp, panel), "geqrf")
     if is_numpy(xp):
         l1, info = cholesky_lower_whole(xp, adjoint_product(xp, panel, panel))

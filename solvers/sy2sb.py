@@ -64,13 +64,14 @@ def panel_count(n, band):
     return max(0, -(-(n - band - 1) // band))
 
 
-def sy2sb(c, coll, band, chunk=None, timings=None):
+def sy2sb(c, coll, band, chunk=None, timings=None, panel="auto"):
     """Reduce the full Hermitian DistMatrix ``c`` (both triangles stored) to bandwidth ``band``
     in place; returns (ab, tau) as described in the module's docstring. ``chunk``: columns per
     trailing-update GEMM (default DEFAULT_CHUNK). ``timings``: a dict that gets the seconds of
     each panel's phases summed ("panel": gather, QR, broadcast; "product": X and W; "update":
     the trailing update), the device synchronized around each (solvers.bench_sy2sb); None (the
-    solver's) times nothing and synchronizes nothing."""
+    solver's) times nothing and synchronizes nothing. ``panel``: the panels' factorization,
+    panel_qr.PANEL_METHODS ("auto": CholeskyQR2 where it can be trusted, else geqrf)."""
     n = c.shape[0]
     check_band(band, c.nb)
     xp = c.xp
@@ -83,14 +84,14 @@ def sy2sb(c, coll, band, chunk=None, timings=None):
     phases = Phases(xp, timings)
     methods = {}
     for p in range(panels):
-        _panel(c, p * band, band, ab, tau, coll, chunk, phases, methods)
+        _panel(c, p * band, band, ab, tau, coll, chunk, phases, methods, panel)
     coll.note("panel QR", ", ".join(f"{count} {name}" for name, count in sorted(methods.items())) or "none")
     _last_block(c, panels * band, ab, coll)
     _keep_reflectors(c, band, panels * band)
     return ab, tau
 
 
-def _panel(c, j0, b, ab, tau, coll, chunk, phases, methods):
+def _panel(c, j0, b, ab, tau, coll, chunk, phases, methods, method):
     xp, grid = c.xp, c.grid
     n = c.shape[0]
     t0 = j0 + b                 # the trailing matrix: rows and columns t0:
@@ -101,7 +102,7 @@ def _panel(c, j0, b, ab, tau, coll, chunk, phases, methods):
         # [diagonal block (b rows); panel (m rows); R (b); T (b); tau (1)], gathered as rows j0:n.
         buf = gather_columns(c, j0, t0, j0, coll, spare_rows=2 * b + 1)
         if grid.rank == root:
-            v, t, r, tau_p, method = panel_qr(xp, buf[b:b + m])
+            v, t, r, tau_p, method = panel_qr(xp, buf[b:b + m], method)
             methods[method] = methods.get(method, 0) + 1
             buf[b:b + m] = v
             buf[b + m:b + m + r.shape[0]] = r

@@ -18,7 +18,7 @@ struct Block {
 };
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) panel_factors_kernel(PanelFactorsArgs args, real_t<T> limit) {
+__global__ void __launch_bounds__(kThreads, 1) panel_factors_kernel(PanelFactorsArgs args, real_t<T> limit) {
   panel_factors::run<T>(Block{}, args, limit);
 }
 

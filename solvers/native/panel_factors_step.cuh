@@ -86,22 +86,44 @@ __host__ __device__ bool cholesky(const Exec& ex, const Views<T>& m) {
   return true;
 }
 
-// Q's top block, Q₁[:w] R₂⁻¹ (R₂ = L₂ᴴ), into s: a row per thread.
+// An upper triangular w × w operand read in place: either the matrix itself (row-major) or
+// the conjugate transpose of a lower triangular one, with its diagonal or a unit one.
+template <typename T>
+struct Upper {
+  const T* a;
+  int w;
+  bool adjoint_of_lower;
+  bool unit;
+  __host__ __device__ T at(int k, int j) const { return adjoint_of_lower ? conj(a[j * w + k]) : a[k * w + j]; }
+  __host__ __device__ T inverse_diagonal(int j) const { return unit ? T(1) : reciprocal(a[j * w + j]); }
+};
+
+// X U = B for X in place of b (w × w, row-major), U upper: column by column, each column's
+// division and its elimination from the later columns shared out over all rows at once.
+#pragma nv_exec_check_disable
+template <typename T, typename Exec>
+__host__ __device__ void solve_right_upper(const Exec& ex, int w, T* b, const Upper<T>& u) {
+  for (int j = 0; j < w; ++j) {
+    const T inverse = u.inverse_diagonal(j);
+    for (int i = ex.first(); i < w; i += ex.stride()) b[i * w + j] = b[i * w + j] * inverse;
+    ex.sync();
+    const int rest = w - j - 1;
+    for (int idx = ex.first(); idx < w * rest; idx += ex.stride()) {
+      const int i = idx / rest, c = j + 1 + idx % rest;
+      b[i * w + c] -= b[i * w + j] * u.at(j, c);
+    }
+    ex.sync();
+  }
+}
+
+// Q's top block, Q₁[:w] R₂⁻¹ (R₂ = L₂ᴴ), into s.
 #pragma nv_exec_check_disable
 template <typename T, typename Exec>
 __host__ __device__ void second_pass_top(const Exec& ex, const Views<T>& m) {
-  using R = real_t<T>;
   const int w = m.w;
-  for (int i = ex.first(); i < w; i += ex.stride()) {
-    T* row = m.s + int64_t(i) * w;
-    for (int j = 0; j < w; ++j) {
-      T x = m.q1[int64_t(i) * w + j];
-      SOLVERS_UNROLL_4
-      for (int c = 0; c < j; ++c) x -= row[c] * conj(m.l2[j * w + c]);
-      row[j] = (R(1) / real_part(m.l2[j * w + j])) * x;
-    }
-  }
+  for (int idx = ex.first(); idx < w * w; idx += ex.stride()) m.s[idx] = m.q1[idx];
   ex.sync();
+  solve_right_upper(ex, w, m.s, Upper<T>{m.l2, w, true, false});
 }
 
 // E - Q D = V U in place in s (V's strict lower part below, U above), D into d. The columns of
@@ -137,54 +159,37 @@ __host__ __device__ void lu_with_signs(const Exec& ex, const Views<T>& m) {
   }
 }
 
-// V₁, tau, T = U V₁⁻ᴴ (a row per thread), R_h = Dᴴ R₂ R₁ (a row per thread), and
-// P = -R₂⁻¹ D (a column per thread, into K's place); then K = P U⁻¹ (a row per thread).
+// V₁, tau, R_h = Dᴴ R₂ R₁ and M = U Dᴴ R₂ entry by entry, T's right-hand side U; then
+// T = U V₁⁻ᴴ and K = -R₂⁻¹ D U⁻¹ = -M⁻¹ (D⁻¹ = Dᴴ) by two solves.
 #pragma nv_exec_check_disable
 template <typename T, typename Exec>
 __host__ __device__ void outputs(const Exec& ex, const Views<T>& m) {
-  using R = real_t<T>;
   const int w = m.w;
-  const T* s = m.s;
+  const T *s = m.s, *l1 = m.l1, *l2 = m.l2, *d = m.d;
   for (int idx = ex.first(); idx < w * w; idx += ex.stride()) {
     const int i = idx / w, j = idx % w;
     m.v1[idx] = i > j ? s[idx] : T(i == j ? 1 : 0);
+    m.t[idx] = i <= j ? s[idx] : T(0);
+    // R₂[i][c] = conj(L₂[c][i]), R₁[c][j] = conj(L₁[j][c]); both products are zero below the diagonal
+    T r = T(0), mk = T(0);
+    SOLVERS_UNROLL_4
+    for (int c = i; c <= j; ++c) {
+      const T r2 = conj(l2[c * w + i]);
+      r += r2 * conj(l1[j * w + c]);
+      mk += s[i * w + c] * conj(d[c]) * conj(l2[j * w + c]);
+    }
+    m.r[idx] = conj(d[i]) * r;
+    m.k[idx] = mk;
   }
-  for (int i = ex.first(); i < w; i += ex.stride()) {
-    m.tau[i] = s[i * w + i];
-    T* t = m.t + int64_t(i) * w;
-    for (int j = 0; j < w; ++j) {
-      T x = j >= i ? s[i * w + j] : T(0);
-      SOLVERS_UNROLL_4
-      for (int c = 0; c < j; ++c) x -= t[c] * conj(s[j * w + c]);
-      t[j] = x;
-    }
-    T* r = m.r + int64_t(i) * w;
-    const T di = conj(m.d[i]);
-    for (int j = 0; j < w; ++j) {
-      T x = T(0);
-      SOLVERS_UNROLL_4
-      for (int c = i; c <= j; ++c) x += conj(m.l2[c * w + i]) * conj(m.l1[int64_t(j) * w + c]);
-      r[j] = di * x;
-    }
-  }
-  for (int j = ex.first(); j < w; j += ex.stride()) {
-    for (int i = w - 1; i >= 0; --i) {
-      T x = i == j ? m.d[j] : T(0);
-      SOLVERS_UNROLL_4
-      for (int c = i + 1; c <= j; ++c) x += conj(m.l2[c * w + i]) * m.k[c * w + j];  // K holds -y
-      m.k[i * w + j] = i > j ? T(0) : (R(-1) / real_part(m.l2[i * w + i])) * x;
-    }
+  for (int i = ex.first(); i < w; i += ex.stride()) m.tau[i] = s[i * w + i];
+  ex.sync();
+  for (int idx = ex.first(); idx < w * w; idx += ex.stride()) {   // M to L₂'s place (free now), -I to K's
+    m.l2[idx] = m.k[idx];
+    m.k[idx] = T(idx / w == idx % w ? -1 : 0);
   }
   ex.sync();
-  for (int i = ex.first(); i < w; i += ex.stride()) {
-    T* row = m.k + int64_t(i) * w;
-    for (int j = 0; j < w; ++j) {
-      T x = row[j];
-      SOLVERS_UNROLL_4
-      for (int c = 0; c < j; ++c) x -= row[c] * s[c * w + j];
-      row[j] = (R(1) / real_part(s[j * w + j])) * x;
-    }
-  }
+  solve_right_upper(ex, w, m.t, Upper<T>{s, w, true, true});     // V₁ᴴ: unit, V₁ = s's strict lower part
+  solve_right_upper(ex, w, m.k, Upper<T>{m.l2, w, false, false});
 }
 
 #pragma nv_exec_check_disable

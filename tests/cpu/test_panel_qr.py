@@ -124,8 +124,9 @@ def coll():
     grid.free()
 
 
-@pytest.mark.parametrize("banded", [False, True], ids=["dense", "banded already"])
-def test_sy2sb_notes_which_factorization_ran(rng, coll, banded):
+@pytest.mark.parametrize("banded, panel", [(False, "auto"), (True, "auto"), (False, "geqrf")],
+                         ids=["dense", "banded already", "geqrf asked"])
+def test_sy2sb_notes_which_factorization_ran(rng, coll, banded, panel):
     n, b = 60, 4
     a = _random(rng, (n, n), np.float64)
     a = a + a.T
@@ -133,12 +134,17 @@ def test_sy2sb_notes_which_factorization_ran(rng, coll, banded):
         a = np.triu(np.tril(a, b - 1), 1 - b)
     c = DistMatrix.from_global(a.copy(), coll.grid, nb=8)
     coll.reset()
-    ab, _ = sy2sb(c, coll, b)
+    ab, _ = sy2sb(c, coll, b, panel=panel)
     notes = {k: v for stats in coll.stats.values() for k, v in stats.notes.items()}
     panels = -(-(n - b - 1) // b)
-    assert notes["panel QR"] == (f"{panels} geqrf" if banded else f"{panels} cholqr2")
+    assert notes["panel QR"] == (f"{panels} geqrf" if banded or panel == "geqrf" else f"{panels} cholqr2")
     band = np.zeros((n, n))
     for d in range(b + 1):
         band[np.arange(d, n), np.arange(n - d)] = ab[:n - d, d]
     band = band + np.tril(band, -1).T
     assert np.allclose(np.linalg.eigvalsh(band), np.linalg.eigvalsh(a), atol=1e-10 * np.abs(a).max())
+
+
+def test_unknown_panel_method_is_refused():
+    with pytest.raises(ValueError, match="geqrf"):
+        panel_qr(np, np.ones((8, 2)), "householder")
