@@ -1,14 +1,15 @@
 """sy2sb's dense → band reduction on one GPU, whole and by phase: python -m solvers.bench_sy2sb
 [--n 8192 16384] [--chunk 1024 2048 4096] [--panel auto geqrf].
 
-Per n, --chunk (columns per trailing-update GEMM) and --panel (the panels' factorization), on one random symmetric matrix (the same for
-every row), sy2sb alone is timed --repeat times after a warm-up (the solver's way: nothing
-synchronized inside it); printed: the median, its samples and the TFLOP/s of 4n³/3 flops (× 4
-complex). Then one more run with each panel's phases timed, the device synchronized around each
-(sy2sb's ``timings``): the panel (gather, QR, broadcast), the product (X = C V, W) and the
-trailing update, summed over the panels. Their sum over the unsynchronized median says how much
-of the stage is waiting between phases rather than working in them: near 1 the GPU is busy,
-well above 1 the launches of a phase (Python and cupy's work per call) outlast its kernels.
+Per n, --chunk (columns per trailing-update GEMM) and --panel (the panels' factorization), on
+one random symmetric matrix (the same for every row), sy2sb alone is timed --repeat times after
+a warm-up (the solver's way: nothing synchronized inside it); printed: the median, its samples
+and the TFLOP/s of 4n³/3 flops (× 4 complex). Then one more run with each panel's phases timed,
+the device synchronized around each (sy2sb's ``timings``): the panel (gather, QR, broadcast),
+the product (X = C V, W) and the trailing update, summed over the panels. Their sum over the
+unsynchronized median says how much of the stage is waiting between phases rather than working
+in them: near 1 the GPU is busy, well above 1 the launches of a phase (Python and cupy's work
+per call) outlast its kernels.
 """
 import argparse
 import itertools
@@ -19,6 +20,7 @@ import time
 import numpy as np
 
 from .panel_qr import PANEL_METHODS
+from .sy2sb import DEFAULT_CHUNK
 
 
 def parse_args(argv):
@@ -27,8 +29,8 @@ def parse_args(argv):
     p.add_argument("--n", type=int, nargs="+", default=[8192, 16384], help="orders (default 8192 16384)")
     p.add_argument("--band", type=int, default=64, help="bandwidth (default 64, the GPU default)")
     p.add_argument("--nb", type=int, default=256, help="block size (default 256, the solver's on GPUs)")
-    p.add_argument("--chunk", type=int, nargs="+", default=[2048],
-                   help="columns per trailing-update GEMM (default 2048, sy2sb.DEFAULT_CHUNK)")
+    p.add_argument("--chunk", type=int, nargs="+", default=[DEFAULT_CHUNK["gpu"]],
+                   help=f"columns per trailing-update GEMM (default {DEFAULT_CHUNK['gpu']}, sy2sb.DEFAULT_CHUNK's)")
     p.add_argument("--panel", nargs="+", choices=PANEL_METHODS, default=["auto"],
                    help="panel factorizations to compare (default auto: CholeskyQR2 where it can be "
                         "trusted, panel_qr.py; geqrf: geqrf for every panel)")

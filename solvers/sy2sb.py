@@ -37,12 +37,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from .backend.arrays import add_product, array_module, subtract_product
+from .backend.arrays import add_product, array_module, is_numpy, subtract_product
 from .distributed.panels import gather_columns
 from .panel_qr import panel_qr
 from .phases import Phases
 
-DEFAULT_CHUNK = 2048   # columns of the trailing matrix per update GEMM (see above)
+# Columns of the trailing matrix per update GEMM (see above), by device: on an H100 4096 took
+# 0.72-0.93x the time of 2048 at n = 8192 and 16384 in three runs on three machines
+# (docs/PERFORMANCE.md); on CPUs the redundant flops of the diagonal chunks cost their full price.
+DEFAULT_CHUNK = {"gpu": 4096, "cpu": 2048}
 
 
 def check_band(band, nb):
@@ -67,7 +70,7 @@ def panel_count(n, band):
 def sy2sb(c, coll, band, chunk=None, timings=None, panel="auto"):
     """Reduce the full Hermitian DistMatrix ``c`` (both triangles stored) to bandwidth ``band``
     in place; returns (ab, tau) as described in the module's docstring. ``chunk``: columns per
-    trailing-update GEMM (default DEFAULT_CHUNK). ``timings``: a dict that gets the seconds of
+    trailing-update GEMM (default DEFAULT_CHUNK of the array's device). ``timings``: a dict that gets the seconds of
     each panel's phases summed ("panel": gather, QR, broadcast; "product": X and W; "update":
     the trailing update), the device synchronized around each (solvers.bench_sy2sb); None (the
     solver's) times nothing and synchronizes nothing. ``panel``: the panels' factorization,
@@ -75,7 +78,7 @@ def sy2sb(c, coll, band, chunk=None, timings=None, panel="auto"):
     n = c.shape[0]
     check_band(band, c.nb)
     xp = c.xp
-    chunk = max(1, chunk or DEFAULT_CHUNK)
+    chunk = max(1, chunk or DEFAULT_CHUNK["cpu" if is_numpy(xp) else "gpu"])
     ab = xp.zeros((n, band + 1), dtype=c.dtype)
     tau = xp.zeros(n, dtype=c.dtype)
     panels = panel_count(n, band)

@@ -18,7 +18,7 @@ void panel_factors_host(ScalarType t, const PanelFactorsArgs& args, double ortho
   check_panel_factors_args(args);
   with_scalar(t, "panel_factors", [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    panel_factors::run<T>(OneThread{}, args, real_t<T>(orthogonality_limit));
+    panel_factors::run<T>(OneThread{}, args, static_cast<T*>(args.scratch), real_t<T>(orthogonality_limit));
   });
 }
 

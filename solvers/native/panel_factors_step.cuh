@@ -28,17 +28,17 @@ struct Views {
   int w;
   const T *gram, *q1, *l1;
   T *v1, *k, *t, *r, *tau;  // out's rows 0, w, 2w, 3w and 4w
-  T *l2, *s, *d;            // L₂, then Q's top block factored in place (V₁ below, U above), D
+  T *l2, *s, *d;            // the workspace: L₂ (later M), Q's top block factored in place, D
   int32_t* status;
 
-  __host__ __device__ Views(const PanelFactorsArgs& a)
+  // `work`: panel_factors_scratch_elems(w) scalars (the GPU's shared memory where they fit)
+  __host__ __device__ Views(const PanelFactorsArgs& a, T* work)
       : w(a.w), gram(static_cast<const T*>(a.gram)), q1(static_cast<const T*>(a.q1_top)),
         l1(static_cast<const T*>(a.l1)), status(a.status) {
     T* out = static_cast<T*>(a.out);
     const int64_t sq = int64_t(w) * w;
     v1 = out, k = out + sq, t = out + 2 * sq, r = out + 3 * sq, tau = out + 4 * sq;
-    T* scratch = static_cast<T*>(a.scratch);
-    l2 = scratch, s = scratch + sq, d = scratch + 2 * sq;
+    l2 = work, s = work + sq, d = work + 2 * sq;
   }
 };
 
@@ -99,16 +99,21 @@ struct Upper {
 };
 
 // X U = B for X in place of b (w × w, row-major), U upper: column by column, each column's
-// division and its elimination from the later columns shared out over all rows at once.
+// division and its elimination from the later columns shared out over all rows at once. With
+// `upper_only`, B (hence X) is upper triangular and only b's upper triangle is read or written
+// (its strict lower part may hold U's own data: T's solve in place).
 #pragma nv_exec_check_disable
 template <typename T, typename Exec>
-__host__ __device__ void solve_right_upper(const Exec& ex, int w, T* b, const Upper<T>& u) {
+__host__ __device__ void solve_right_upper(const Exec& ex, int w, T* b, const Upper<T>& u, bool upper_only) {
   for (int j = 0; j < w; ++j) {
-    const T inverse = u.inverse_diagonal(j);
-    for (int i = ex.first(); i < w; i += ex.stride()) b[i * w + j] = b[i * w + j] * inverse;
-    ex.sync();
+    const int rows = upper_only ? j + 1 : w;
+    if (!u.unit) {
+      const T inverse = u.inverse_diagonal(j);
+      for (int i = ex.first(); i < rows; i += ex.stride()) b[i * w + j] = b[i * w + j] * inverse;
+      ex.sync();
+    }
     const int rest = w - j - 1;
-    for (int idx = ex.first(); idx < w * rest; idx += ex.stride()) {
+    for (int idx = ex.first(); idx < rows * rest; idx += ex.stride()) {
       const int i = idx / rest, c = j + 1 + idx % rest;
       b[i * w + c] -= b[i * w + j] * u.at(j, c);
     }
@@ -123,7 +128,7 @@ __host__ __device__ void second_pass_top(const Exec& ex, const Views<T>& m) {
   const int w = m.w;
   for (int idx = ex.first(); idx < w * w; idx += ex.stride()) m.s[idx] = m.q1[idx];
   ex.sync();
-  solve_right_upper(ex, w, m.s, Upper<T>{m.l2, w, true, false});
+  solve_right_upper(ex, w, m.s, Upper<T>{m.l2, w, true, false}, false);
 }
 
 // E - Q D = V U in place in s (V's strict lower part below, U above), D into d. The columns of
@@ -159,17 +164,18 @@ __host__ __device__ void lu_with_signs(const Exec& ex, const Views<T>& m) {
   }
 }
 
-// V₁, tau, R_h = Dᴴ R₂ R₁ and M = U Dᴴ R₂ entry by entry, T's right-hand side U; then
-// T = U V₁⁻ᴴ and K = -R₂⁻¹ D U⁻¹ = -M⁻¹ (D⁻¹ = Dᴴ) by two solves.
+// V₁, tau, R_h = Dᴴ R₂ R₁ out entry by entry, and M = U Dᴴ R₂ (through K's place into L₂'s);
+// then T = U V₁⁻ᴴ in place of U (V₁ below it in s) and K = -R₂⁻¹ D U⁻¹ = -M⁻¹ (D⁻¹ = Dᴴ) in s,
+// each copied out: every solve works in the workspace.
 #pragma nv_exec_check_disable
 template <typename T, typename Exec>
 __host__ __device__ void outputs(const Exec& ex, const Views<T>& m) {
   const int w = m.w;
-  const T *s = m.s, *l1 = m.l1, *l2 = m.l2, *d = m.d;
+  T *s = m.s, *l2 = m.l2;
+  const T *l1 = m.l1, *d = m.d;
   for (int idx = ex.first(); idx < w * w; idx += ex.stride()) {
     const int i = idx / w, j = idx % w;
     m.v1[idx] = i > j ? s[idx] : T(i == j ? 1 : 0);
-    m.t[idx] = i <= j ? s[idx] : T(0);
     // R₂[i][c] = conj(L₂[c][i]), R₁[c][j] = conj(L₁[j][c]); both products are zero below the diagonal
     T r = T(0), mk = T(0);
     SOLVERS_UNROLL_4
@@ -183,19 +189,22 @@ __host__ __device__ void outputs(const Exec& ex, const Views<T>& m) {
   }
   for (int i = ex.first(); i < w; i += ex.stride()) m.tau[i] = s[i * w + i];
   ex.sync();
-  for (int idx = ex.first(); idx < w * w; idx += ex.stride()) {   // M to L₂'s place (free now), -I to K's
-    m.l2[idx] = m.k[idx];
-    m.k[idx] = T(idx / w == idx % w ? -1 : 0);
+  solve_right_upper(ex, w, s, Upper<T>{s, w, true, true}, true);     // V₁ᴴ: unit, V₁ = s's strict lower part
+  for (int idx = ex.first(); idx < w * w; idx += ex.stride()) {
+    const bool upper = idx / w <= idx % w;
+    m.t[idx] = upper ? s[idx] : T(0);
+    l2[idx] = m.k[idx];                                                // M
+    s[idx] = T(idx / w == idx % w ? -1 : 0);
   }
   ex.sync();
-  solve_right_upper(ex, w, m.t, Upper<T>{s, w, true, true});     // V₁ᴴ: unit, V₁ = s's strict lower part
-  solve_right_upper(ex, w, m.k, Upper<T>{m.l2, w, false, false});
+  solve_right_upper(ex, w, s, Upper<T>{l2, w, false, false}, true);
+  for (int idx = ex.first(); idx < w * w; idx += ex.stride()) m.k[idx] = s[idx];
 }
 
 #pragma nv_exec_check_disable
 template <typename T, typename Exec>
-__host__ __device__ void run(const Exec& ex, const PanelFactorsArgs& args, real_t<T> limit) {
-  const Views<T> m(args);
+__host__ __device__ void run(const Exec& ex, const PanelFactorsArgs& args, T* work, real_t<T> limit) {
+  const Views<T> m(args, work);
   if (!orthogonal_enough(ex, m, limit) || !cholesky(ex, m)) return;
   second_pass_top(ex, m);
   lu_with_signs(ex, m);
