@@ -1,5 +1,5 @@
 """sy2sb's dense → band reduction on one GPU, whole and by phase: python -m solvers.bench_sy2sb
-[--n 8192 16384] [--chunk 1024 2048 4096] [--panel auto geqrf].
+[--n 8192 16384] [--chunk 1024 2048 4096] [--panel cholqr2 geqrf].
 
 Per n, --chunk (columns per trailing-update GEMM) and --panel (the panels' factorization), on
 one random symmetric matrix (the same for every row), sy2sb alone is timed --repeat times after
@@ -32,8 +32,8 @@ def parse_args(argv):
     p.add_argument("--chunk", type=int, nargs="+", default=[DEFAULT_CHUNK["gpu"]],
                    help=f"columns per trailing-update GEMM (default {DEFAULT_CHUNK['gpu']}, sy2sb.DEFAULT_CHUNK's)")
     p.add_argument("--panel", nargs="+", choices=PANEL_METHODS, default=["auto"],
-                   help="panel factorizations to compare (default auto: CholeskyQR2 where it can be "
-                        "trusted, panel_qr.py; geqrf: geqrf for every panel)")
+                   help="panel factorizations to compare (default auto, panel_qr.AUTO_METHOD's; "
+                        "cholqr2: CholeskyQR2 where it can be trusted, else geqrf; geqrf: every panel)")
     p.add_argument("--dtype", choices=("float64", "complex128"), default="float64")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per row (default 3)")
     p.add_argument("--seed", type=int, default=1234)

@@ -31,17 +31,23 @@ from .householder import larft
 from .sytrd_native import kernels
 
 ORTHOGONALITY_LIMIT = 0.1   # ‖Q₁ᴴQ₁ - I‖_max at which the second pass still gives Q to working precision
-PANEL_METHODS = ("auto", "geqrf")
+PANEL_METHODS = ("auto", "cholqr2", "geqrf")
+# What "auto" takes, by device, from sy2sb as a whole (docs/PERFORMANCE.md): on an H100 geqrf
+# (n = 16384: 0.526 s against 0.586 s with CholeskyQR2, whose w × w kernel is still ~330 us and
+# loses on panels shorter than ~8000 rows); on the CPU CholeskyQR2 (n = 1500 and 3000, 2 cores).
+AUTO_METHOD = {"cpu": "cholqr2", "gpu": "geqrf"}
 
 
 def panel_qr(xp, panel, method="auto"):
     """(V, T, R, tau, used) of panel = H [R; 0], H = I - V T Vᴴ = H₀ ⋯ H_{k-1} (k = min(m, w)):
     V (m × w) unit lower trapezoidal with zero columns past k, T (w × w) upper, R (k × w) upper,
-    tau (w); ``used`` names what factored it: "cholqr2" or "geqrf". ``method``: "auto"
-    (CholeskyQR2 where it can be trusted) or "geqrf" (always; the reference, and bench_sy2sb's
-    comparison)."""
+    tau (w); ``used`` names what factored it: "cholqr2" or "geqrf". ``method``: "cholqr2"
+    (CholeskyQR2 where it can be trusted, else geqrf), "geqrf" (always), or "auto" (AUTO_METHOD
+    of the array's device)."""
     if method not in PANEL_METHODS:
         raise ValueError(f"panel_qr: method must be one of {PANEL_METHODS}, got {method!r}")
+    if method == "auto":
+        method = AUTO_METHOD["cpu" if is_numpy(xp) else "gpu"]
     m, w = panel.shape
     native, _ = kernels()
     if m < w or w == 0 or native is None or method == "geqrf":

@@ -145,6 +145,10 @@ def test_sy2sb_notes_which_factorization_ran(rng, coll, banded, panel):
     assert np.allclose(np.linalg.eigvalsh(band), np.linalg.eigvalsh(a), atol=1e-10 * np.abs(a).max())
 
 
+def test_auto_is_cholqr2_on_the_cpu(rng):
+    assert panel_qr(np, _random(rng, (50, 8), np.float64))[4] == "cholqr2"
+
+
 def test_unknown_panel_method_is_refused():
     with pytest.raises(ValueError, match="geqrf"):
         panel_qr(np, np.ones((8, 2)), "householder")

@@ -209,21 +209,22 @@ def test_panel_qr_on_the_device(seed, dtype, kind, method):
     if kind == "rank deficient":
         panel[:, 40] = panel[:, 3]
     device_panel = cupy.asarray(panel)
-    *factors, used = panel_qr(cupy, device_panel)
+    *factors, used = panel_qr(cupy, device_panel, "cholqr2")
     assert used == method
     assert np.array_equal(cupy.asnumpy(device_panel), panel)
     errors = householder_qr_errors(panel, *(cupy.asnumpy(f) for f in factors))
     assert errors[3] and max(errors[:3]) < 20 * max(shape), f"seed={seed}: {errors}"
 
 
+@pytest.mark.parametrize("panel", ["auto", "cholqr2"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_sy2sb_on_the_device(grid, seed, dtype):
+def test_sy2sb_on_the_device(grid, seed, dtype, panel):
     rng = np.random.default_rng(seed)
     n, nb, band = 70, 16, 8
     a = random_symmetric(rng, n, np.dtype(dtype).kind == "c").astype(dtype)
     coll = Collectives(grid, "mpi", cupy)
     c = DistMatrix.from_global(cupy.asarray(a), grid, nb)
-    ab, tau = sy2sb(c, coll, band, chunk=24)
+    ab, tau = sy2sb(c, coll, band, chunk=24, panel=panel)
     q = ormtr(c, tau, DistMatrix.from_global(cupy.eye(n, dtype=dtype), grid, nb), coll, offset=band)
     q = cupy.asnumpy(q.to_global(coll))
     full = band_to_full(cupy.asnumpy(ab))
