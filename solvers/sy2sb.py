@@ -42,9 +42,10 @@ from .distributed.panels import gather_columns
 from .panel_qr import panel_qr
 from .phases import Phases
 
-# Columns of the trailing matrix per update GEMM (see above), by device: on an H100 4096 took
-# 0.72-0.93x the time of 2048 at n = 8192 and 16384 in three runs on three machines
-# (docs/PERFORMANCE.md); on CPUs the redundant flops of the diagonal chunks cost their full price.
+# Columns of the trailing matrix per update GEMM (see above), by device. On H100s 4096 took
+# 0.72-0.99x the time of 2048 at n = 16384 in six same-run comparisons, 0.79-0.98x at 8192 in
+# four of five (docs/PERFORMANCE.md, #27); on CPUs the redundant flops of the diagonal chunks cost
+# their full price.
 DEFAULT_CHUNK = {"gpu": 4096, "cpu": 2048}
 
 
