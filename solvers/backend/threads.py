@@ -14,7 +14,6 @@ DistMatrix inputs. It is decided once per communicator and kept as an MPI attrib
 every rank of the communicator makes the one collective call (Split_type) at the same time.
 """
 import ctypes
-import functools
 import os
 import re
 from contextlib import contextmanager
@@ -34,11 +33,8 @@ def _loaded_openblas():
         return []
 
 
-@functools.lru_cache(maxsize=1)
 def _openblas_controls():
-    """(get, set) of the thread count of every loaded OpenBLAS. Found once: numpy's and scipy's
-    are loaded when solvers is imported (backend.arrays imports scipy.linalg), and reading
-    /proc/self/maps again would cost more than what one_blas_thread() brackets."""
+    """(get, set) of the thread count of every loaded OpenBLAS."""
     controls = []
     for path in _loaded_openblas():
         try:
@@ -66,30 +62,20 @@ def _usable_cores():
 
 
 @contextmanager
-def one_blas_thread():
-    """BLAS at one thread inside the block, its thread count as before after: for a sequence of
-    small calls (w × w, sy2sb's panel_qr), where waking a threaded BLAS costs more than the
-    work."""
-    controls = _openblas_controls()
-    before = [int(get()) for get, _ in controls]
-    for _, set_ in controls:
-        set_(1)
-    try:
-        yield
-    finally:
-        for (_, set_), count in zip(controls, before):
-            set_(count)
-
-
-@contextmanager
 def blas_threads_lent():
     """Lend this rank's BLAS threads to a pool of workers: yields how many workers to run, the
     thread count BLAS had (share_cores' share, the environment's choice, or OpenBLAS' own
     default of every core), with BLAS at one thread per call until the block ends. Without an
     OpenBLAS to set (so possibly a threaded BLAS under each worker), one worker."""
-    before = [int(get()) for get, _ in _openblas_controls()]
-    with one_blas_thread():
+    controls = _openblas_controls()
+    before = [int(get()) for get, _ in controls]
+    for _, set_ in controls:
+        set_(1)
+    try:
         yield max(1, min(max(before, default=1), _usable_cores()))
+    finally:
+        for (_, set_), count in zip(controls, before):
+            set_(count)
 
 
 @dataclass(frozen=True)
