@@ -25,8 +25,8 @@ working precision whatever R₁'s conditioning.
 """
 import numpy as np
 
-from .backend.arrays import (add_product, adjoint_product, cholesky_lower_queued, cholesky_lower_whole, is_numpy,
-                             solve_lower_adjoint_right)
+from .backend.arrays import (add_product, adjoint_product, cholesky_lower_queued, cholesky_lower_whole, device_of,
+                             is_numpy, solve_lower_adjoint_right)
 from .householder import larft
 from .sytrd_native import kernels
 
@@ -47,7 +47,7 @@ def panel_qr(xp, panel, method="auto"):
     if method not in PANEL_METHODS:
         raise ValueError(f"panel_qr: method must be one of {PANEL_METHODS}, got {method!r}")
     if method == "auto":
-        method = AUTO_METHOD["cpu" if is_numpy(xp) else "gpu"]
+        method = AUTO_METHOD[device_of(xp)]
     m, w = panel.shape
     native, _ = kernels()
     if m < w or w == 0 or native is None or method == "geqrf":

@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .backend.arrays import add_product, array_module, is_numpy, subtract_product
+from .backend.arrays import add_product, array_module, device_of, subtract_product
 from .distributed.panels import gather_columns
 from .panel_qr import panel_qr
 from .phases import Phases
@@ -71,15 +71,15 @@ def panel_count(n, band):
 def sy2sb(c, coll, band, chunk=None, timings=None, panel="auto"):
     """Reduce the full Hermitian DistMatrix ``c`` (both triangles stored) to bandwidth ``band``
     in place; returns (ab, tau) as described in the module's docstring. ``chunk``: columns per
-    trailing-update GEMM (default DEFAULT_CHUNK of the array's device). ``timings``: a dict that gets the seconds of
-    each panel's phases summed ("panel": gather, QR, broadcast; "product": X and W; "update":
-    the trailing update), the device synchronized around each (solvers.bench_sy2sb); None (the
-    solver's) times nothing and synchronizes nothing. ``panel``: the panels' factorization,
+    trailing-update GEMM (default DEFAULT_CHUNK of the array's device). ``timings``: a dict that
+    gets the seconds of each panel's phases summed ("panel": gather, QR, broadcast; "product": X
+    and W; "update": the trailing update), the device synchronized around each
+    (solvers.bench_sy2sb); None (the solver's) times nothing and synchronizes nothing. ``panel``: the panels' factorization,
     panel_qr.PANEL_METHODS ("auto": the one measured faster on the array's device)."""
     n = c.shape[0]
     check_band(band, c.nb)
     xp = c.xp
-    chunk = max(1, chunk or DEFAULT_CHUNK["cpu" if is_numpy(xp) else "gpu"])
+    chunk = max(1, chunk or DEFAULT_CHUNK[device_of(xp)])
     ab = xp.zeros((n, band + 1), dtype=c.dtype)
     tau = xp.zeros(n, dtype=c.dtype)
     panels = panel_count(n, band)

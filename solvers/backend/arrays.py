@@ -42,6 +42,11 @@ def is_numpy(xp):
     return xp is np
 
 
+def device_of(xp):
+    """'cpu' for numpy, 'gpu' for cupy: module_for_device's inverse, the key of per-device tables."""
+    return "cpu" if is_numpy(xp) else "gpu"
+
+
 def real_dtype(dtype):
     """float32 for float32 / complex64, float64 for float64 / complex128: the eigenvalues'."""
     return np.zeros((), dtype=dtype).real.dtype
