@@ -238,6 +238,16 @@ def merge_by_parts(xp, d, e, leaves, shares=2, block=3):
     return results
 
 
+def panel_with_condition(rng, m, w, cond, dtype):
+    """An m × w panel (m >= w) of ``dtype`` with singular values from 1 down to 1/cond, spread
+    geometrically: a random square or nearly square panel is too often ill-conditioned for a
+    test that needs it well-conditioned (κ of a Gaussian 64 × 64 has a heavy tail)."""
+    complex_ = np.dtype(dtype).kind == "c"
+    u = random_orthogonal(rng, m, complex_)[:, :w]
+    vh = random_orthogonal(rng, w, complex_)
+    return ((u * np.geomspace(1, 1 / cond, w)) @ vh).astype(dtype)
+
+
 def householder_qr_errors(panel, v, t, r, tau):
     """How far (V, T, R, tau) are from a Householder QR of ``panel`` (numpy arrays, panel_qr's
     layout), in units of the dtype's epsilon: (‖HᴴH - I‖_max, ‖H [R; 0] - panel‖_max / ‖panel‖_max,

@@ -29,8 +29,8 @@ from solvers.sy2sb import sy2sb  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.sygvd.check import THRESHOLD, eigen_ratios  # noqa: E402
 from solvers.tridiagonal_subset import choose_solver  # noqa: E402
-from solvers.testing import (band_to_full, householder_qr_errors, random_band, random_symmetric,  # noqa: E402
-                             spd_with_condition, with_junk)
+from solvers.testing import (band_to_full, householder_qr_errors, panel_with_condition, random_band,  # noqa: E402
+                             random_symmetric, spd_with_condition, with_junk)
 
 
 def _random(rng, shape, dtype):
@@ -205,7 +205,12 @@ def test_panel_qr_on_the_device(seed, dtype, kind, method):
     first Cholesky breaks down on the device is caught by the orthogonality test and goes to geqrf."""
     rng = np.random.default_rng(seed)
     shape = {"square": (64, 64), "wider than tall": (9, 16)}.get(kind, (3000, 64))
-    panel = np.zeros(shape, dtype) if kind == "zero" else _random(rng, shape, dtype)
+    if kind == "zero":
+        panel = np.zeros(shape, dtype)
+    elif kind == "square":      # a Gaussian square panel is too often ill-conditioned for CholeskyQR2
+        panel = panel_with_condition(rng, *shape, 10, dtype)
+    else:
+        panel = _random(rng, shape, dtype)
     if kind == "rank deficient":
         panel[:, 40] = panel[:, 3]
     device_panel = cupy.asarray(panel)
