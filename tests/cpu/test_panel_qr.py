@@ -145,3 +145,12 @@ def test_auto_is_cholqr2_on_the_cpu(rng):
 def test_unknown_panel_method_is_refused():
     with pytest.raises(ValueError, match="geqrf"):
         panel_qr(np, np.ones((8, 2)), "householder")
+
+
+def test_bench_panel_qr_runs_on_the_cpu(capsys):
+    from solvers import bench_panel_qr
+    assert bench_panel_qr.main(["--device", "cpu", "--m", "100", "--w", "8", "--repeat", "1",
+                                "--dtype", "float64", "complex64"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| float64 | 100 ")
+            or line.startswith("| complex64 | 100 ")]
+    assert len(rows) == 2 and all("w×w" in row for row in rows)
