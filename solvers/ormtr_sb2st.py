@@ -15,18 +15,30 @@ The columns are whole on the rank (the tridiagonal solver's own columns, before 
 into the block-cyclic layout), so there is no communication: the rows a reflector mixes are all
 here. Work for k columns: 2n²k(b+g-1)/b flops (real; the parallelograms' zero triangles
 included), 4n²k for g = b.
+
+On the GPU, float64 and complex128 with b = g = 64 (the GPU's bandwidth), each slot is one fused
+kernel instead (solvers/native/ormtr_sb2st.h): a block per group and column tile keeps its rows of
+Y in shared memory between the two products, so Y crosses memory once per slot where the GEMMs
+read it three times and W twice, and it skips the zero triangles.
 """
 import numpy as np
 
-from .backend.arrays import adjoint_product, array_module, subtract_product
+from .backend.arrays import adjoint_product, array_module, is_numpy, subtract_product
 from .householder import larft
+from .sytrd_native import kernels
 
 FACTOR_CHUNK_BYTES = 256 << 20   # V T of the groups of consecutive slots formed at once
+METHODS = ("auto", "kernel", "gemm")
 
 
-def ormtr_sb2st(reflectors, y):
+def ormtr_sb2st(reflectors, y, method="auto", coll=None):
     """Q2 y for the n × k array ``y`` (numpy or cupy, of any dtype); returns a new array of the
-    reflectors' dtype and backend (host columns go to the device in a GPU run)."""
+    reflectors' dtype and backend (host columns go to the device in a GPU run). ``method``:
+    "kernel" (the fused slot kernel: GPU, float64 / complex128, b = g = 64), "gemm" (two batched
+    GEMMs per slot), "auto" (the kernel where it applies); ``coll``: where to note which ran."""
+    kernel, how = _slot_kernel(reflectors, method)
+    if coll is not None:
+        coll.note("q2", how)
     layout = reflectors.layout
     xp = array_module(reflectors.v)
     n, ncols = y.shape
@@ -38,6 +50,15 @@ def ormtr_sb2st(reflectors, y):
     padded[:n] = xp.asarray(y)
     item = padded.itemsize
     for slots, vt, base in _factors(reflectors, xp):
+        if kernel is not None:
+            if vt is None:          # these slots are empty
+                continue
+            kernel.ormtr_sb2st_device(
+                dtype=kernel.DTYPES[dtype.name], device=xp.cuda.Device().id, y=padded.data.ptr, ld=ncols,
+                ncols=ncols, v=reflectors.v.data.ptr, v_base=0, vt=vt.data.ptr, vt_base=base,
+                slot_start=layout.slot_start, slot_row=layout.slot_row, first_slot=slots.start,
+                end_slot=slots.stop, band=b, group=g, stream=xp.cuda.get_current_stream().ptr)
+            continue
         for slot in slots:
             first, stop = int(layout.slot_start[slot]), int(layout.slot_start[slot + 1])
             if stop == first:
@@ -48,6 +69,27 @@ def ormtr_sb2st(reflectors, y):
             v = reflectors.v[first:stop]
             subtract_product(xp, rows, vt[first - base:stop - base], adjoint_product(xp, v, rows))  # Y -= V T Vᴴ Y
     return padded[:n]
+
+
+def _slot_kernel(reflectors, method):
+    """(solvers._kernels, what runs) when the fused kernel takes these reflectors, else (None, why
+    the GEMMs run); ``method`` "kernel" where it cannot is a ValueError."""
+    if method not in METHODS:
+        raise ValueError(f"ormtr_sb2st: method must be one of {METHODS}, got {method!r}")
+    if method == "gemm":
+        return None, "batched GEMMs (requested)"
+    layout, v = reflectors.layout, reflectors.v
+    native, why = kernels()
+    if native is None:
+        why = f"batched GEMMs ({why})"
+    elif is_numpy(array_module(v)):
+        native, why = None, "batched GEMMs (host arrays)"
+    elif not native.ormtr_sb2st_device_supports(native.DTYPES[v.dtype.name], layout.band, layout.group):
+        native, why = None, (f"batched GEMMs (the kernel takes float64 and complex128 with band = group = "
+                             f"{native.ORMTR_SB2ST_GROUP}, not {v.dtype} with band {layout.band}, group {layout.group})")
+    if native is None and method == "kernel":
+        raise ValueError(f"ormtr_sb2st: method 'kernel' cannot run here: {why}")
+    return native, why if native is None else "fused slot kernel"
 
 
 def _factors(reflectors, xp):

@@ -124,7 +124,7 @@ def _two_stage(a, coll, lower, vectors, subset, band, why, tridiagonal):
         if not vectors:
             return w, None, sigma
     with coll.stage(lapack_name("ormtr_sb2st", dtype)):
-        mine = ormtr_sb2st(q2, columns.mine)
+        mine = ormtr_sb2st(q2, columns.mine, coll=coll)
         z = columns_to_block_cyclic(mine, columns.bounds, columns.place, n, w.shape[0], a.nb,
                                     a.grid, coll, dtype, xp)
     with coll.stage(lapack_name("ormtr_sy2sb", dtype)):

@@ -15,6 +15,7 @@
 #include "hemv_lower.h"
 #include "panel_factors.h"
 #include "hpcolls_entry.h"
+#include "ormtr_sb2st.h"
 #include "sb2st.h"
 #include "stein.h"
 #include "sytrd_panel.h"
@@ -306,6 +307,32 @@ PYBIND11_MODULE(_kernels, m) {
       py::arg("dtype"), py::arg("w"), py::arg("gram"), py::arg("q1_top"), py::arg("l1"), py::arg("out"),
       py::arg("scratch"), py::arg("status"), py::arg("orthogonality_limit"), py::arg("device") = -1,
       py::arg("stream") = 0);
+
+  // Q2's back-transformation over a run of slots (ormtr_sb2st.h), on `stream`.
+  m.attr("ORMTR_SB2ST_GROUP") = kOrmtrSb2stGroup;
+  m.def("ormtr_sb2st_device_supports",
+        [](int dtype, int band, int group) {
+          return ormtr_sb2st_device_supports(static_cast<ScalarType>(dtype), band, group);
+        },
+        py::arg("dtype"), py::arg("band"), py::arg("group"));
+  m.def(
+      "ormtr_sb2st_device",
+      [](int dtype, int device, uintptr_t y, int64_t ld, int64_t ncols, uintptr_t v, int64_t v_base, uintptr_t vt,
+         int64_t vt_base, IndexArray slot_start, IndexArray slot_row, int64_t first_slot, int64_t end_slot, int band,
+         int group, uintptr_t stream) {
+        if (first_slot < 0 || end_slot > slot_row.size() || end_slot >= slot_start.size())
+          throw std::invalid_argument("solvers._kernels.ormtr_sb2st_device: slots " + std::to_string(first_slot) +
+                                      " … " + std::to_string(end_slot) + " outside the " +
+                                      std::to_string(slot_row.size()) + " slots given");
+        require_device("ormtr_sb2st_device");
+        const OrmtrSb2stArgs a{reinterpret_cast<void*>(y), ld, ncols, reinterpret_cast<const void*>(v),
+                               reinterpret_cast<const void*>(vt), v_base, vt_base, slot_start.data(), slot_row.data(),
+                               first_slot, end_slot, band, group};
+        ormtr_sb2st_device(static_cast<ScalarType>(dtype), a, device, reinterpret_cast<cudaStream_t>(stream));
+      },
+      py::arg("dtype"), py::arg("device"), py::arg("y"), py::arg("ld"), py::arg("ncols"), py::arg("v"),
+      py::arg("v_base"), py::arg("vt"), py::arg("vt_base"), py::arg("slot_start"), py::arg("slot_row"),
+      py::arg("first_slot"), py::arg("end_slot"), py::arg("band"), py::arg("group"), py::arg("stream"));
 
   // The one-rank local product on its own (hemv_lower.h), for its tests and benchmark.
   m.def("hemv_lower_work_elems", &hemv_lower_work_elems, py::arg("m"));
