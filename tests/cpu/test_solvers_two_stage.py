@@ -162,6 +162,21 @@ def test_q2_on_some_columns_is_q2_times_them(coll, rng, monkeypatch):
     assert ormtr_sb2st(refl, np.zeros((n, 0))).shape == (n, 0)
 
 
+def test_q2_method_is_checked_and_noted(coll, rng):
+    """Host arrays take the GEMMs; asking for the GPU kernel there, or for no known method, is an
+    error that says why."""
+    n, b = 70, 64
+    _, _, refl = sb2st(random_band(rng, n, b, np.float64), b, coll, True)
+    y = rng.standard_normal((n, 3))
+    with pytest.raises(ValueError, match="host arrays"):
+        ormtr_sb2st(refl, y, method="kernel")
+    with pytest.raises(ValueError, match="method must be one of"):
+        ormtr_sb2st(refl, y, method="fast")
+    auto = ormtr_sb2st(refl, y, coll=coll)
+    assert coll.stats["other"].notes["q2"].startswith("batched GEMMs (")
+    assert ormtr_sb2st(refl, y, method="gemm").tobytes() == auto.tobytes()
+
+
 def test_reduction_choice_and_bandwidth(monkeypatch):
     assert choose_reduction("1stage", 10 ** 6, True)[0] == "1stage"
     assert choose_reduction("2stage", 3, False)[0] == "2stage"

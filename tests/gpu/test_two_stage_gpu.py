@@ -20,6 +20,7 @@ import solvers.backend.arrays as arrays  # noqa: E402
 from solvers.backend.arrays import add_product, adjoint_product, subtract_product  # noqa: E402
 from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.ormtr import ormtr  # noqa: E402
+import solvers.ormtr_sb2st as ormtr_sb2st_module  # noqa: E402
 from solvers.ormtr_sb2st import ormtr_sb2st  # noqa: E402
 from solvers.panel_qr import panel_qr  # noqa: E402
 from solvers.sb2st import sb2st  # noqa: E402
@@ -194,6 +195,44 @@ def test_band_too_wide_for_shared_memory_is_chased_on_the_host(one_rank, seed):
     assert "host C++" in one_rank.stats["other"].notes["chase"]
     w = scipy.linalg.eigvalsh_tridiagonal(cupy.asnumpy(d), cupy.asnumpy(e))
     assert np.abs(w - scipy.linalg.eigvalsh(band_to_full(ab))).max() < 1e-10 * np.abs(w).max()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
+@pytest.mark.parametrize("n,ncols", [(64, 1), (65, 7), (200, 64), (777, 130), (1500, 333)])
+def test_q2_slot_kernel_against_the_gemms(one_rank, seed, n, ncols, dtype):
+    """The fused slot kernel (solvers/native/ormtr_sb2st.h) against the batched GEMMs on one
+    chase's reflectors (b = g = 64): the same Q2 y to rounding, the rows and columns past a tile's
+    edge included, and Q2 orthogonal, Q2ᴴ B Q2 = T."""
+    rng = np.random.default_rng(seed)
+    b = 64
+    ab = random_band(rng, n, b, dtype)
+    d, e, refl = sb2st(cupy.asarray(ab), b, one_rank, True)
+    y = _random(rng, (n, ncols), dtype)
+    by_kernel = cupy.asnumpy(ormtr_sb2st(refl, cupy.asarray(y), method="kernel", coll=one_rank))
+    assert one_rank.stats["other"].notes["q2"] == "fused slot kernel"
+    by_gemms = cupy.asnumpy(ormtr_sb2st(refl, cupy.asarray(y), method="gemm"))
+    eps = np.finfo(dtype).eps
+    assert np.abs(by_kernel - by_gemms).max() < 10 * n * eps * np.abs(y).max(), f"seed={seed}"
+    assert np.abs(np.linalg.norm(by_kernel, axis=0) / np.linalg.norm(y, axis=0) - 1).max() < 10 * n * eps
+    with pytest.MonkeyPatch.context() as patch:   # V T formed a group at a time: runs of one slot
+        patch.setattr(ormtr_sb2st_module, "FACTOR_CHUNK_BYTES", 1)
+        in_runs = cupy.asnumpy(ormtr_sb2st(refl, cupy.asarray(y), method="kernel"))
+    assert np.abs(in_runs - by_kernel).max() < 10 * n * eps * np.abs(y).max(), f"seed={seed}"
+    q = cupy.asnumpy(ormtr_sb2st(refl, cupy.eye(n, dtype=dtype), method="kernel"))
+    t = np.diag(cupy.asnumpy(d)) + np.diag(cupy.asnumpy(e), 1) + np.diag(cupy.asnumpy(e), -1)
+    big = band_to_full(ab)
+    assert np.abs(q.conj().T @ q - np.eye(n)).max() < 10 * n * eps, f"seed={seed}"
+    assert np.abs(q.conj().T @ big @ q - t).max() < 10 * n * eps * max(np.abs(big).max(), 1.0), f"seed={seed}"
+
+
+def test_q2_slot_kernel_is_refused_where_it_does_not_apply(one_rank, seed):
+    rng = np.random.default_rng(seed)
+    for dtype, b in ((np.float32, 64), (np.float64, 32)):
+        _, _, refl = sb2st(cupy.asarray(random_band(rng, 100, b, dtype)), b, one_rank, True)
+        with pytest.raises(ValueError, match="kernel"):
+            ormtr_sb2st(refl, cupy.eye(100, dtype=dtype), method="kernel")
+        ormtr_sb2st(refl, cupy.eye(100, dtype=dtype), coll=one_rank)
+        assert one_rank.stats["other"].notes["q2"].startswith("batched GEMMs (the kernel takes")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
