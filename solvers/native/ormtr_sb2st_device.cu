@@ -77,6 +77,10 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads, 2)
     slot_kernel(T* y, int64_t ld, int64_t ncols, const T* v, const T* vt, int64_t row0, int64_t row_step, int h) {
   constexpr int C = kCols<T>, S = kStride<T>, kTiles = C / 8;
+  constexpr int kSteps1 = (kG + 8) / 4, kSteps2 = kG / 4;         // k-steps of the two products
+  // Steps whose operands from global memory are loaded at once (as many as registers allow).
+  constexpr int kChunk1 = is_complex_v<T> ? 6 : kSteps1, kChunk2 = is_complex_v<T> ? 4 : 8;
+  constexpr int kLoadsAtOnce = is_complex_v<T> ? 8 : kTileRows * C / kThreads;  // of the tile
   extern __shared__ __align__(16) unsigned char shared[];
   T* tile = reinterpret_cast<T*>(shared);  // kTileRows × S
   T* w = tile + kTileRows * S;             // kG × S
@@ -87,23 +91,38 @@ __global__ void __launch_bounds__(kThreads, 2)
   const T* gvt = vt + blockIdx.y * group_elems;
   T* gy = y + (row0 + int64_t(blockIdx.y) * row_step) * ld + c0;
 
-#pragma unroll 8
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int row = lane / 4, col = lane % 4;  // of the mma fragments
+
+  // Every load a phase needs is issued before its first use: a loop that loaded its operand
+  // each step waited an L2 round trip per step (34 of them a block).
+  T a[kChunk1];  // V's fragments of the first product's steps s0 … s0 + kChunk1 - 1
+  auto load_v = [&](int s0) {
+#pragma unroll
+    for (int s = 0; s < kChunk1; ++s) {
+      const int r = 8 * warp + 4 * (s0 + s) + col;
+      a[s] = r < h ? conj(load_read_only(gv + r * kG + 8 * warp + row)) : T(0);
+    }
+  };
+  load_v(0);
+#pragma unroll(kLoadsAtOnce)
   for (int e = threadIdx.x; e < kTileRows * C; e += kThreads) {
     const int r = e / C, c = e % C;
     tile[r * S + c] = r < h && c < cols ? gy[r * ld + c] : T(0);
   }
   __syncthreads();
 
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int row = lane / 4, col = lane % 4;  // of the mma fragments
-  {
+  {  // W's rows 8w … 8w+7 = V's columns 8w … 8w+7, nonzero in rows 8w … 8w+g+6 only
     Accumulator<T> acc[kTiles] = {};
-    const int j = 8 * warp + row;
-    for (int k = 8 * warp; k < 8 * warp + kG + 8; k += 4) {
-      const int r = k + col;
-      const T a = r < h ? conj(load_read_only(gv + r * kG + j)) : T(0);
 #pragma unroll
-      for (int t = 0; t < kTiles; ++t) acc[t].add_product(a, tile[r * S + 8 * t + row]);
+    for (int s0 = 0; s0 < kSteps1; s0 += kChunk1) {
+      if (s0 > 0) load_v(s0);
+#pragma unroll
+      for (int s = 0; s < kChunk1; ++s) {
+        const int r = 8 * warp + 4 * (s0 + s) + col;
+#pragma unroll
+        for (int t = 0; t < kTiles; ++t) acc[t].add_product(a[s], tile[r * S + 8 * t + row]);
+      }
     }
 #pragma unroll
     for (int t = 0; t < kTiles; ++t)
@@ -120,16 +139,27 @@ __global__ void __launch_bounds__(kThreads, 2)
     for (int t = 0; t < kTiles; ++t)
 #pragma unroll
       for (int i = 0; i < 2; ++i) acc[q][t].set(i, tile[block_row[q] * S + 8 * t + 2 * col + i]);
-  const int second_from = (8 * (warp + kWarps) - kG + 1) & ~3;  // the first block needs every column
-  for (int k = 0; k < kG; k += 4) {
-    const T a0 = -load_read_only(gvt + block_row[0] * kG + k + col);
-    const bool second = k >= second_from;
-    const T a1 = second && block_row[1] < h ? -load_read_only(gvt + block_row[1] * kG + k + col) : T(0);
+  // Row block w + 8 (rows 8w+64 …) of V T is zero left of column 8w + 1: its steps from 8w on.
+  const int second_from = (8 * (warp + kWarps) - kG + 1) & ~3;
+#pragma unroll 1
+  for (int s0 = 0; s0 < kSteps2; s0 += kChunk2) {
+    T a0[kChunk2], a1[kChunk2];
 #pragma unroll
-    for (int t = 0; t < kTiles; ++t) {
-      const T b = w[(k + col) * S + 8 * t + row];
-      acc[0][t].add_product(a0, b);
-      if (second) acc[1][t].add_product(a1, b);
+    for (int s = 0; s < kChunk2; ++s) {
+      const int k = 4 * (s0 + s) + col;
+      a0[s] = -load_read_only(gvt + block_row[0] * kG + k);
+      a1[s] = 4 * (s0 + s) >= second_from && block_row[1] < h ? -load_read_only(gvt + block_row[1] * kG + k) : T(0);
+    }
+#pragma unroll
+    for (int s = 0; s < kChunk2; ++s) {
+      const int k = 4 * (s0 + s);
+      const bool second = k >= second_from;
+#pragma unroll
+      for (int t = 0; t < kTiles; ++t) {
+        const T b = w[(k + col) * S + 8 * t + row];
+        acc[0][t].add_product(a0[s], b);
+        if (second) acc[1][t].add_product(a1[s], b);
+      }
     }
   }
 #pragma unroll
