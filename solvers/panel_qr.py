@@ -52,6 +52,9 @@ def panel_qr(xp, panel, method="auto"):
     native, _ = kernels()
     if m < w or w == 0 or native is None or method == "geqrf":
         return (*geqrf_panel(xp, panel), "geqrf")
+    if not is_numpy(xp) and w <= native.PANEL_CHOLQR2_MAX_WIDTH:
+        factors = _native_cholqr2(xp, native, panel)
+        return (*factors, "cholqr2") if factors else (*geqrf_panel(xp, panel), "geqrf")
     if is_numpy(xp):
         l1, info = cholesky_lower_whole(xp, adjoint_product(xp, panel, panel))
         if info:
@@ -68,6 +71,26 @@ def panel_qr(xp, panel, method="auto"):
     return v, out[2 * w:3 * w], out[3 * w:4 * w], out[4 * w], "cholqr2"
 
 
+def _native_cholqr2(xp, native, panel):
+    """(V, T, R, tau) by CholeskyQR2 in one native call on the GPU (solvers/native/panel_cholqr2.h:
+    a few kernels, w <= 64), or None when it is not to be trusted; the status read back is the
+    panel's one wait for the device."""
+    m, w = panel.shape
+    item = panel.itemsize
+    if panel.strides[1] != item or panel.strides[0] < w * item or panel.strides[0] % item:
+        panel = xp.ascontiguousarray(panel)
+    v = xp.empty((m, w), dtype=panel.dtype)
+    out = xp.empty((4 * w + 1, w), dtype=panel.dtype)
+    scratch = xp.empty(native.panel_cholqr2_scratch_elems(m, w), dtype=panel.dtype)
+    status = xp.empty((), dtype=np.int32)
+    native.panel_cholqr2(native.DTYPES[panel.dtype.name], m, w, panel.data.ptr, panel.strides[0] // item,
+                         v.data.ptr, out.data.ptr, scratch.data.ptr, status.data.ptr, ORTHOGONALITY_LIMIT,
+                         device=xp.cuda.Device().id, stream=xp.cuda.get_current_stream().ptr)
+    if int(status) != 0:
+        return None
+    return v, out[2 * w:3 * w], out[3 * w:4 * w], out[4 * w]
+
+
 def _factors(xp, native, gram, q1_top, l1):
     """The w × w part (solvers/native/panel_factors.h): [V₁; K; T; R_h; tau] ((4w + 1) × w), or
     None when CholeskyQR2 is not to be trusted. On the GPU one kernel; its status, read back, is
@@ -75,7 +98,7 @@ def _factors(xp, native, gram, q1_top, l1):
     w = gram.shape[0]
     out = xp.empty((4 * w + 1, w), dtype=gram.dtype)
     scratch = xp.empty(native.panel_factors_scratch_elems(w), dtype=gram.dtype)
-    status = xp.empty((), dtype=np.int32)
+    status = xp.zeros((), dtype=np.int32)     # the call leaves it 0 where the factors were made
     pointers = [_pointer(x) for x in (gram, q1_top, l1, out, scratch, status)]
     if is_numpy(xp):
         native.panel_factors(native.DTYPES[gram.dtype.name], w, *pointers, ORTHOGONALITY_LIMIT)

@@ -13,6 +13,7 @@
 
 #include "cuda_check.h"
 #include "hemv_lower.h"
+#include "panel_cholqr2.h"
 #include "panel_factors.h"
 #include "hpcolls_entry.h"
 #include "ormtr_sb2st.h"
@@ -307,6 +308,40 @@ PYBIND11_MODULE(_kernels, m) {
       py::arg("dtype"), py::arg("w"), py::arg("gram"), py::arg("q1_top"), py::arg("l1"), py::arg("out"),
       py::arg("scratch"), py::arg("status"), py::arg("orthogonality_limit"), py::arg("device") = -1,
       py::arg("stream") = 0);
+
+  // sy2sb's panel QR by CholeskyQR2 in one call on the GPU (panel_cholqr2.h), and its first
+  // pass's w x w part alone (host memory with device < 0).
+  m.attr("PANEL_CHOLQR2_MAX_WIDTH") = kPanelCholqr2MaxWidth;
+  m.def("panel_cholqr2_scratch_elems", &panel_cholqr2_scratch_elems, py::arg("m"), py::arg("w"));
+  m.def(
+      "panel_first_factor",
+      [](int dtype, int w, uintptr_t gram, uintptr_t l1, uintptr_t r1_inverse, uintptr_t status, int device,
+         uintptr_t stream) {
+        const FirstFactorArgs a{w, reinterpret_cast<const void*>(gram), reinterpret_cast<void*>(l1),
+                                reinterpret_cast<void*>(r1_inverse), reinterpret_cast<int32_t*>(status)};
+        if (device < 0) {
+          py::gil_scoped_release released;
+          panel_first_factor_host(static_cast<ScalarType>(dtype), a);
+          return;
+        }
+        require_device("panel_first_factor");
+        panel_first_factor_device(static_cast<ScalarType>(dtype), a, device, reinterpret_cast<cudaStream_t>(stream));
+      },
+      py::arg("dtype"), py::arg("w"), py::arg("gram"), py::arg("l1"), py::arg("r1_inverse"), py::arg("status"),
+      py::arg("device") = -1, py::arg("stream") = 0);
+  m.def(
+      "panel_cholqr2",
+      [](int dtype, int64_t m, int w, uintptr_t a, int64_t lda, uintptr_t v, uintptr_t out, uintptr_t scratch,
+         uintptr_t status, double orthogonality_limit, int device, uintptr_t stream) {
+        const PanelCholqr2Args args{m, w, reinterpret_cast<const void*>(a), lda, reinterpret_cast<void*>(v),
+                                    reinterpret_cast<void*>(out), reinterpret_cast<void*>(scratch),
+                                    reinterpret_cast<int32_t*>(status)};
+        require_device("panel_cholqr2");
+        panel_cholqr2_device(static_cast<ScalarType>(dtype), args, orthogonality_limit, device,
+                             reinterpret_cast<cudaStream_t>(stream));
+      },
+      py::arg("dtype"), py::arg("m"), py::arg("w"), py::arg("a"), py::arg("lda"), py::arg("v"), py::arg("out"),
+      py::arg("scratch"), py::arg("status"), py::arg("orthogonality_limit"), py::arg("device"), py::arg("stream"));
 
   // Q2's back-transformation over a run of slots (ormtr_sb2st.h), on `stream`.
   m.attr("ORMTR_SB2ST_GROUP") = kOrmtrSb2stGroup;

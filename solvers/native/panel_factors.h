@@ -9,8 +9,8 @@
 //
 // Each d_k is -conj(x)/|x|, chosen when column k is reached, x its diagonal entry after the
 // elimination so far: the pivot is then 1 + |x| >= 1, no pivoting is needed and nothing is
-// divided by a small number. One code for the host and the GPU (panel_factors_step.cuh); on the
-// GPU one thread block, so nothing goes back to the host but the status.
+// divided by a small number. One code for the host and the GPU; on the GPU one thread block, so
+// nothing goes back to the host but the status.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -24,7 +24,9 @@ namespace solvers {
 
 // Row-major w × w inputs: gram = Q₁ᴴQ₁, q1_top = Q₁[:w], l1 = L₁ (lower triangle read).
 // out: (4w + 1) × w, rows [V₁; K; T; R_h; tau]. scratch: panel_factors_scratch_elems(w) scalars.
-// *status: 0, or why the factors were not made (PanelFactorsStatus): the caller then takes geqrf.
+// *status: 0 (kPanelFactorsDone) on entry, where it stays, or why the factors were not made
+// (PanelFactorsStatus): the caller then takes geqrf. Nonzero on entry, nothing is done.
+// w <= 64 goes to panel_factors_owned.cuh (scratch unused), wider to panel_factors_step.cuh.
 struct PanelFactorsArgs {
   int w;
   const void* gram;

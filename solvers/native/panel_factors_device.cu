@@ -1,12 +1,17 @@
-// panel_factors.h on the GPU: the step code (panel_factors_step.cuh) in one thread block, its
-// workspace (two w × w matrices and D) in shared memory where it fits (w = 64: 64 KB in float64,
-// 128 KB in complex128), else in the caller's scratch. Each of the ~800 phases reads what other
-// threads wrote just before: from global memory every phase waited for an L2 round trip (620 us
-// a panel on an H100), which shared memory avoids.
+// panel_factors.h and panel_cholqr2.h's first pass on the GPU, one thread block each.
+//
+// w <= 64: the owner grid (panel_factors_owned.cuh), 256 threads holding the matrices being
+// factored in registers, one barrier a column; its three 64 × 65 operands in shared memory.
+//
+// Wider: the flat step code (panel_factors_step.cuh), its workspace (two w × w matrices and D)
+// in shared memory where it fits, else in the caller's scratch. Each of its ~800 phases reads
+// what other threads wrote just before: from global memory every phase waited for an L2 round
+// trip, which shared memory avoids.
 #include <type_traits>
 
 #include "cuda_check.h"
-#include "panel_factors_step.cuh"
+#include "panel_factors_device.cuh"
+#include "panel_factors_owned.cuh"
 
 namespace solvers {
 
@@ -28,19 +33,22 @@ __global__ void __launch_bounds__(kThreads, 1) panel_factors_kernel(PanelFactors
   panel_factors::run<T>(Block{}, args, work, limit);
 }
 
-// The shared memory the workspace needs, or 0 where it does not fit (the kernel then takes the
-// scratch); the kernel's limit raised past the default 48 KB (asked at each launch: two cheap
-// runtime calls beside a panel's other launches).
 template <typename T>
-size_t shared_bytes(int w, int device) {
-  const size_t bytes = size_t(panel_factors_scratch_elems(w)) * sizeof(T);
-  int limit = 0;
-  cuda_check(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
-             "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
-  if (bytes > size_t(limit)) return 0;
-  cuda_check(cudaFuncSetAttribute(panel_factors_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
-             "cudaFuncSetAttribute(panel_factors_kernel)");
-  return bytes;
+__global__ void __launch_bounds__(owner_grid::kThreads, 1) owned_factors_kernel(PanelFactorsArgs args,
+                                                                                 real_t<T> limit) {
+  extern __shared__ __align__(16) unsigned char workspace[];
+  panel_factors::owned::run<T>(owner_grid::BlockGrid{}, args, reinterpret_cast<T*>(workspace), limit);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(owner_grid::kThreads, 1) first_factor_kernel(FirstFactorArgs args) {
+  extern __shared__ __align__(16) unsigned char workspace[];
+  panel_factors::owned::first_factor<T>(owner_grid::BlockGrid{}, args, reinterpret_cast<T*>(workspace));
+}
+
+template <typename T>
+size_t owned_bytes() {
+  return size_t(panel_factors::owned::kWorkspaceElems) * sizeof(T);
 }
 
 }  // namespace
@@ -51,10 +59,48 @@ void panel_factors_device(ScalarType t, const PanelFactorsArgs& args, double ort
   cuda_check(cudaSetDevice(device), "cudaSetDevice");
   with_scalar(t, "panel_factors", [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    const size_t bytes = shared_bytes<T>(args.w, device);
-    panel_factors_kernel<T><<<1, kThreads, bytes, stream>>>(args, real_t<T>(orthogonality_limit), bytes > 0);
+    launch_owned_factors<T>(args, real_t<T>(orthogonality_limit), device, stream);
   });
-  cuda_check(cudaGetLastError(), "panel_factors_kernel launch");
 }
+
+template <typename T>
+void launch_owned_factors(const PanelFactorsArgs& args, real_t<T> limit, int device, cudaStream_t stream) {
+  if (args.w <= owner_grid::kN) {
+    const size_t bytes = owned_bytes<T>();
+    allow_shared(owned_factors_kernel<T>, bytes, device, "owned_factors_kernel");
+    owned_factors_kernel<T><<<1, owner_grid::kThreads, bytes, stream>>>(args, limit);
+  } else {
+    const size_t wanted = size_t(panel_factors_scratch_elems(args.w)) * sizeof(T);
+    const size_t bytes = shared_fits(wanted, device) ? wanted : 0;
+    if (bytes > 0) allow_shared(panel_factors_kernel<T>, bytes, device, "panel_factors_kernel");
+    panel_factors_kernel<T><<<1, kThreads, bytes, stream>>>(args, limit, bytes > 0);
+  }
+  cuda_check(cudaGetLastError(), "panel_factors kernel launch");
+}
+
+template <typename T>
+void launch_first_factor(const FirstFactorArgs& args, int device, cudaStream_t stream) {
+  const size_t bytes = owned_bytes<T>();
+  allow_shared(first_factor_kernel<T>, bytes, device, "first_factor_kernel");
+  first_factor_kernel<T><<<1, owner_grid::kThreads, bytes, stream>>>(args);
+  cuda_check(cudaGetLastError(), "first_factor_kernel launch");
+}
+
+void panel_first_factor_device(ScalarType t, const FirstFactorArgs& args, int device, cudaStream_t stream) {
+  check_first_factor_width(args.w);
+  cuda_check(cudaSetDevice(device), "cudaSetDevice");
+  with_scalar(t, "panel_first_factor", [&](auto* tag) {
+    launch_first_factor<std::remove_pointer_t<decltype(tag)>>(args, device, stream);
+  });
+}
+
+#define SOLVERS_PANEL_LAUNCHES(T)                                                                          \
+  template void launch_owned_factors<T>(const PanelFactorsArgs&, real_t<T>, int, cudaStream_t);            \
+  template void launch_first_factor<T>(const FirstFactorArgs&, int, cudaStream_t);
+SOLVERS_PANEL_LAUNCHES(float)
+SOLVERS_PANEL_LAUNCHES(double)
+SOLVERS_PANEL_LAUNCHES(Complex<float>)
+SOLVERS_PANEL_LAUNCHES(Complex<double>)
+#undef SOLVERS_PANEL_LAUNCHES
 
 }  // namespace solvers

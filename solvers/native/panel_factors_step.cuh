@@ -42,13 +42,11 @@ struct Views {
   }
 };
 
-// Q₁ᴴQ₁ within `limit` of I entrywise (copied into L₂'s place on the way)?
+// Q₁ᴴQ₁ within `limit` of I entrywise (copied into L₂'s place on the way), and *status 0 on entry?
 #pragma nv_exec_check_disable
 template <typename T, typename Exec>
 __host__ __device__ bool orthogonal_enough(const Exec& ex, const Views<T>& m, real_t<T> limit) {
   const int w = m.w;
-  if (ex.first() == 0) *m.status = kPanelFactorsDone;
-  ex.sync();
   for (int idx = ex.first(); idx < w * w; idx += ex.stride()) {
     const T g = m.gram[idx];
     m.l2[idx] = g;

@@ -41,7 +41,7 @@ def _assert_householder_qr(panel, v, t, r, tau, bound=None):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-@pytest.mark.parametrize("m, w", [(300, 16), (64, 64), (65, 64), (200, 64), (7, 1)])
+@pytest.mark.parametrize("m, w", [(300, 16), (64, 64), (65, 64), (200, 64), (7, 1), (400, 80)])
 def test_cholqr2_is_a_householder_qr(rng, dtype, m, w):
     # tall Gaussian panels are well-conditioned; square ones often are not (then geqrf, rightly)
     panel = _random(rng, (m, w), dtype) if m >= 3 * w else panel_with_condition(rng, m, w, 10, dtype)
@@ -93,21 +93,62 @@ def test_geqrf_takes_what_cholqr2_cannot(rng, dtype, kind):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-@pytest.mark.parametrize("gram_kind, status", [("far from I", 1), ("near I, indefinite", 2)])
-def test_native_factors_say_why_they_were_not_made(rng, dtype, gram_kind, status):
+@pytest.mark.parametrize("w", [20, 64, 80], ids=["w20", "w64", "w80 (flat step code)"])
+@pytest.mark.parametrize("gram_kind, status", [("far from I", 1), ("near I, indefinite", 2), ("given", 2)])
+def test_native_factors_say_why_they_were_not_made(rng, dtype, w, gram_kind, status):
     """panel_factors' status: 1 where Q₁ᴴQ₁ is not within the limit of I, 2 where it is (entry
-    by entry) but its Cholesky factorization breaks down; nothing is written to out then."""
-    w = 20
-    off = 0.3 if gram_kind == "far from I" else -0.09
+    by entry) but its Cholesky factorization breaks down, and a nonzero one on entry (a failed
+    first pass) kept; nothing is written to out then."""
+    off = {"far from I": 0.3, "near I, indefinite": -0.09 * 20 / w, "given": 0}[gram_kind]
     gram = (np.eye(w) + off * (np.ones((w, w)) - np.eye(w))).astype(dtype)
     q1_top, l1 = _random(rng, (w, w), dtype), np.eye(w, dtype=dtype)
     out = np.full((4 * w + 1, w), 7, dtype=dtype)
     scratch = np.empty(_kernels.panel_factors_scratch_elems(w), dtype=dtype)
-    got = np.full((), -1, dtype=np.int32)
+    got = np.full((), 2 if gram_kind == "given" else 0, dtype=np.int32)
     _kernels.panel_factors(_kernels.DTYPES[np.dtype(dtype).name], w, gram.ctypes.data, q1_top.ctypes.data,
                            l1.ctypes.data, out.ctypes.data, scratch.ctypes.data, got.ctypes.data, 0.1)
     assert int(got) == status
     assert np.all(out == 7)
+
+
+def _first_factor(gram):
+    """panel_first_factor on the host: (L₁, R₁⁻¹, status), L₁ and R₁⁻¹ poisoned first."""
+    w = gram.shape[0]
+    l1, r1_inverse = np.full((w, w), 7, dtype=gram.dtype), np.full((w, w), 7, dtype=gram.dtype)
+    status = np.full((), -1, dtype=np.int32)
+    _kernels.panel_first_factor(_kernels.DTYPES[gram.dtype.name], w, gram.ctypes.data, l1.ctypes.data,
+                                r1_inverse.ctypes.data, status.ctypes.data)
+    return l1, r1_inverse, int(status)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("w", [1, 20, 64])
+def test_first_factor_is_cholesky_and_the_inverse_of_its_adjoint(rng, dtype, w):
+    """The first pass's w × w part (panel_cholqr2.h, the GPU's one-call CholeskyQR2): L₁ L₁ᴴ =
+    AᴴA, L₁ lower with a positive diagonal, and R₁⁻¹ R₁ = I (R₁ = L₁ᴴ), to working precision."""
+    a = _random(rng, (4 * w + 10, w), dtype)
+    gram = np.ascontiguousarray(a.conj().T @ a)
+    l1, r1_inverse, status = _first_factor(gram)
+    eps = np.finfo(dtype).eps
+    assert status == 0
+    assert np.array_equal(np.triu(l1, 1), np.zeros_like(l1)) and np.all(np.diag(l1).real > 0)
+    assert np.array_equal(np.tril(r1_inverse, -1), np.zeros_like(r1_inverse))
+    assert np.abs(l1 @ l1.conj().T - gram).max() < 10 * w * eps * np.abs(gram).max()
+    assert np.abs(r1_inverse @ l1.conj().T - np.eye(w)).max() < 10 * w * eps * np.linalg.cond(l1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_first_factor_says_where_cholesky_breaks_down(dtype):
+    gram = np.zeros((12, 12), dtype=dtype)
+    l1, r1_inverse, status = _first_factor(gram)
+    assert status == 2
+    assert np.all(l1 == 7) and np.all(r1_inverse == 7)
+
+
+def test_first_factor_is_for_panels_up_to_64_wide():
+    assert _kernels.PANEL_CHOLQR2_MAX_WIDTH == 64
+    with pytest.raises(ValueError, match="width 65"):
+        _first_factor(np.eye(65))
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,129 @@
+// Owner-computes for matrices of order up to 64: a 16 × 16 grid of threads, thread (r, c)
+// owning the 4 × 4 entries (r + 16a, c + 16b), a, b = 0..3, of every such matrix (cyclic, so
+// that a trailing part stays spread over all threads). On the GPU the entries live in the
+// thread's registers and a column factorization or triangular solve is one barrier a column:
+// the owners of the next column post it to shared memory, everybody applies it to their own
+// entries. On the host the same step code runs the 256 "threads" one after the other
+// (panel_factors_host.cu), which is what the CPU tests check the GPU's arithmetic by.
+//
+// An executor Ex provides: Ex::Owned<T> (one matrix's entries: of(me) is a thread's Tile),
+// each(f) (f(me) for the calling thread, or for all of them in turn on the host), sync() (a
+// barrier) and any(f) (a barrier that also tells whether f(me) held for some thread).
+#pragma once
+
+#include <vector>
+
+#include "unroll.cuh"
+
+namespace solvers {
+namespace owner_grid {
+
+constexpr int kGrid = 16;              // threads along each side of the grid
+constexpr int kTile = 4;               // rows (and columns) of a matrix each thread owns
+constexpr int kN = kGrid * kTile;      // 64: the largest order
+constexpr int kThreads = kGrid * kGrid;
+constexpr int kLd = kN + 1;            // shared matrices' row stride: a column's entries in distinct banks
+
+// Thread (r, c) of the grid; on the GPU thread r * 16 + c, so that a warp's loads of a row run
+// along it.
+struct Me {
+  int r, c;
+  __host__ __device__ int row(int a) const { return r + kGrid * a; }
+  __host__ __device__ int col(int b) const { return c + kGrid * b; }
+  __host__ __device__ int id() const { return r * kGrid + c; }
+};
+
+template <typename T>
+struct Tile {
+  T v[kTile][kTile];
+};
+
+// f(i, j, entry) for each of the thread's entries (unrolled on the GPU: registers, not memory).
+#pragma nv_exec_check_disable
+template <typename T, typename F>
+__host__ __device__ inline void entries(Me me, Tile<T>& t, F&& f) {
+  SOLVERS_UNROLL
+  for (int a = 0; a < kTile; ++a) {
+    SOLVERS_UNROLL
+    for (int b = 0; b < kTile; ++b) f(me.row(a), me.col(b), t.v[a][b]);
+  }
+}
+
+// Every thread's entries set to value(i, j).
+#pragma nv_exec_check_disable
+template <typename T, typename Ex, typename Owned, typename F>
+__host__ __device__ inline void fill(const Ex& ex, Owned& x, F&& value) {
+  ex.each([&](Me me) { entries<T>(me, x.of(me), [&](int i, int j, T& v) { v = value(i, j); }); });
+}
+
+// A column sweep, one barrier a column: step(me, j) applies column j (posted by its owners in
+// the previous round) to the thread's entries, then, where the thread owns column j + 1, posts
+// it; step(me, -1) only posts column 0. A step returns false to stop the sweep (every thread
+// alike: it decides from posted values); the sweep then returns false.
+#pragma nv_exec_check_disable
+template <typename Ex, typename Step>
+__host__ __device__ inline bool sweep(const Ex& ex, int n, Step&& step) {
+  for (int j = -1; j < n; ++j) {
+    bool go = true;
+    ex.each([&](Me me) { go = step(me, j) && go; });
+    if (!go) return false;
+    ex.sync();
+  }
+  return true;
+}
+
+// Where column or row j's posts go: two buffers of kN, alternating, so that a column is posted
+// while the previous one is still being read.
+template <typename T>
+__host__ __device__ inline T* post_of(T* posts, int j) {
+  return posts + (j & 1) * kN;
+}
+
+// The GPU's executor: one thread block of kThreads threads, its entries in registers.
+struct BlockGrid {
+  template <typename T>
+  struct Owned {
+    Tile<T> tile;
+    __device__ Tile<T>& of(Me) { return tile; }
+  };
+  template <typename F>
+  __device__ void each(F&& f) const {
+    f(Me{int(threadIdx.x) / kGrid, int(threadIdx.x) % kGrid});
+  }
+  __device__ void sync() const { __syncthreads(); }
+  template <typename F>
+  __device__ bool any(F&& f) const {
+    bool mine = false;
+    each([&](Me me) { mine = f(me); });
+    return __syncthreads_or(mine) != 0;
+  }
+};
+
+// The host's executor: the threads one after the other, their entries in memory.
+struct HostGrid {
+  // (of() is host and device code in name only: the step code's lambdas, which call it, are;
+  // the constructor and destructor are written out so that they are host code alone.)
+  template <typename T>
+  struct Owned {
+    std::vector<Tile<T>> storage;
+    Tile<T>* tiles;
+    Owned() : storage(kThreads), tiles(storage.data()) {}
+    ~Owned() {}
+    __host__ __device__ Tile<T>& of(Me me) { return tiles[me.id()]; }
+  };
+  template <typename F>
+  void each(F&& f) const {
+    for (int r = 0; r < kGrid; ++r)
+      for (int c = 0; c < kGrid; ++c) f(Me{r, c});
+  }
+  void sync() const {}
+  template <typename F>
+  bool any(F&& f) const {
+    bool found = false;
+    each([&](Me me) { found = f(me) || found; });
+    return found;
+  }
+};
+
+}  // namespace owner_grid
+}  // namespace solvers
