@@ -1,14 +1,19 @@
 """One panel of sy2sb, factored both ways: python -m solvers.bench_panel_qr [--m 16320 8128 1024]
-[--w 64] [--dtype float64 complex128] [--device auto|cpu|gpu].
+[--w 64] [--dtype float64 complex128] [--device auto|cpu|gpu] [--repeat 50].
 
 Per dtype and panel height m (w columns, random Gaussian entries), the median microseconds of
 --repeat calls after a warm-up, the device synchronized after each call, of geqrf
-(panel_qr.geqrf_panel) and of CholeskyQR2 with Householder reconstruction (panel_qr.panel_qr(...,
-"cholqr2")), then CholeskyQR2's parts timed the same way: the Gram matrix AᴴA, its Cholesky
-factorization, the triangular solve Q₁ = A R₁⁻¹, Q₁ᴴQ₁, the w × w part (one native call, with
-its status read back) and V₂ = Q₁[w:] K. Parts that each wait for the device add up to more than
-the whole, which queues them back to back. What sy2sb's panel_qr.AUTO_METHOD is chosen from is
-sy2sb as a whole (python -m solvers.bench_sy2sb --panel cholqr2 geqrf); this shows why.
+(panel_qr.geqrf_panel) and of CholeskyQR2 with Householder reconstruction as sy2sb runs it
+(panel_qr.panel_qr(..., "cholqr2"): on the GPU for w <= 64 one native call, elsewhere BLAS /
+LAPACK calls around the native w × w part), on the same panels in the same run; then
+CholeskyQR2's parts timed the same way: on the GPU for w <= 64 the composed path whole
+("composed": the A/B against the one call), and the composed path's steps: the Gram matrix AᴴA,
+its Cholesky factorization, the triangular solve Q₁ = A R₁⁻¹, Q₁ᴴQ₁, the w × w part (one native
+call, with its status read back) and V₂ = Q₁[w:] K; on the GPU for w <= 64 also the one call's
+first-pass w × w part ("first w×w": the first Cholesky and R₁⁻¹). Parts that each wait for the
+device add up to more than the whole, which queues them back to back. What sy2sb's
+panel_qr.AUTO_METHOD is chosen from is sy2sb as a whole (python -m solvers.bench_sy2sb --panel
+cholqr2 geqrf); this shows why.
 """
 import argparse
 import statistics
@@ -29,7 +34,7 @@ def parse_args(argv):
                    default=["float64", "complex128"])
     p.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto",
                    help="where the panels live (default auto: the GPU when cupy sees one)")
-    p.add_argument("--repeat", type=int, default=15, help="timed calls per median (default 15)")
+    p.add_argument("--repeat", type=int, default=50, help="timed calls per median (default 50)")
     p.add_argument("--seed", type=int, default=1234)
     args = p.parse_args(argv)
     if args.w < 1 or any(m < args.w for m in args.m):
@@ -50,9 +55,13 @@ def _array_module(device):
         return np
 
 
+WARM_UP_CALLS = 3
+
+
 def _median_us(xp, call, repeat):
     from .backend.arrays import synchronize
-    call()
+    for _ in range(WARM_UP_CALLS):
+        call()
     synchronize(xp)
     samples = []
     for _ in range(repeat):
@@ -66,7 +75,7 @@ def _median_us(xp, call, repeat):
 def _parts(xp, native, panel, w):
     """CholeskyQR2's steps as panel_qr runs them, each a call to time (its inputs made once)."""
     from .backend import arrays
-    from .panel_qr import _factors
+    from .panel_qr import _factors, composed_cholqr2
     gram = arrays.adjoint_product(xp, panel, panel)
     if arrays.is_numpy(xp):
         l1, _ = arrays.cholesky_lower_whole(xp, gram)
@@ -80,7 +89,7 @@ def _parts(xp, native, panel, w):
         return None
     factor = arrays.cholesky_lower_whole if arrays.is_numpy(xp) else arrays.cholesky_lower_queued
     v2 = xp.zeros((panel.shape[0] - w, w), dtype=panel.dtype)
-    return {
+    parts = {
         "gram": lambda: arrays.adjoint_product(xp, panel, panel),
         "potrf": lambda: factor(xp, gram),
         "trsm": lambda: arrays.solve_lower_adjoint_right(xp, l1, panel),
@@ -88,6 +97,23 @@ def _parts(xp, native, panel, w):
         "w×w": lambda: _factors(xp, native, gram2, q1[:w], l1),
         "V₂": lambda: arrays.add_product(xp, v2, q1[w:], out[w:2 * w]),
     }
+    if arrays.is_numpy(xp) or w > native.PANEL_CHOLQR2_MAX_WIDTH:
+        return parts
+    return {"composed": lambda: composed_cholqr2(xp, native, panel), **parts,
+            "first w×w": _first_factor_call(xp, native, xp.ascontiguousarray(gram))}
+
+
+def _first_factor_call(xp, native, gram):
+    """The GPU's first-pass w × w part (panel_first_factor), its status read back."""
+    w = gram.shape[0]
+    l1, r1_inverse, status = xp.empty_like(gram), xp.empty_like(gram), xp.empty((), dtype=np.int32)
+
+    def call():
+        native.panel_first_factor(native.DTYPES[gram.dtype.name], w, gram.data.ptr, l1.data.ptr,
+                                  r1_inverse.data.ptr, status.data.ptr, device=xp.cuda.Device().id,
+                                  stream=xp.cuda.get_current_stream().ptr)
+        return int(status)
+    return call
 
 
 def main(argv=None):
@@ -100,8 +126,8 @@ def main(argv=None):
     xp = _array_module(args.device)
     where = "CPU (numpy)" if xp is np else \
         xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)["name"].decode()
-    print(f"# solvers.bench_panel_qr: w = {args.w}, median µs of {args.repeat} after a warm-up, the "
-          f"device synchronized after each call; {where}")
+    print(f"# solvers.bench_panel_qr: w = {args.w}, median µs of {args.repeat} calls after {WARM_UP_CALLS} "
+          f"warm-up calls, the device synchronized after each call; {where}")
     print("| dtype | m | geqrf µs | CholeskyQR2 µs | × geqrf's | CholeskyQR2's parts µs (each synchronized) |")
     print("| --- | --- | --- | --- | --- | --- |")
     rng = np.random.default_rng(args.seed)

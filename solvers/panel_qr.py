@@ -11,9 +11,11 @@ products of inner dimension w and two w × w Cholesky factorizations. sy2sb and 
 factorization as reflectors, H = I - V T Vᴴ with H [R_h; 0] = A; they follow from Q by Householder
 reconstruction (E - Q D = V U, D a diagonal of signs): V = [V₁; -Q₂ D U⁻¹], tau = diag(U),
 T = U V₁⁻ᴴ, R_h = Dᴴ R. Everything of order w × w (the second Cholesky, the reconstruction, T, R)
-is one native call (solvers/native/panel_factors.h), on the GPU one kernel whose status is the
-panel's one read-back: each cupy call costs tens of microseconds of host time, so a sequence
-of small ones was slower than geqrf's launches.
+is one native call (solvers/native/panel_factors.h). On the GPU, for w <= 64, the whole of it is
+one native call (solvers/native/panel_cholqr2.h: a few kernels, the tall products our own) whose
+status is the panel's one read-back: each cupy call costs tens of microseconds of host time, so
+a sequence of them was slower than geqrf's launches. Elsewhere (the host, wider GPU panels) the
+products and the first Cholesky are BLAS / LAPACK calls around the w × w part.
 
 When it is trusted: the second pass makes Q orthonormal to working precision when it starts
 from a Q₁ that is nearly orthonormal, and Q₁ᴴQ₁ is at hand, so the test is
@@ -21,7 +23,8 @@ from a Q₁ that is nearly orthonormal, and Q₁ᴴQ₁ is at hand, so the test 
 factor is left unread on the GPU: see backend.arrays.cholesky_lower_queued). A panel of rank below
 w (a zero panel: the matrix was banded already) or with condition number beyond about u^(-1/2)
 fails it, and geqrf factors that panel. Q₁ comes from a triangular solve, so A = Q R holds to
-working precision whatever R₁'s conditioning.
+working precision whatever R₁'s conditioning; the GPU's one call multiplies by R₁⁻¹ instead,
+formed row by row, which adds a factor ‖|R₁⁻¹| |R₁|‖ to that residual (panel_cholqr2.h).
 """
 import numpy as np
 
@@ -34,7 +37,8 @@ ORTHOGONALITY_LIMIT = 0.1   # ‖Q₁ᴴQ₁ - I‖_max at which the second pass
 PANEL_METHODS = ("auto", "cholqr2", "geqrf")
 # What "auto" takes, by device, from sy2sb as a whole (docs/PERFORMANCE.md): on an H100 geqrf
 # (n = 16384: 0.526 s against 0.586 s with CholeskyQR2, whose w × w kernel is still ~330 us and
-# loses on panels shorter than ~8000 rows); on the CPU CholeskyQR2 (n = 1500 and 3000, 2 cores).
+# loses on panels shorter than ~8000 rows; measured before the GPU's one-call path); on the CPU
+# CholeskyQR2 (n = 1500 and 3000, 2 cores).
 AUTO_METHOD = {"cpu": "cholqr2", "gpu": "geqrf"}
 
 
@@ -52,29 +56,36 @@ def panel_qr(xp, panel, method="auto"):
     native, _ = kernels()
     if m < w or w == 0 or native is None or method == "geqrf":
         return (*geqrf_panel(xp, panel), "geqrf")
-    if not is_numpy(xp) and w <= native.PANEL_CHOLQR2_MAX_WIDTH:
-        factors = _native_cholqr2(xp, native, panel)
-        return (*factors, "cholqr2") if factors else (*geqrf_panel(xp, panel), "geqrf")
+    one_call = not is_numpy(xp) and w <= native.PANEL_CHOLQR2_MAX_WIDTH
+    factors = (native_cholqr2 if one_call else composed_cholqr2)(xp, native, panel)
+    return (*factors, "cholqr2") if factors is not None else (*geqrf_panel(xp, panel), "geqrf")
+
+
+def composed_cholqr2(xp, native, panel):
+    """(V, T, R, tau) by CholeskyQR2 from BLAS / LAPACK (cuBLAS / cuSOLVER) calls around the
+    native w × w part, or None when it is not to be trusted: the host's path, and the GPU's for
+    panels wider than native_cholqr2 takes."""
+    m, w = panel.shape
     if is_numpy(xp):
         l1, info = cholesky_lower_whole(xp, adjoint_product(xp, panel, panel))
         if info:
-            return (*geqrf_panel(xp, panel), "geqrf")
+            return None
     else:
         l1, _ = cholesky_lower_queued(xp, adjoint_product(xp, panel, panel))
     q1 = xp.ascontiguousarray(solve_lower_adjoint_right(xp, l1, panel))
     out = _factors(xp, native, adjoint_product(xp, q1, q1), q1[:w], xp.ascontiguousarray(l1))
     if out is None:
-        return (*geqrf_panel(xp, panel), "geqrf")
+        return None
     v = xp.zeros((m, w), dtype=panel.dtype)
     v[:w] = out[:w]
     add_product(xp, v[w:], q1[w:], out[w:2 * w])         # V₂ = Q₁[w:] K
-    return v, out[2 * w:3 * w], out[3 * w:4 * w], out[4 * w], "cholqr2"
+    return v, out[2 * w:3 * w], out[3 * w:4 * w], out[4 * w]
 
 
-def _native_cholqr2(xp, native, panel):
+def native_cholqr2(xp, native, panel):
     """(V, T, R, tau) by CholeskyQR2 in one native call on the GPU (solvers/native/panel_cholqr2.h:
-    a few kernels, w <= 64), or None when it is not to be trusted; the status read back is the
-    panel's one wait for the device."""
+    a few kernels, w <= PANEL_CHOLQR2_MAX_WIDTH), or None when it is not to be trusted; the
+    status read back is the panel's one wait for the device."""
     m, w = panel.shape
     item = panel.itemsize
     if panel.strides[1] != item or panel.strides[0] < w * item or panel.strides[0] % item:
