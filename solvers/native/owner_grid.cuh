@@ -38,14 +38,42 @@ struct Tile {
   T v[kTile][kTile];
 };
 
-// f(i, j, entry) for each of the thread's entries (unrolled on the GPU: registers, not memory).
+// Which entries of a triangular matrix can be nonzero. Tile (a, b) holds entries below the
+// diagonal only where a > b and above it only where a < b (r, c < 16), whatever the thread: a
+// triangular matrix's other tiles are zero, which the compiler then knows (no registers).
+enum class Part { all, lower, upper };
+
+template <Part part>
+__host__ __device__ constexpr bool may_be_nonzero(int a, int b) {
+  return part == Part::all || (part == Part::lower ? a >= b : a <= b);
+}
+
+// f(i, j, entry) for each of the thread's entries (unrolled on the GPU: registers, not memory);
+// those outside `part` are set to zero instead.
 #pragma nv_exec_check_disable
-template <typename T, typename F>
+template <typename T, Part part = Part::all, typename F>
 __host__ __device__ inline void entries(Me me, Tile<T>& t, F&& f) {
   SOLVERS_UNROLL
   for (int a = 0; a < kTile; ++a) {
     SOLVERS_UNROLL
-    for (int b = 0; b < kTile; ++b) f(me.row(a), me.col(b), t.v[a][b]);
+    for (int b = 0; b < kTile; ++b) {
+      if (may_be_nonzero<part>(a, b)) f(me.row(a), me.col(b), t.v[a][b]);
+      else t.v[a][b] = T(0);
+    }
+  }
+}
+
+// f(i, j, entry) for the thread's entries within `part` of a matrix kept in shared memory
+// (kN × kLd) where registers run short: still each thread's own, read and written without
+// barriers.
+#pragma nv_exec_check_disable
+template <typename T, Part part = Part::all, typename F>
+__host__ __device__ inline void entries_in(Me me, T* m, F&& f) {
+  SOLVERS_UNROLL
+  for (int a = 0; a < kTile; ++a) {
+    SOLVERS_UNROLL
+    for (int b = 0; b < kTile; ++b)
+      if (may_be_nonzero<part>(a, b)) f(me.row(a), me.col(b), m[me.row(a) * kLd + me.col(b)]);
   }
 }
 
@@ -72,11 +100,13 @@ __host__ __device__ inline bool sweep(const Ex& ex, int n, Step&& step) {
   return true;
 }
 
-// Where column or row j's posts go: two buffers of kN, alternating, so that a column is posted
-// while the previous one is still being read.
+// Where column or row j's posts go: three buffers of kN in turn, so that the one posted in
+// round j - 1 can be read in rounds j and j + 1 while round j posts the next.
+constexpr int kPostWays = 3;
+
 template <typename T>
 __host__ __device__ inline T* post_of(T* posts, int j) {
-  return posts + (j & 1) * kN;
+  return posts + (j % kPostWays) * kN;
 }
 
 // The GPU's executor: one thread block of kThreads threads, its entries in registers.

@@ -1,9 +1,20 @@
-// panel_factors.h's w × w part for w <= 64, owner-computes (owner_grid.cuh): the same phases as
-// panel_factors_step.cuh (whose loops share out flat indices and need several barriers a column),
-// with every matrix being factored or solved for held by its owners and one barrier a column.
-// A w < 64 is padded to 64 as diag(A, I): every factorization and solve then keeps the two
-// blocks apart, the padding's factors are I (or 0), and only the w × w corner is written out.
-// Also the first pass's w × w part for panel_cholqr2.h: L₁ = chol(AᴴA) and R₁⁻¹ = L₁⁻ᴴ.
+// panel_factors.h's w × w part for w <= 64, owner-computes (owner_grid.cuh), in two column
+// sweeps and a few products where panel_factors_step.cuh needs five sweeps of several barriers a
+// column:
+//
+//   sweep 1: L₂ = chol(Q₁ᴴQ₁) and X = L₂⁻¹ together (R₂⁻¹ = Xᴴ)
+//   products: R₂ R₁, S = Q₁[:w] R₂⁻¹
+//   sweep 2: E - S D = V U, and together, one column behind, T = U V₁⁻ᴴ and Z = D U⁻¹
+//   products: K = -R₂⁻¹ Z, R_h = Dᴴ (R₂ R₁)
+//
+// (the same factors as panel_factors_step.cuh's: K = -M⁻¹ with M = U Dᴴ R₂ is -R₂⁻¹ D U⁻¹; R₂ is
+// as well-conditioned as Q₁ is orthonormal, so its inverse may be formed). A w < 64 is padded to
+// 64 as diag(A, I): every factorization and product keeps the two blocks apart, and only the
+// w × w corner is written out.
+//
+// Also the first pass's w × w part for panel_cholqr2.h: sweep 1 on AᴴA, L₁ and R₁⁻¹ out. L X = I
+// is solved a column of I at a time (in effect), so |L X - I| <= c u |L| |X|, that is
+// |R₁⁻¹ R₁ - I| <= c u |R₁⁻¹| |R₁|: Q₁ = A R₁⁻¹ has Q₁ R₁ = A (I + E) with E of that size.
 #pragma once
 #include <cstdint>
 
@@ -17,17 +28,17 @@ namespace owned {
 
 using namespace owner_grid;
 
-// The shared memory (or host memory) of a call: three kN × kLd matrices, two sweeps' posts
-// (columns, then rows or a second solve's columns) and D.
-constexpr int64_t kWorkspaceElems = 3 * int64_t(kN) * kLd + 5 * kN;
+// The shared memory (or host memory) of a call: three kN × kLd matrices, the posts (columns
+// and rows of the matrix being factored, T's and Z's columns: kPostWays × kN each) and D.
+constexpr int64_t kWorkspaceElems = 3 * int64_t(kN) * kLd + (4 * kPostWays + 1) * kN;
 
 template <typename T>
 struct Workspace {
-  T *a, *b, *c;         // L (then M), L₁, V\U
-  T *posts, *posts2, *d;
+  T *a, *b, *c;
+  T *cols, *rows, *t_cols, *z_cols, *d;
   __host__ __device__ explicit Workspace(T* w)
-      : a(w), b(w + kN * kLd), c(w + 2 * kN * kLd), posts(w + 3 * kN * kLd), posts2(posts + 2 * kN),
-        d(posts2 + 2 * kN) {}
+      : a(w), b(w + kN * kLd), c(w + 2 * kN * kLd), cols(w + 3 * kN * kLd), rows(cols + kPostWays * kN),
+        t_cols(rows + kPostWays * kN), z_cols(t_cols + kPostWays * kN), d(z_cols + kPostWays * kN) {}
 };
 
 // Entry (i, j) of the row-major w × w matrix p read as the kN × kN matrix diag(p, pad · I),
@@ -44,21 +55,34 @@ struct Padded {
   }
 };
 
-// value(i, j, entry) of x's entries with i, j < n into dst (row stride ld).
+template <typename T>
+__host__ __device__ T identity(int i, int j) {
+  return T(i == j ? 1 : 0);
+}
+
+// Entry (i, j) of x, for i, j < n, into dst[i * ld + j] (dst[j * ld + i] where `adjoint`,
+// conjugated).
 #pragma nv_exec_check_disable
-template <typename T, typename Ex, typename Owned, typename F>
-__host__ __device__ void put(const Ex& ex, Owned& x, T* dst, int64_t ld, int n, F&& value) {
+template <typename T, typename Ex, typename Owned>
+__host__ __device__ void put(const Ex& ex, Owned& x, T* dst, int64_t ld, int n, bool adjoint = false) {
   ex.each([&](Me me) {
     entries<T>(me, x.of(me), [&](int i, int j, T& v) {
-      if (i < n && j < n) dst[i * ld + j] = value(i, j, v);
+      if (i < n && j < n) {
+        if (adjoint) dst[j * ld + i] = conj(v);
+        else dst[i * ld + j] = v;
+      }
     });
   });
 }
 
+// value(i, j) into the shared matrix dst, each thread its own entries.
 #pragma nv_exec_check_disable
-template <typename T, typename Ex, typename Owned>
-__host__ __device__ void put_shared(const Ex& ex, Owned& x, T* dst) {
-  put<T>(ex, x, dst, kLd, kN, [](int, int, T v) { return v; });
+template <typename T, typename Ex, typename F>
+__host__ __device__ void stage(const Ex& ex, T* dst, F&& value) {
+  ex.each([&](Me me) {
+    Tile<T> indices;
+    entries<T>(me, indices, [&](int i, int j, T&) { dst[i * kLd + j] = value(i, j); });
+  });
 }
 
 #pragma nv_exec_check_disable
@@ -84,11 +108,11 @@ __host__ __device__ void post_row(Me me, Tile<T>& t, T* posts, int j) {
 }
 
 // t += lhs · rhs over the inner index 0..kN-1 (lhs(i, c), rhs(c, j)): the thread's 4 + 4
-// operands of each c loaded once for its 16 products; c in order, so the sums are the same bits
-// wherever they run on the same machine.
+// operands of each c loaded once for its 16 products, c in order (the same bits every run).
 #pragma nv_exec_check_disable
 template <typename T, typename L, typename R>
 __host__ __device__ void add_product(Me me, Tile<T>& t, L&& lhs, R&& rhs) {
+  SOLVERS_UNROLL_N(1)
   for (int c = 0; c < kN; ++c) {
     T x[kTile], y[kTile];
     SOLVERS_UNROLL
@@ -103,128 +127,106 @@ __host__ __device__ void add_product(Me me, Tile<T>& t, L&& lhs, R&& rhs) {
   }
 }
 
-// L Lᴴ = x in place (the lower triangle read, the strict upper one left zero), right-looking;
-// false where a pivot is not positive.
+// t = lhs · rhs, as add_product.
+#pragma nv_exec_check_disable
+template <typename T, typename L, typename R>
+__host__ __device__ void product(Me me, Tile<T>& t, L&& lhs, R&& rhs) {
+  entries<T>(me, t, [](int, int, T& v) { v = T(0); });
+  add_product(me, t, lhs, rhs);
+}
+
+// Sweep 1: L Lᴴ = g in place (its lower triangle read, the strict upper one left zero) and
+// x = L⁻¹ (x = I on entry): round k takes column k of L from the posted column of g and row k
+// of L⁻¹ from the posted row of x (by rows: X[k,:] /= L_kk, X[i,:] -= L_ik X[k,:] below it).
+// False where a pivot is not positive.
 #pragma nv_exec_check_disable
 template <typename T, typename Ex, typename Owned>
-__host__ __device__ bool cholesky(const Ex& ex, Owned& x, T* posts) {
+__host__ __device__ bool cholesky_with_inverse(const Ex& ex, Owned& g, Owned& x, const Workspace<T>& ws) {
   using R = real_t<T>;
   return sweep(ex, kN, [&](Me me, int k) {
-    Tile<T>& t = x.of(me);
+    Tile<T>& l = g.of(me);
+    Tile<T>& inverse_of_l = x.of(me);
     if (k >= 0) {
-      const T* col = post_of(posts, k);
+      const T *col = post_of(ws.cols, k), *row = post_of(ws.rows, k);
       const R pivot = real_part(col[k]);
       if (!(pivot > R(0))) return false;
       const R root = r_sqrt(pivot), inverse = R(1) / root;
-      entries<T>(me, t, [&](int i, int j, T& v) {
+      entries<T>(me, l, [&](int i, int j, T& v) {
         if (j == k) v = i > k ? inverse * v : T(i == k ? root : R(0));
         else if (i > k && j > k) v -= (inverse * col[i]) * conj(inverse * col[j]);
       });
-    }
-    post_column(me, t, posts, k + 1);
-    return true;
-  });
-}
-
-// X U = B in place of x, U upper (Upper over a kLd-strided matrix): column j of X, posted, taken
-// out of the later columns, then column j + 1 divided by its diagonal and posted. Two systems
-// share a sweep's barriers by calling this for each in one step.
-template <typename T>
-__host__ __device__ void solve_step(Me me, Tile<T>& t, T* posts, int j, const Upper<T>& u) {
-  if (j >= 0) {
-    const T* col = post_of(posts, j);
-    entries<T>(me, t, [&](int i, int c, T& v) {
-      if (c > j) v -= col[i] * u.at(j, c);
-    });
-  }
-  if (j + 1 < kN && !u.unit) {
-    const T inverse = u.inverse_diagonal(j + 1);
-    entries<T>(me, t, [&](int, int c, T& v) {
-      if (c == j + 1) v = v * inverse;
-    });
-  }
-  post_column(me, t, posts, j + 1);
-}
-
-#pragma nv_exec_check_disable
-template <typename T, typename Ex, typename Owned>
-__host__ __device__ void solve(const Ex& ex, Owned& x, T* posts, const Upper<T>& u) {
-  sweep(ex, kN, [&](Me me, int j) {
-    solve_step(me, x.of(me), posts, j, u);
-    return true;
-  });
-}
-
-// E - S D = V U in place of s (panel_factors_step.cuh's lu_with_signs), D into d: column c's
-// sign and pivot from its posted diagonal, its multipliers from the posted column, the trailing
-// update from the posted row (not yet scaled by later signs: those are common factors of later
-// columns, applied when they are reached).
-#pragma nv_exec_check_disable
-template <typename T, typename Ex, typename Owned>
-__host__ __device__ void lu_with_signs(const Ex& ex, Owned& s, const Workspace<T>& ws) {
-  using R = real_t<T>;
-  sweep(ex, kN, [&](Me me, int c) {
-    Tile<T>& t = s.of(me);
-    if (c >= 0) {
-      const T *col = post_of(ws.posts, c), *row = post_of(ws.posts2, c);
-      const T x = col[c], dc = unit_opposite(x);
-      const R pivot = R(1) + abs_of(x), inverse = R(1) / pivot;
-      entries<T>(me, t, [&](int i, int j, T& v) {
-        if (j == c) {
-          v = i == c ? T(pivot) : i < c ? -(dc * v) : inverse * -(dc * v);
-          if (i == c) ws.d[c] = dc;
-        } else if (i > c && j > c) {
-          v -= (inverse * -(dc * col[i])) * row[j];
-        }
+      entries<T, Part::lower>(me, inverse_of_l, [&](int i, int j, T& v) {
+        if (i == k) v = inverse * v;
+        else if (i > k) v -= (inverse * col[i]) * (inverse * row[j]);
       });
     }
-    post_column(me, t, ws.posts, c + 1);
-    post_row(me, t, ws.posts2, c + 1);
+    post_column(me, l, ws.cols, k + 1);
+    post_row(me, inverse_of_l, ws.rows, k + 1);
     return true;
   });
 }
 
-// From V\U in s: V₁ and tau out, R_h = Dᴴ R₂ R₁ out (R₂ = L₂ᴴ in ws.a, R₁ = L₁ᴴ in ws.b), M =
-// U Dᴴ R₂ into ws.a; then, in one sweep, T = U V₁⁻ᴴ and K = -M⁻¹ out.
+// Column c's sign d_c = -conj(x)/|x| and pivot 1 + |x| from its diagonal entry x, and its
+// multipliers (V's column c) from its entries below.
+template <typename T>
+struct Sign {
+  T d;
+  real_t<T> pivot, inverse;
+  __host__ __device__ explicit Sign(T x)
+      : d(unit_opposite(x)), pivot(real_t<T>(1) + abs_of(x)), inverse(real_t<T>(1) / pivot) {}
+  __host__ __device__ T multiplier(T entry) const { return inverse * -(d * entry); }
+};
+
+// Sweep 2: E - S D = V U in place of s (panel_factors_step.cuh's lu_with_signs), D into ws.d,
+// round c from the posted column and row c (the row not yet scaled by later signs: those are
+// common factors of later columns, applied when they are reached). One round behind, T = U V₁⁻ᴴ
+// (X V₁ᴴ = U) into ws.c (shared memory: registers are short in complex128) and Z = D U⁻¹
+// (Z U = D) in z, by columns: round c takes T's and Z's column c - 1 out of their later columns
+// (V₁ᴴ's row c - 1 from the posted column c - 1; U's row c - 1 is the posted row c - 1 times the
+// later signs, which Z's columns take when they are finished), then finishes their column c,
+// whose U is now known. ws.c and z are zero on entry.
 #pragma nv_exec_check_disable
 template <typename T, typename Ex, typename Owned>
-__host__ __device__ void outputs(const Ex& ex, const PanelFactorsArgs& args, Owned& s, const Workspace<T>& ws) {
-  const int w = args.w;
-  T* out = static_cast<T*>(args.out);
-  const int64_t sq = int64_t(w) * w;
-  T *v1 = out, *k = out + sq, *t = out + 2 * sq, *r = out + 3 * sq, *tau = out + 4 * sq;
-  put<T>(ex, s, v1, w, w, [&](int i, int j, T v) {
-    if (i == j) tau[i] = v;
-    return i > j ? v : T(i == j ? 1 : 0);
-  });
-  put_shared<T>(ex, s, ws.c);
-  ex.sync();
-  Owned x;
-  fill<T>(ex, x, [](int, int) { return T(0); });
-  ex.each([&](Me me) {
-    add_product(me, x.of(me), [&](int i, int c) { return conj(ws.a[c * kLd + i]); },
-                [&](int c, int j) { return conj(ws.b[j * kLd + c]); });
-  });
-  put<T>(ex, x, r, w, w, [&](int i, int, T v) { return conj(ws.d[i]) * v; });
-  fill<T>(ex, x, [](int, int) { return T(0); });
-  ex.each([&](Me me) {
-    add_product(me, x.of(me), [&](int i, int c) { return c >= i ? ws.c[i * kLd + c] * conj(ws.d[c]) : T(0); },
-                [&](int c, int j) { return conj(ws.a[j * kLd + c]); });
-  });
-  ex.sync();  // L₂ read: M takes its place
-  put_shared<T>(ex, x, ws.a);
-  Owned& kx = s;
-  fill<T>(ex, x, [&](int i, int j) { return i <= j ? ws.c[i * kLd + j] : T(0); });
-  fill<T>(ex, kx, [](int i, int j) { return T(i == j ? -1 : 0); });
-  ex.sync();
-  const Upper<T> v1h{ws.c, kLd, true, true}, m{ws.a, kLd, false, false};
-  sweep(ex, kN, [&](Me me, int j) {
-    solve_step(me, x.of(me), ws.posts, j, v1h);
-    solve_step(me, kx.of(me), ws.posts2, j, m);
+__host__ __device__ void lu_with_signs(const Ex& ex, Owned& s, Owned& z, const Workspace<T>& ws) {
+  sweep(ex, kN, [&](Me me, int c) {
+    Tile<T>& lu = s.of(me);
+    if (c >= 0) {
+      const T *col = post_of(ws.cols, c), *row = post_of(ws.rows, c);
+      const Sign<T> now(col[c]);
+      entries<T>(me, lu, [&](int i, int j, T& v) {
+        if (j == c) {
+          v = i == c ? T(now.pivot) : i < c ? -(now.d * v) : now.multiplier(v);
+          if (i == c) ws.d[c] = now.d;
+        } else if (i > c && j > c) {
+          v -= now.multiplier(col[i]) * row[j];
+        }
+      });
+      if (c > 0) {
+        const T *before_col = post_of(ws.cols, c - 1), *before_row = post_of(ws.rows, c - 1);
+        const T *t_col = post_of(ws.t_cols, c - 1), *z_col = post_of(ws.z_cols, c - 1);
+        const Sign<T> before(before_col[c - 1]);
+        entries_in<T, Part::upper>(me, ws.c, [&](int i, int j, T& v) {
+          if (j >= c) v -= t_col[i] * conj(before.multiplier(before_col[j]));
+        });
+        entries<T, Part::upper>(me, z.of(me), [&](int i, int j, T& v) {
+          if (j >= c) v += z_col[i] * before_row[j];
+        });
+      }
+      entries<T>(me, lu, [&](int i, int j, T& u) {
+        if (j != c) return;
+        T& tv = ws.c[i * kLd + j];
+        tv = (i <= c ? u : T(0)) + tv;
+        post_of(ws.t_cols, c)[i] = tv;
+      });
+      entries<T, Part::upper>(me, z.of(me), [&](int i, int j, T& zv) {
+        if (j == c) zv = now.inverse * (now.d * (identity<T>(i, j) + zv));
+      });
+      post_column(me, z.of(me), ws.z_cols, c);
+    }
+    post_column(me, lu, ws.cols, c + 1);
+    post_row(me, lu, ws.rows, c + 1);
     return true;
   });
-  put<T>(ex, x, t, w, w, [](int, int, T v) { return v; });
-  put<T>(ex, kx, k, w, w, [](int, int, T v) { return v; });
 }
 
 // panel_factors.h's w × w part (w <= kN). *status is 0 on entry (or a failed first pass's,
@@ -235,25 +237,53 @@ __host__ __device__ void run(const Ex& ex, const PanelFactorsArgs& args, T* work
   if (*args.status != kPanelFactorsDone) return;
   const Workspace<T> ws(work);
   const int w = args.w;
-  typename Ex::template Owned<T> g;
-  fill<T>(ex, g, Padded<T>{static_cast<const T*>(args.gram), w, T(1), false});
+  T* out = static_cast<T*>(args.out);
+  const int64_t sq = int64_t(w) * w;
+  T *v1 = out, *k = out + sq, *t = out + 2 * sq, *r = out + 3 * sq, *tau = out + 4 * sq;
+  typename Ex::template Owned<T> x, y, z;
+  fill<T>(ex, x, Padded<T>{static_cast<const T*>(args.gram), w, T(1), false});
   const bool far = ex.any([&](Me me) {
     bool bad = false;
-    entries<T>(me, g.of(me), [&](int i, int j, T& v) { bad = bad || !(abs_of(i == j ? v - T(1) : v) <= limit); });
+    entries<T>(me, x.of(me), [&](int i, int j, T& v) { bad = bad || !(abs_of(i == j ? v - T(1) : v) <= limit); });
     return bad;
   });
   if (far) return set_status(ex, args.status, kPanelFactorsNotOrthogonal);
-  if (!cholesky(ex, g, ws.posts)) return set_status(ex, args.status, kPanelFactorsNotDefinite);
-  put_shared<T>(ex, g, ws.a);
-  const Padded<T> l1{static_cast<const T*>(args.l1), w, T(1), true};
-  ex.each([&](Me me) {
-    entries<T>(me, g.of(me), [&](int i, int j, T&) { ws.b[i * kLd + j] = l1(i, j); });
-  });
-  fill<T>(ex, g, Padded<T>{static_cast<const T*>(args.q1_top), w, T(0), false});   // S = Q₁[:w] L₂⁻ᴴ
+  fill<T>(ex, y, identity<T>);
+  if (!cholesky_with_inverse(ex, x, y, ws)) return set_status(ex, args.status, kPanelFactorsNotDefinite);
+  put<T>(ex, x, ws.a, kLd, kN);                                                     // L₂
+  stage<T>(ex, ws.b, Padded<T>{static_cast<const T*>(args.l1), w, T(1), true});     // L₁
+  stage<T>(ex, ws.c, Padded<T>{static_cast<const T*>(args.q1_top), w, T(0), false});
   ex.sync();
-  solve(ex, g, ws.posts, Upper<T>{ws.a, kLd, true, false});
-  lu_with_signs(ex, g, ws);
-  outputs(ex, args, g, ws);
+  ex.each([&](Me me) {   // R₂ R₁ into R_h's place, D to come
+    product(me, x.of(me), [&](int i, int c) { return conj(ws.a[c * kLd + i]); },
+            [&](int c, int j) { return conj(ws.b[j * kLd + c]); });
+  });
+  put<T>(ex, x, r, w, w);
+  ex.sync();
+  put<T>(ex, y, ws.b, kLd, kN, true);                                               // R₂⁻¹
+  ex.sync();
+  ex.each([&](Me me) {   // S = Q₁[:w] R₂⁻¹
+    product(me, x.of(me), [&](int i, int c) { return ws.c[i * kLd + c]; }, [&](int c, int j) { return ws.b[c * kLd + j]; });
+  });
+  ex.sync();   // Q₁[:w] read: T takes its place
+  stage<T>(ex, ws.c, [](int, int) { return T(0); });
+  fill<T>(ex, z, [](int, int) { return T(0); });
+  lu_with_signs(ex, x, z, ws);
+  ex.each([&](Me me) {
+    entries<T>(me, x.of(me), [&](int i, int j, T& lu) {
+      if (i >= w || j >= w) return;
+      v1[i * w + j] = i > j ? lu : identity<T>(i, j);
+      if (i == j) tau[i] = lu;
+      t[i * w + j] = ws.c[i * kLd + j];
+      r[i * w + j] = conj(ws.d[i]) * r[i * w + j];   // this thread's own entries of R₂ R₁
+    });
+  });
+  put<T>(ex, z, ws.a, kLd, kN);
+  ex.sync();
+  ex.each([&](Me me) {   // K = -R₂⁻¹ Z
+    product(me, x.of(me), [&](int i, int c) { return -ws.b[i * kLd + c]; }, [&](int c, int j) { return ws.a[c * kLd + j]; });
+  });
+  put<T>(ex, x, k, w, w);
 }
 
 // The first pass's w × w part (panel_cholqr2.h): L₁ and R₁⁻¹ out, *status set.
@@ -262,15 +292,12 @@ template <typename T, typename Ex>
 __host__ __device__ void first_factor(const Ex& ex, const FirstFactorArgs& args, T* work) {
   const Workspace<T> ws(work);
   const int w = args.w;
-  typename Ex::template Owned<T> x;
+  typename Ex::template Owned<T> x, y;
   fill<T>(ex, x, Padded<T>{static_cast<const T*>(args.gram), w, T(1), false});
-  if (!cholesky(ex, x, ws.posts)) return set_status(ex, args.status, kPanelFactorsNotDefinite);
-  put<T>(ex, x, static_cast<T*>(args.l1), w, w, [](int, int, T v) { return v; });
-  put_shared<T>(ex, x, ws.a);
-  fill<T>(ex, x, [](int i, int j) { return T(i == j ? 1 : 0); });
-  ex.sync();
-  solve(ex, x, ws.posts, Upper<T>{ws.a, kLd, true, false});    // X L₁ᴴ = I
-  put<T>(ex, x, static_cast<T*>(args.r1_inverse), w, w, [](int, int, T v) { return v; });
+  fill<T>(ex, y, identity<T>);
+  if (!cholesky_with_inverse(ex, x, y, ws)) return set_status(ex, args.status, kPanelFactorsNotDefinite);
+  put<T>(ex, x, static_cast<T*>(args.l1), w, w);
+  put<T>(ex, y, static_cast<T*>(args.r1_inverse), w, w, true);
   set_status(ex, args.status, kPanelFactorsDone);
 }
 

@@ -7,7 +7,10 @@
 #if defined(__CUDA_ARCH__)
 #define SOLVERS_UNROLL _Pragma("unroll")
 #define SOLVERS_UNROLL_4 _Pragma("unroll 4")
+#define SOLVERS_UNROLL_N(n) _Pragma(SOLVERS_STRINGIZE(unroll n))
+#define SOLVERS_STRINGIZE(x) #x
 #else
 #define SOLVERS_UNROLL
 #define SOLVERS_UNROLL_4
+#define SOLVERS_UNROLL_N(n)
 #endif
