@@ -9,7 +9,8 @@
 //
 // (the same factors as panel_factors_step.cuh's: K = -M⁻¹ with M = U Dᴴ R₂ is -R₂⁻¹ D U⁻¹; R₂ is
 // as well-conditioned as Q₁ is orthonormal, so its inverse may be formed). A w < 64 is padded to
-// 64 as diag(A, I): every factorization and product keeps the two blocks apart, and only the
+// 64 as diag(A, I): every factorization and product keeps the two blocks apart, the sweeps stop
+// after column w (what they would do to the padding, the corner never reads), and only the
 // w × w corner is written out.
 //
 // Also the first pass's w × w part for panel_cholqr2.h: sweep 1 on AᴴA, L₁ and R₁⁻¹ out. L X = I
@@ -138,12 +139,12 @@ __host__ __device__ void product(Me me, Tile<T>& t, L&& lhs, R&& rhs) {
 // Sweep 1: L Lᴴ = g in place (its lower triangle read, the strict upper one left zero) and
 // x = L⁻¹ (x = I on entry): round k takes column k of L from the posted column of g and row k
 // of L⁻¹ from the posted row of x (by rows: X[k,:] /= L_kk, X[i,:] -= L_ik X[k,:] below it).
-// False where a pivot is not positive.
+// Columns 0..n-1; false where a pivot is not positive.
 #pragma nv_exec_check_disable
 template <typename T, typename Ex, typename Owned>
-__host__ __device__ bool cholesky_with_inverse(const Ex& ex, Owned& g, Owned& x, const Workspace<T>& ws) {
+__host__ __device__ bool cholesky_with_inverse(const Ex& ex, int n, Owned& g, Owned& x, const Workspace<T>& ws) {
   using R = real_t<T>;
-  return sweep(ex, kN, [&](Me me, int k) {
+  return sweep(ex, n, [&](Me me, int k) {
     Tile<T>& l = g.of(me);
     Tile<T>& inverse_of_l = x.of(me);
     if (k >= 0) {
@@ -184,11 +185,11 @@ struct Sign {
 // (Z U = D) in z, by columns: round c takes T's and Z's column c - 1 out of their later columns
 // (V₁ᴴ's row c - 1 from the posted column c - 1; U's row c - 1 is the posted row c - 1 times the
 // later signs, which Z's columns take when they are finished), then finishes their column c,
-// whose U is now known. ws.c and z are zero on entry.
+// whose U is now known. Columns 0..n-1; ws.c and z are zero on entry.
 #pragma nv_exec_check_disable
 template <typename T, typename Ex, typename Owned>
-__host__ __device__ void lu_with_signs(const Ex& ex, Owned& s, Owned& z, const Workspace<T>& ws) {
-  sweep(ex, kN, [&](Me me, int c) {
+__host__ __device__ void lu_with_signs(const Ex& ex, int n, Owned& s, Owned& z, const Workspace<T>& ws) {
+  sweep(ex, n, [&](Me me, int c) {
     Tile<T>& lu = s.of(me);
     if (c >= 0) {
       const T *col = post_of(ws.cols, c), *row = post_of(ws.rows, c);
@@ -249,7 +250,7 @@ __host__ __device__ void run(const Ex& ex, const PanelFactorsArgs& args, T* work
   });
   if (far) return set_status(ex, args.status, kPanelFactorsNotOrthogonal);
   fill<T>(ex, y, identity<T>);
-  if (!cholesky_with_inverse(ex, x, y, ws)) return set_status(ex, args.status, kPanelFactorsNotDefinite);
+  if (!cholesky_with_inverse(ex, w, x, y, ws)) return set_status(ex, args.status, kPanelFactorsNotDefinite);
   put<T>(ex, x, ws.a, kLd, kN);                                                     // L₂
   stage<T>(ex, ws.b, Padded<T>{static_cast<const T*>(args.l1), w, T(1), true});     // L₁
   stage<T>(ex, ws.c, Padded<T>{static_cast<const T*>(args.q1_top), w, T(0), false});
@@ -268,7 +269,7 @@ __host__ __device__ void run(const Ex& ex, const PanelFactorsArgs& args, T* work
   ex.sync();   // Q₁[:w] read: T takes its place
   stage<T>(ex, ws.c, [](int, int) { return T(0); });
   fill<T>(ex, z, [](int, int) { return T(0); });
-  lu_with_signs(ex, x, z, ws);
+  lu_with_signs(ex, w, x, z, ws);
   ex.each([&](Me me) {
     entries<T>(me, x.of(me), [&](int i, int j, T& lu) {
       if (i >= w || j >= w) return;
@@ -295,7 +296,7 @@ __host__ __device__ void first_factor(const Ex& ex, const FirstFactorArgs& args,
   typename Ex::template Owned<T> x, y;
   fill<T>(ex, x, Padded<T>{static_cast<const T*>(args.gram), w, T(1), false});
   fill<T>(ex, y, identity<T>);
-  if (!cholesky_with_inverse(ex, x, y, ws)) return set_status(ex, args.status, kPanelFactorsNotDefinite);
+  if (!cholesky_with_inverse(ex, w, x, y, ws)) return set_status(ex, args.status, kPanelFactorsNotDefinite);
   put<T>(ex, x, static_cast<T*>(args.l1), w, w);
   put<T>(ex, y, static_cast<T*>(args.r1_inverse), w, w, true);
   set_status(ex, args.status, kPanelFactorsDone);
