@@ -8,11 +8,17 @@
 //
 // An executor Ex provides: Ex::Owned<T> (one matrix's entries: of(me) is a thread's Tile),
 // each(f) (f(me) for the calling thread, or for all of them in turn on the host), sync() (a
-// barrier) and any(f) (a barrier that also tells whether f(me) held for some thread).
+// barrier) and any(f) (a barrier that also tells whether f(me) held for some thread). Below
+// them, what the grid's users share: entry loops, fill / put / stage (registers from a function,
+// to memory, shared memory from a function), the sweep with its posts, and products of shared
+// kN × kN operands (panel_factors_owned.cuh's w × w steps, panel_cholqr2_device.cu's tall
+// products, a chunk of 64 rows at a time).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
+#include "scalar.cuh"
 #include "unroll.cuh"
 
 namespace solvers {
@@ -84,6 +90,82 @@ __host__ __device__ inline void fill(const Ex& ex, Owned& x, F&& value) {
   ex.each([&](Me me) { entries<T>(me, x.of(me), [&](int i, int j, T& v) { v = value(i, j); }); });
 }
 
+// Entry (i, j) of x, for i, j < n, into dst[i * ld + j] (dst[j * ld + i] where `adjoint`,
+// conjugated).
+#pragma nv_exec_check_disable
+template <typename T, typename Ex, typename Owned>
+__host__ __device__ void put(const Ex& ex, Owned& x, T* dst, int64_t ld, int n, bool adjoint = false) {
+  ex.each([&](Me me) {
+    entries<T>(me, x.of(me), [&](int i, int j, T& v) {
+      if (i < n && j < n) {
+        if (adjoint) dst[j * ld + i] = conj(v);
+        else dst[i * ld + j] = v;
+      }
+    });
+  });
+}
+
+// value(i, j) into the shared matrix dst, each thread its own entries.
+#pragma nv_exec_check_disable
+template <typename T, typename Ex, typename F>
+__host__ __device__ void stage(const Ex& ex, T* dst, F&& value) {
+  ex.each([&](Me me) {
+    Tile<T> indices;
+    entries<T>(me, indices, [&](int i, int j, T&) { dst[i * kLd + j] = value(i, j); });
+  });
+}
+
+// Where column or row j's posts go: three buffers of kN in turn, so that the one posted in
+// round j - 1 can be read in rounds j and j + 1 while round j posts the next.
+constexpr int kPostWays = 3;
+
+template <typename T>
+__host__ __device__ inline T* post_of(T* posts, int j) {
+  return posts + (j % kPostWays) * kN;
+}
+
+// Where the thread owns column (row) j < kN, its entries there into the posts for j.
+template <typename T>
+__host__ __device__ void post_column(Me me, Tile<T>& t, T* posts, int j) {
+  entries<T>(me, t, [&](int i, int c, T& v) {
+    if (c == j) post_of(posts, j)[i] = v;
+  });
+}
+template <typename T>
+__host__ __device__ void post_row(Me me, Tile<T>& t, T* posts, int j) {
+  entries<T>(me, t, [&](int i, int c, T& v) {
+    if (i == j) post_of(posts, j)[c] = v;
+  });
+}
+
+// t += lhs · rhs over the inner index 0..kN-1 (lhs(i, c), rhs(c, j)): the thread's 4 + 4
+// operands of each c loaded once for its 16 products, c in order (the same bits every run).
+#pragma nv_exec_check_disable
+template <typename T, typename L, typename R>
+__host__ __device__ void add_product(Me me, Tile<T>& t, L&& lhs, R&& rhs) {
+  SOLVERS_UNROLL_N(2)
+  for (int c = 0; c < kN; ++c) {
+    T x[kTile], y[kTile];
+    SOLVERS_UNROLL
+    for (int a = 0; a < kTile; ++a) x[a] = lhs(me.row(a), c);
+    SOLVERS_UNROLL
+    for (int b = 0; b < kTile; ++b) y[b] = rhs(c, me.col(b));
+    SOLVERS_UNROLL
+    for (int a = 0; a < kTile; ++a) {
+      SOLVERS_UNROLL
+      for (int b = 0; b < kTile; ++b) t.v[a][b] += x[a] * y[b];
+    }
+  }
+}
+
+// t = lhs · rhs, as add_product.
+#pragma nv_exec_check_disable
+template <typename T, typename L, typename R>
+__host__ __device__ void product(Me me, Tile<T>& t, L&& lhs, R&& rhs) {
+  entries<T>(me, t, [](int, int, T& v) { v = T(0); });
+  add_product(me, t, lhs, rhs);
+}
+
 // A column sweep, one barrier a column: step(me, j) applies column j (posted by its owners in
 // the previous round) to the thread's entries, then, where the thread owns column j + 1, posts
 // it; step(me, -1) only posts column 0. A step returns false to stop the sweep (every thread
@@ -98,15 +180,6 @@ __host__ __device__ inline bool sweep(const Ex& ex, int n, Step&& step) {
     ex.sync();
   }
   return true;
-}
-
-// Where column or row j's posts go: three buffers of kN in turn, so that the one posted in
-// round j - 1 can be read in rounds j and j + 1 while round j posts the next.
-constexpr int kPostWays = 3;
-
-template <typename T>
-__host__ __device__ inline T* post_of(T* posts, int j) {
-  return posts + (j % kPostWays) * kN;
 }
 
 // The GPU's executor: one thread block of kThreads threads, its entries in registers.

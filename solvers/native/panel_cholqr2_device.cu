@@ -15,7 +15,6 @@ namespace solvers {
 namespace {
 
 using namespace owner_grid;
-using panel_factors::owned::add_product;
 
 // One pass over m rows of width w <= kN (the columns past w read as zero): each chunk of kN
 // rows, times x where given, goes to `product` (rows < w from `top` where given) and adds its

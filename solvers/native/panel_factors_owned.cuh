@@ -61,79 +61,12 @@ __host__ __device__ T identity(int i, int j) {
   return T(i == j ? 1 : 0);
 }
 
-// Entry (i, j) of x, for i, j < n, into dst[i * ld + j] (dst[j * ld + i] where `adjoint`,
-// conjugated).
-#pragma nv_exec_check_disable
-template <typename T, typename Ex, typename Owned>
-__host__ __device__ void put(const Ex& ex, Owned& x, T* dst, int64_t ld, int n, bool adjoint = false) {
-  ex.each([&](Me me) {
-    entries<T>(me, x.of(me), [&](int i, int j, T& v) {
-      if (i < n && j < n) {
-        if (adjoint) dst[j * ld + i] = conj(v);
-        else dst[i * ld + j] = v;
-      }
-    });
-  });
-}
-
-// value(i, j) into the shared matrix dst, each thread its own entries.
-#pragma nv_exec_check_disable
-template <typename T, typename Ex, typename F>
-__host__ __device__ void stage(const Ex& ex, T* dst, F&& value) {
-  ex.each([&](Me me) {
-    Tile<T> indices;
-    entries<T>(me, indices, [&](int i, int j, T&) { dst[i * kLd + j] = value(i, j); });
-  });
-}
-
 #pragma nv_exec_check_disable
 template <typename Ex>
 __host__ __device__ void set_status(const Ex& ex, int32_t* status, int32_t value) {
   ex.each([&](Me me) {
     if (me.id() == 0) *status = value;
   });
-}
-
-// Where the thread owns column (row) j < kN, its entries there into the posts for j.
-template <typename T>
-__host__ __device__ void post_column(Me me, Tile<T>& t, T* posts, int j) {
-  entries<T>(me, t, [&](int i, int c, T& v) {
-    if (c == j) post_of(posts, j)[i] = v;
-  });
-}
-template <typename T>
-__host__ __device__ void post_row(Me me, Tile<T>& t, T* posts, int j) {
-  entries<T>(me, t, [&](int i, int c, T& v) {
-    if (i == j) post_of(posts, j)[c] = v;
-  });
-}
-
-// t += lhs · rhs over the inner index 0..kN-1 (lhs(i, c), rhs(c, j)): the thread's 4 + 4
-// operands of each c loaded once for its 16 products, c in order (the same bits every run).
-#pragma nv_exec_check_disable
-template <typename T, typename L, typename R>
-__host__ __device__ void add_product(Me me, Tile<T>& t, L&& lhs, R&& rhs) {
-  SOLVERS_UNROLL_N(2)
-  for (int c = 0; c < kN; ++c) {
-    T x[kTile], y[kTile];
-    SOLVERS_UNROLL
-    for (int a = 0; a < kTile; ++a) x[a] = lhs(me.row(a), c);
-    SOLVERS_UNROLL
-    for (int b = 0; b < kTile; ++b) y[b] = rhs(c, me.col(b));
-    SOLVERS_UNROLL
-    for (int a = 0; a < kTile; ++a) {
-      SOLVERS_UNROLL
-      for (int b = 0; b < kTile; ++b) t.v[a][b] += x[a] * y[b];
-    }
-  }
-}
-
-// t = lhs · rhs, as add_product.
-#pragma nv_exec_check_disable
-template <typename T, typename L, typename R>
-__host__ __device__ void product(Me me, Tile<T>& t, L&& lhs, R&& rhs) {
-  entries<T>(me, t, [](int, int, T& v) { v = T(0); });
-  add_product(me, t, lhs, rhs);
 }
 
 // Sweep 1: L Lᴴ = g in place (its lower triangle read, the strict upper one left zero) and
