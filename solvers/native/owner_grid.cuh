@@ -44,6 +44,20 @@ struct Tile {
   T v[kTile][kTile];
 };
 
+// Entry (i, j) of the row-major w × w matrix p read as the kN × kN matrix diag(p, pad · I),
+// with only its lower triangle where `lower`.
+template <typename T>
+struct Padded {
+  const T* p;
+  int w;
+  T pad;
+  bool lower;
+  __host__ __device__ T operator()(int i, int j) const {
+    if (lower && j > i) return T(0);
+    return i < w && j < w ? p[int64_t(i) * w + j] : T(i == j ? pad : T(0));
+  }
+};
+
 // Which entries of a triangular matrix can be nonzero. Tile (a, b) holds entries below the
 // diagonal only where a > b and above it only where a < b (r, c < 16), whatever the thread: a
 // triangular matrix's other tiles are zero, which the compiler then knows (no registers).
@@ -189,9 +203,10 @@ struct BlockGrid {
     Tile<T> tile;
     __device__ Tile<T>& of(Me) { return tile; }
   };
+  __device__ static Me me() { return Me{int(threadIdx.x) / kGrid, int(threadIdx.x) % kGrid}; }
   template <typename F>
   __device__ void each(F&& f) const {
-    f(Me{int(threadIdx.x) / kGrid, int(threadIdx.x) % kGrid});
+    f(me());
   }
   __device__ void sync() const { __syncthreads(); }
   template <typename F>

@@ -8,7 +8,7 @@
 #include "cuda_check.h"
 #include "ordered_sum.cuh"
 #include "panel_factors_device.cuh"
-#include "panel_factors_owned.cuh"
+#include "owner_grid.cuh"
 
 namespace solvers {
 
@@ -32,30 +32,23 @@ struct Tall {
 };
 
 template <typename T>
-__device__ void zero(Tile<T>& t) {
-  entries<T>(Me{0, 0}, t, [](int, int, T& v) { v = T(0); });
-}
-
-template <typename T>
 __global__ void __launch_bounds__(kThreads, 1) tall_kernel(Tall<T> p) {
   extern __shared__ __align__(16) unsigned char shared[];
   T* chunk = reinterpret_cast<T*>(shared);
   T* xs = chunk + kN * kLd;
-  const Me me{int(threadIdx.x) / kGrid, int(threadIdx.x) % kGrid};
+  const BlockGrid ex;
+  const Me me = BlockGrid::me();
   Tile<T> gram, y;
-  zero(gram);
-  if (p.x != nullptr) {
-    entries<T>(me, y, [&](int i, int j, T&) { xs[i * kLd + j] = i < p.w && j < p.w ? p.x[i * p.w + j] : T(0); });
-  }
+  entries<T>(me, gram, [](int, int, T& v) { v = T(0); });
+  if (p.x != nullptr) stage<T>(ex, xs, Padded<T>{p.x, p.w, T(0), false});
   for (int64_t row0 = int64_t(blockIdx.x) * kN; row0 < p.m; row0 += int64_t(gridDim.x) * kN) {
-    entries<T>(me, y, [&](int i, int j, T&) {
+    stage<T>(ex, chunk, [&](int i, int j) {
       const int64_t row = row0 + i;
-      chunk[i * kLd + j] = row < p.m && j < p.w ? p.a[row * p.lda + j] : T(0);
+      return row < p.m && j < p.w ? p.a[row * p.lda + j] : T(0);
     });
     __syncthreads();
     if (p.x != nullptr) {
-      zero(y);
-      add_product(me, y, [&](int i, int c) { return chunk[i * kLd + c]; }, [&](int c, int j) { return xs[c * kLd + j]; });
+      product(me, y, [&](int i, int c) { return chunk[i * kLd + c]; }, [&](int c, int j) { return xs[c * kLd + j]; });
       __syncthreads();  // the chunk read: its product takes its place
       entries<T>(me, y, [&](int i, int j, T& v) { chunk[i * kLd + j] = v; });
       __syncthreads();

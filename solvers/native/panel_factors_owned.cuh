@@ -42,20 +42,6 @@ struct Workspace {
         t_cols(rows + kPostWays * kN), z_cols(t_cols + kPostWays * kN), d(z_cols + kPostWays * kN) {}
 };
 
-// Entry (i, j) of the row-major w × w matrix p read as the kN × kN matrix diag(p, pad · I),
-// with only its lower triangle where `lower`.
-template <typename T>
-struct Padded {
-  const T* p;
-  int w;
-  T pad;
-  bool lower;
-  __host__ __device__ T operator()(int i, int j) const {
-    if (lower && j > i) return T(0);
-    return i < w && j < w ? p[int64_t(i) * w + j] : T(i == j ? pad : T(0));
-  }
-};
-
 template <typename T>
 __host__ __device__ T identity(int i, int j) {
   return T(i == j ? 1 : 0);
