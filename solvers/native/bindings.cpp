@@ -310,7 +310,7 @@ PYBIND11_MODULE(_kernels, m) {
       py::arg("stream") = 0);
 
   // sy2sb's panel QR by CholeskyQR2 in one call on the GPU (panel_cholqr2.h), and its first
-  // pass's w x w part alone (host memory with device < 0).
+  // pass's w x w part alone: host memory with device < 0 (the same steps, for the CPU tests).
   m.attr("PANEL_CHOLQR2_MAX_WIDTH") = kPanelCholqr2MaxWidth;
   m.def("panel_cholqr2_scratch_elems", &panel_cholqr2_scratch_elems, py::arg("m"), py::arg("w"));
   m.def(
@@ -336,12 +336,18 @@ PYBIND11_MODULE(_kernels, m) {
         const PanelCholqr2Args args{m, w, reinterpret_cast<const void*>(a), lda, reinterpret_cast<void*>(v),
                                     reinterpret_cast<void*>(out), reinterpret_cast<void*>(scratch),
                                     reinterpret_cast<int32_t*>(status)};
+        if (device < 0) {
+          py::gil_scoped_release released;
+          panel_cholqr2_host(static_cast<ScalarType>(dtype), args, orthogonality_limit);
+          return;
+        }
         require_device("panel_cholqr2");
         panel_cholqr2_device(static_cast<ScalarType>(dtype), args, orthogonality_limit, device,
                              reinterpret_cast<cudaStream_t>(stream));
       },
       py::arg("dtype"), py::arg("m"), py::arg("w"), py::arg("a"), py::arg("lda"), py::arg("v"), py::arg("out"),
-      py::arg("scratch"), py::arg("status"), py::arg("orthogonality_limit"), py::arg("device"), py::arg("stream"));
+      py::arg("scratch"), py::arg("status"), py::arg("orthogonality_limit"), py::arg("device") = -1,
+      py::arg("stream") = 0);
 
   // Q2's back-transformation over a run of slots (ormtr_sb2st.h), on `stream`.
   m.attr("ORMTR_SB2ST_GROUP") = kOrmtrSb2stGroup;

@@ -119,14 +119,24 @@ __host__ __device__ void put(const Ex& ex, Owned& x, T* dst, int64_t ld, int n, 
   });
 }
 
+// f(i, j) for each thread's positions (an index loop in the grid's layout, no matrix).
+#pragma nv_exec_check_disable
+template <typename Ex, typename F>
+__host__ __device__ void positions(const Ex& ex, F&& f) {
+  ex.each([&](Me me) {
+    SOLVERS_UNROLL
+    for (int a = 0; a < kTile; ++a) {
+      SOLVERS_UNROLL
+      for (int b = 0; b < kTile; ++b) f(me.row(a), me.col(b));
+    }
+  });
+}
+
 // value(i, j) into the shared matrix dst, each thread its own entries.
 #pragma nv_exec_check_disable
 template <typename T, typename Ex, typename F>
 __host__ __device__ void stage(const Ex& ex, T* dst, F&& value) {
-  ex.each([&](Me me) {
-    Tile<T> indices;
-    entries<T>(me, indices, [&](int i, int j, T&) { dst[i * kLd + j] = value(i, j); });
-  });
+  positions(ex, [&](int i, int j) { dst[i * kLd + j] = value(i, j); });
 }
 
 // Where column or row j's posts go: three buffers of kN in turn, so that the one posted in

@@ -65,6 +65,7 @@ inline void check_first_factor_width(int w) {
 }
 
 void panel_first_factor_host(ScalarType t, const FirstFactorArgs& args);
+void panel_cholqr2_host(ScalarType t, const PanelCholqr2Args& args, double orthogonality_limit);
 void panel_first_factor_device(ScalarType t, const FirstFactorArgs& args, int device, cudaStream_t stream);
 void panel_cholqr2_device(ScalarType t, const PanelCholqr2Args& args, double orthogonality_limit, int device,
                           cudaStream_t stream);

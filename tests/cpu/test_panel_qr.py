@@ -10,7 +10,7 @@ from mpi4py import MPI
 from solvers import _kernels
 from solvers.backend import Collectives
 from solvers.distributed import DistMatrix, ProcessGrid
-from solvers.panel_qr import geqrf_panel, panel_qr
+from solvers.panel_qr import ORTHOGONALITY_LIMIT, geqrf_panel, panel_qr
 from solvers.sy2sb import sy2sb
 from solvers.testing import householder_qr_errors, panel_with_condition, shared_seed
 
@@ -149,6 +149,70 @@ def test_first_factor_is_for_panels_up_to_64_wide():
     assert _kernels.PANEL_CHOLQR2_MAX_WIDTH == 64
     with pytest.raises(ValueError, match="width 65"):
         _first_factor(np.eye(65))
+
+
+def _one_call(panel):
+    """native.panel_cholqr2 on the host, the GPU's one-call steps run on the CPU, outputs and
+    scratch poisoned first: ((V, T, R, tau), status)."""
+    m, w = panel.shape
+    v, out = np.full((m, w), np.nan, dtype=panel.dtype), np.full((4 * w + 1, w), np.nan, dtype=panel.dtype)
+    scratch = np.full(_kernels.panel_cholqr2_scratch_elems(m, w), np.nan, dtype=panel.dtype)
+    status = np.full((), -1, dtype=np.int32)
+    _kernels.panel_cholqr2(_kernels.DTYPES[panel.dtype.name], m, w, panel.ctypes.data,
+                           panel.strides[0] // panel.itemsize, v.ctypes.data, out.ctypes.data, scratch.ctypes.data,
+                           status.ctypes.data, ORTHOGONALITY_LIMIT)
+    return (v, out[2 * w:3 * w], out[3 * w:4 * w], out[4 * w]), int(status)
+
+
+def _close(got, expected, dtype, factor):
+    eps = np.finfo(dtype).eps
+    return all(np.abs(x - y).max() <= factor * eps * max(np.abs(y).max(), 1) for x, y in zip(got, expected))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("m, w", [(64, 64), (65, 64), (300, 64), (1000, 64), (300, 16), (7, 1)])
+def test_one_call_steps_are_the_host_paths_householder_qr(rng, dtype, m, w):
+    """panel_cholqr2.h's steps (the GPU's one call: tall passes by chunks of 64 rows, partial
+    sums a block, R₁⁻¹ formed): a Householder QR, the host path's factorization to rounding."""
+    panel = _random(rng, (m, w), dtype) if m >= 3 * w else panel_with_condition(rng, m, w, 10, dtype)
+    factors, status = _one_call(panel)
+    assert status == 0
+    _assert_householder_qr(panel, *factors)
+    *host, used = panel_qr(np, panel, "cholqr2")
+    assert used == "cholqr2"
+    assert _close(factors, host, dtype, 200 * w)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64], ids=["f64", "c64"])
+def test_one_call_steps_with_several_chunks_a_block(rng, dtype):
+    # 129 chunks of 64 rows over kPanelTallBlocks = 128 blocks: the first takes two
+    panel = _random(rng, (129 * 64 - 5, 64), dtype)
+    factors, status = _one_call(panel)
+    assert status == 0
+    *host, _ = panel_qr(np, panel, "cholqr2")
+    assert _close(factors, host, dtype, 200 * 64)
+    assert all(np.array_equal(x, y) for x, y in zip(factors, _one_call(panel)[0]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_one_call_steps_read_a_row_stride(rng, dtype):
+    wide_rows = _random(rng, (300, 72), dtype)
+    strided, status = _one_call(wide_rows[:, 3:67])
+    assert status == 0
+    assert all(np.array_equal(x, y) for x, y in zip(strided, _one_call(np.ascontiguousarray(wide_rows[:, 3:67]))[0]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("kind, statuses", [("zero", {2}), ("rank deficient", {1, 2}), ("ill conditioned", {1, 2})])
+def test_one_call_steps_say_when_geqrf_is_to_take_the_panel(rng, dtype, kind, statuses):
+    if kind == "zero":
+        panel = np.zeros((200, 64), dtype=dtype)
+    elif kind == "rank deficient":
+        panel = _random(rng, (200, 64), dtype)
+        panel[:, 40] = panel[:, 3]
+    else:
+        panel = panel_with_condition(rng, 200, 64, 1e6 if np.finfo(dtype).eps > 1e-10 else 1e13, dtype)
+    assert _one_call(panel)[1] in statuses
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,9 @@
 """sy2sb's panel QR in one native call on the GPU (solvers/native/panel_cholqr2.h, w <= 64) and
 its one-block kernels (the first pass's and the w × w part, owner-computes): a Householder QR to
 working precision, the same factorization as geqrf's (R up to unit factors of its rows), as the
-cuBLAS / cuSOLVER composition's and as the host's (the same step code run on the CPU); the same
-bits every run; outputs poisoned first; the geqrf fallback decided as before (first Cholesky
-breakdown: status 2, ‖Q₁ᴴQ₁ - I‖_max above the limit: status 1)."""
+same steps run on the host, as the cuBLAS / cuSOLVER composition's and as the host's path; the
+same bits every run; outputs poisoned first; the geqrf fallback decided as before (first
+Cholesky breakdown: status 2, ‖Q₁ᴴQ₁ - I‖_max above the limit: status 1)."""
 import numpy as np
 import pytest
 
@@ -26,18 +26,26 @@ def _stream():
     return dict(device=cupy.cuda.Device().id, stream=cupy.cuda.get_current_stream().ptr)
 
 
+def _where(x):
+    """(array module, pointer of x, the call's device arguments) for a cupy or numpy array."""
+    if isinstance(x, np.ndarray):
+        return np, x.ctypes.data, {}
+    return cupy, x.data.ptr, _stream()
+
+
 def _one_call(panel):
-    """native.panel_cholqr2 on a device panel (any row stride) with NaN-poisoned outputs and
-    scratch: (V, T, R, tau) as numpy arrays, and the status."""
+    """native.panel_cholqr2 on a device panel, or on the host for a numpy one (the same steps
+    on the CPU), any row stride, outputs and scratch poisoned first: (V, T, R, tau) as numpy
+    arrays, and the status."""
     m, w = panel.shape
     dtype = panel.dtype
-    v = cupy.full((m, w), np.nan, dtype=dtype)
-    out = cupy.full((4 * w + 1, w), np.nan, dtype=dtype)
-    scratch = cupy.full(native.panel_cholqr2_scratch_elems(m, w), np.nan, dtype=dtype)
-    status = cupy.full((), -1, dtype=np.int32)
-    native.panel_cholqr2(native.DTYPES[dtype.name], m, w, panel.data.ptr, panel.strides[0] // panel.itemsize,
-                         v.data.ptr, out.data.ptr, scratch.data.ptr, status.data.ptr, ORTHOGONALITY_LIMIT,
-                         **_stream())
+    xp, a, where = _where(panel)
+    v = xp.full((m, w), np.nan, dtype=dtype)
+    out = xp.full((4 * w + 1, w), np.nan, dtype=dtype)
+    scratch = xp.full(native.panel_cholqr2_scratch_elems(m, w), np.nan, dtype=dtype)
+    status = xp.full((), -1, dtype=np.int32)
+    native.panel_cholqr2(native.DTYPES[dtype.name], m, w, a, panel.strides[0] // panel.itemsize,
+                         *(_where(x)[1] for x in (v, out, scratch, status)), ORTHOGONALITY_LIMIT, **where)
     factors = tuple(cupy.asnumpy(x) for x in (v, out[2 * w:3 * w], out[3 * w:4 * w], out[4 * w]))
     return factors, int(status)
 
@@ -66,17 +74,20 @@ def test_one_call_is_a_householder_qr(seed, dtype, m, w):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("m", [1000, 16320])
-def test_one_call_agrees_with_the_composition_and_the_host(seed, dtype, m):
-    """The same factorization as cuBLAS / cuSOLVER around the w × w kernel and as the host's
-    path (LAPACK, the owner grid's step code on the CPU), to rounding; 16320 rows: blocks of the
-    tall products take several chunks each."""
+def test_one_call_agrees_with_its_host_steps_the_composition_and_the_host_path(seed, dtype, m):
+    """The same factorization as the same steps run on the host, as cuBLAS / cuSOLVER around
+    the w × w kernel and as the host's path (LAPACK around the owner grid's step code on the
+    CPU), to rounding; 16320 rows: blocks of the tall products take several chunks each."""
     rng = np.random.default_rng(seed)
     panel = _random(rng, (m, 64), dtype)
     factors, status = _one_call(cupy.asarray(panel))
     assert status == 0
+    host_steps, host_status = _one_call(panel)
+    assert host_status == 0
     composed = [cupy.asnumpy(x) for x in composed_cholqr2(cupy, native, cupy.asarray(panel))]
     host = panel_qr(np, panel, "cholqr2")
     assert host[4] == "cholqr2"
+    assert _close(factors, host_steps, dtype, 50 * 64), f"seed={seed}"
     assert _close(factors, composed, dtype, 200 * 64), f"seed={seed}"
     assert _close(factors, host[:4], dtype, 200 * 64), f"seed={seed}"
 
@@ -141,12 +152,10 @@ def _panel_factors(arrays, status_on_entry, device):
     out = xp.full((4 * w + 1, w), np.nan, dtype=gram.dtype)
     scratch = xp.full(native.panel_factors_scratch_elems(w), np.nan, dtype=gram.dtype)
     status = xp.full((), status_on_entry, dtype=np.int32)
-    pointer = (lambda x: x.data.ptr) if device else (lambda x: x.ctypes.data)
-    where = _stream() if device else {}
-    native.panel_factors(native.DTYPES[gram.dtype.name], w, *(pointer(x) for x in (gram, q1_top, l1, out, scratch,
-                                                                                   status)),
-                         ORTHOGONALITY_LIMIT, **where)
-    return (cupy.asnumpy(out) if device else out), int(status)
+    native.panel_factors(native.DTYPES[gram.dtype.name], w,
+                         *(_where(x)[1] for x in (gram, q1_top, l1, out, scratch, status)), ORTHOGONALITY_LIMIT,
+                         **_where(gram)[2])
+    return cupy.asnumpy(out), int(status)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
@@ -172,16 +181,13 @@ def test_first_factor_kernel_agrees_with_the_host(seed, dtype, w):
     a = _random(rng, (5 * w, w), dtype)
     gram = np.ascontiguousarray(a.conj().T @ a)
     results = []
-    for device in (True, False):
-        xp = cupy if device else np
+    for xp in (cupy, np):
         g = xp.asarray(gram)
         l1, r1_inverse = xp.full((w, w), np.nan, dtype=dtype), xp.full((w, w), np.nan, dtype=dtype)
         status = xp.full((), -1, dtype=np.int32)
-        pointer = (lambda x: x.data.ptr) if device else (lambda x: x.ctypes.data)
-        native.panel_first_factor(native.DTYPES[np.dtype(dtype).name], w, *(pointer(x) for x in (g, l1, r1_inverse,
-                                                                                                  status)),
-                                  **(_stream() if device else {}))
-        results.append(([cupy.asnumpy(x) if device else x for x in (l1, r1_inverse)], int(status)))
+        native.panel_first_factor(native.DTYPES[np.dtype(dtype).name], w,
+                                  *(_where(x)[1] for x in (g, l1, r1_inverse, status)), **_where(g)[2])
+        results.append(([cupy.asnumpy(x) for x in (l1, r1_inverse)], int(status)))
     (on_device, status), (on_host, host_status) = results
     assert status == host_status == 0
     assert _close(on_device, on_host, dtype, 100 * w), f"seed={seed}"
