@@ -1,15 +1,14 @@
-// ormtr_sb2st.h on the GPU. A block takes one group of a slot and a run of C-column tiles of Y
-// (C = 512 bytes of a row), one tile after another: the group's 2g × C rows of a tile go to
-// shared memory (the next tile's copy in flight meanwhile, cp.async into a second buffer),
-// W = Vᴴ Y (g × C) is formed there, Y -= (V T) W accumulates onto the tile in registers, and the
-// tile's h rows go back. Eight warps; warp w forms W's rows 8w … 8w+7 and updates Y's row blocks
-// w and w + 8. A float64 block loads its operands from V and V T into registers once for all its
-// tiles; complex128 has no registers for that and loads them per tile, a few steps at a time.
+// ormtr_sb2st.h on the GPU. A block takes one group of a slot and one C-column tile of Y
+// (C = 512 bytes of a row): the group's 2g × C rows of Y go to shared memory, W = Vᴴ Y (g × C)
+// is formed there, Y -= (V T) W accumulates onto the tile in registers, and the tile's h rows go
+// back. Eight warps, each on half the columns: warp w forms W's rows 16(w/2) … 16(w/2)+15 and
+// updates Y's row blocks w/2 and 7 - w/2 (16 rows each; the second has fewer nonzero columns of
+// V T, so every warp gets a similar share).
 //
-// Products: mma.m8n8k4 in float64 (one accumulator pair per thread per 8 × 8 tile; a complex
-// product is four of them on the parts). The zero triangles are skipped: W's rows 8w … 8w+7 read
-// V's rows 8w … 8w+g+7 only, and Y's rows 8r … 8r+7 read V T's columns from 8r - g + 1 on.
-#include <algorithm>
+// Products: mma.m16n8k8 in float64 (sm_90: on an H100 the m8n8k4 form ran the FP64 tensor pipe
+// at about half the rate, and this kernel was bound by it); a complex product is four of them on
+// the parts. The zero triangles are skipped: W's rows 16r … 16r+15 read V's rows 16r … 16r+g+15
+// only, and Y's rows 16r … 16r+15 read V T's columns from 16r - g + 1 on.
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -26,44 +25,66 @@ constexpr int kG = kOrmtrSb2stGroup;
 constexpr int kTileRows = 2 * kG;  // a group's h = 2g - 1 rows and the one it leaves alone
 constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
-static_assert(kG == 8 * kWarps, "one W row block per warp");
+static_assert(kG == 16 * (kWarps / 2) && kTileRows == 16 * kWarps, "W's row blocks on warp pairs, Y's two a warp");
 
-template <typename T> constexpr int kCols = 512 / int(sizeof(T));
-// Shared rows 64 bytes longer than the tile's: the four rows one mma operand reads start on
+// Columns of a tile: 512 bytes of a row in float64, 256 in complex128 (whose accumulators take
+// twice the registers).
+template <typename T> constexpr int kCols = (is_complex_v<T> ? 256 : 512) / int(sizeof(T));
+// Shared rows 64 bytes longer than the tile's: the rows one mma operand reads start on
 // different banks.
 template <typename T> constexpr int kStride = kCols<T> + 64 / int(sizeof(T));
-// Two tiles (one in use, the next arriving) and W.
-template <typename T> constexpr size_t kSharedBytes = size_t(2 * kTileRows + kG) * kStride<T> * sizeof(T);
+template <typename T> constexpr size_t kSharedBytes = size_t(kTileRows + kG) * kStride<T> * sizeof(T);
 
-// d += a b for one 8 × 4 by 4 × 8 tile product (PTX ISA, "Matrix Fragments for mma.m8n8k4 with
-// .f64": a at row lane/4, column lane%4; b at row lane%4, column lane/4; d at row lane/4,
-// columns 2(lane%4) and 2(lane%4)+1).
-__device__ inline void mma(double& d0, double& d1, double a, double b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-      : "+d"(d0), "+d"(d1)
-      : "d"(a), "d"(b));
+// d += a b for a 16 × 8 by 8 × 8 product (PTX ISA, "Matrix Fragments for mma.m16n8k8", .f64):
+// with g = lane/4 and t = lane%4, a holds A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4]; b holds
+// B[t][g], B[t+4][g]; d holds D[g][2t], D[g][2t+1], D[g+8][2t], D[g+8][2t+1].
+__device__ inline void mma(double (&d)[4], const double (&a)[4], const double (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
 #endif
 }
+
+// The fragment entries' places: a's q-th at row g + 8(q%2), column t + 4(q/2); b's i-th at row
+// t + 4i; d's i-th at row g + 8(i/2), column 2t + i%2.
+__device__ inline int a_row(int g, int q) { return g + 8 * (q % 2); }
+__device__ inline int a_col(int t, int q) { return t + 4 * (q / 2); }
+__device__ inline int d_row(int g, int i) { return g + 8 * (i / 2); }
+__device__ inline int d_col(int t, int i) { return 2 * t + i % 2; }
 
 template <typename T> struct Accumulator;
 
 template <>
 struct Accumulator<double> {
-  double c[2];
-  __device__ void add_product(double a, double b) { mma(c[0], c[1], a, b); }
+  double c[4];
+  template <bool kConjugateA>
+  __device__ void add_product(const double (&a)[4], const double (&b)[2]) {
+    mma(c, a, b);
+  }
   __device__ double get(int i) const { return c[i]; }
   __device__ void set(int i, double x) { c[i] = x; }
 };
 
 template <>
 struct Accumulator<Complex<double>> {
-  double re[2], im[2];
-  __device__ void add_product(Complex<double> a, Complex<double> b) {
-    mma(re[0], re[1], a.re, b.re);
-    mma(re[0], re[1], -a.im, b.im);
-    mma(im[0], im[1], a.re, b.im);
-    mma(im[0], im[1], a.im, b.re);
+  double re[4], im[4];
+  // d += a b, or conj(a) b: (ar ∓ i ai)(br + i bi) = ar br ± ai bi + i (ar bi ∓ ai br).
+  template <bool kConjugateA>
+  __device__ void add_product(const Complex<double> (&a)[4], const Complex<double> (&b)[2]) {
+    double ar[4], ai[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      ar[q] = a[q].re;
+      ai[q] = a[q].im;
+    }
+    const double br[2] = {b[0].re, b[1].re}, bi[2] = {b[0].im, b[1].im};
+    const double minus_br[2] = {-b[0].re, -b[1].re}, minus_bi[2] = {-b[0].im, -b[1].im};
+    mma(re, ar, br);
+    mma(re, ai, kConjugateA ? bi : minus_bi);
+    mma(im, ar, bi);
+    mma(im, ai, kConjugateA ? minus_br : br);
   }
   __device__ Complex<double> get(int i) const { return {re[i], im[i]}; }
   __device__ void set(int i, Complex<double> x) {
@@ -78,172 +99,127 @@ __device__ inline Complex<double> load_read_only(const Complex<double>* p) {
   return {x.x, x.y};
 }
 
-// Asynchronous copies global → shared (PTX cp.async; kBytes 8 or 16), zero-filled where
-// `from` is 0 bytes.
-template <int kBytes>
-__device__ inline void copy_async(void* to, const void* from, int bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned shared_address = static_cast<unsigned>(__cvta_generic_to_shared(to));
-  if constexpr (kBytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(shared_address), "l"(from), "r"(bytes));
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(shared_address), "l"(from), "n"(kBytes),
-                 "r"(bytes));
-#endif
-}
-__device__ inline void copies_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;");
-#endif
-}
-template <int kPending>
-__device__ inline void copies_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;" ::"n"(kPending));
-#endif
-}
-
 template <typename T>
-__global__ void __launch_bounds__(kThreads, 1)
-    slot_kernel(T* y, int64_t ld, int64_t ncols, int tiles_per_block, const T* __restrict__ v,
-                const T* __restrict__ vt, int64_t row0, int64_t row_step, int h) {
-  constexpr int C = kCols<T>, S = kStride<T>, kTiles = C / 8;
-  constexpr int kSteps1 = (kG + 8) / 4, kSteps2 = kG / 4;  // k-steps of the two products
-  constexpr bool kHeld = !is_complex_v<T>;                  // operands loaded once for all tiles
-  constexpr int kChunk1 = kHeld ? kSteps1 : 6, kChunk2 = kHeld ? kSteps2 : 4;  // else per tile, in chunks
+__global__ void __launch_bounds__(kThreads, 2)
+    slot_kernel(T* y, int64_t ld, int64_t ncols, const T* __restrict__ v, const T* __restrict__ vt, int64_t row0,
+                int64_t row_step, int h) {
+  constexpr int C = kCols<T>, S = kStride<T>, kTiles = C / 16;  // 8-column tiles of a warp's half
+  constexpr int kSteps1 = (kG + 16) / 8, kSteps2 = kG / 8;     // k-steps of the two products
+  // Steps whose operands from global memory are loaded at once (as many as registers allow).
+  constexpr int kChunk1 = is_complex_v<T> ? 1 : 5, kChunk2 = is_complex_v<T> ? 1 : 2;
+  constexpr int kLoadsAtOnce = 8;  // of the tile's, in flight at once
+  static_assert(kSteps1 % kChunk1 == 0 && kSteps2 % kChunk2 == 0, "whole chunks");
   extern __shared__ __align__(16) unsigned char shared[];
-  T* const buffers = reinterpret_cast<T*>(shared);  // two of kTileRows × S
-  T* const w = buffers + 2 * kTileRows * S;         // kG × S
-  auto buffer = [&](int64_t i) { return buffers + (i & 1) * kTileRows * S; };
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int row = lane / 4, col = lane % 4;  // of the mma fragments
+  T* tile = reinterpret_cast<T*>(shared);  // kTileRows × S
+  T* w = tile + kTileRows * S;             // kG × S
+  const int64_t c0 = int64_t(blockIdx.x) * C;
+  const int cols = int(min(int64_t(C), ncols - c0));
   const size_t group_elems = size_t(h) * kG;
   const T* gv = v + blockIdx.y * group_elems;
   const T* gvt = vt + blockIdx.y * group_elems;
-  T* const gy = y + (row0 + int64_t(blockIdx.y) * row_step) * ld;
-  const int64_t column_tiles = (ncols + C - 1) / C;
-  const int64_t first_tile = int64_t(blockIdx.x) * tiles_per_block;
-  const int64_t end_tile = min(first_tile + tiles_per_block, column_tiles);
+  T* gy = y + (row0 + int64_t(blockIdx.y) * row_step) * ld + c0;
 
-  const int block_row[2] = {8 * warp + row, 8 * (warp + kWarps) + row};
-  // Row block w + 8 (rows 8w+64 …) of V T is zero left of column 8w + 1: its steps from 8w on.
-  const int second_from = (8 * (warp + kWarps) - kG + 1) & ~3;
-  T a[kChunk1], a0[kChunk2], a1[kChunk2];
-  auto load_v = [&](int s0) {  // V's fragments of the first product's steps s0 …
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;   // of the mma fragments
+  const int n0 = (warp % 2) * (C / 2);    // this warp's half of the columns
+  const int w_rows = 16 * (warp / 2);     // its rows of W
+
+  // Every load a phase needs is issued before its first use: one per step waited an L2 round
+  // trip per step.
+  T a[kChunk1][4];
+  auto load_v = [&](int s0) {  // V's fragments (Vᴴ's, conjugated) of the first product's steps s0 …
 #pragma unroll
-    for (int s = 0; s < kChunk1; ++s) {
-      const int r = 8 * warp + 4 * (s0 + s) + col;
-      a[s] = r < h ? conj(load_read_only(gv + r * kG + 8 * warp + row)) : T(0);
-    }
+    for (int s = 0; s < kChunk1; ++s)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int r = w_rows + 8 * (s0 + s) + a_col(t, q);
+        a[s][q] = T(0);
+        if (r < h) a[s][q] = load_read_only(gv + r * kG + w_rows + a_row(g, q));
+      }
   };
-  auto load_vt = [&](int s0) {  // -V T's fragments of the second product's steps s0 …
+  load_v(0);
+#pragma unroll(kLoadsAtOnce)
+  for (int e = threadIdx.x; e < kTileRows * C; e += kThreads) {
+    const int r = e / C, c = e % C;
+    tile[r * S + c] = r < h && c < cols ? gy[r * ld + c] : T(0);
+  }
+  __syncthreads();
+
+  {  // W's rows 16r … 16r+15 = V's columns, nonzero in rows 16r … 16r+g+14 only
+    Accumulator<T> acc[kTiles] = {};
+#pragma unroll
+    for (int s0 = 0; s0 < kSteps1; s0 += kChunk1) {
+      if (s0 > 0) load_v(s0);
+#pragma unroll
+      for (int s = 0; s < kChunk1; ++s) {
+        const int k = w_rows + 8 * (s0 + s) + t;
+#pragma unroll
+        for (int j = 0; j < kTiles; ++j) {
+          const T b[2] = {tile[k * S + n0 + 8 * j + g], tile[(k + 4) * S + n0 + 8 * j + g]};
+          acc[j].template add_product<true>(a[s], b);
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kTiles; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) w[(w_rows + d_row(g, i)) * S + n0 + 8 * j + d_col(t, i)] = acc[j].get(i);
+  }
+  __syncthreads();
+
+  // Y's row blocks w/2 (every column of V T) and 7 - w/2 (V T is zero left of column
+  // 16(7 - w/2) - g + 1: its steps from there on).
+  const int y_rows[2] = {16 * (warp / 2), 16 * (kWarps - 1 - warp / 2)};
+  const int second_from = max(0, y_rows[1] - kG + 1) / 8;
+  Accumulator<T> acc[2][kTiles];
+#pragma unroll
+  for (int p = 0; p < 2; ++p)
+#pragma unroll
+    for (int j = 0; j < kTiles; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[p][j].set(i, tile[(y_rows[p] + d_row(g, i)) * S + n0 + 8 * j + d_col(t, i)]);
+#pragma unroll 1
+  for (int s0 = 0; s0 < kSteps2; s0 += kChunk2) {
+    T a0[kChunk2][4], a1[kChunk2][4];  // -V T's fragments
+#pragma unroll
+    for (int s = 0; s < kChunk2; ++s)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int k = 8 * (s0 + s) + a_col(t, q);
+        const int r0 = y_rows[0] + a_row(g, q), r1 = y_rows[1] + a_row(g, q);
+        a0[s][q] = -load_read_only(gvt + r0 * kG + k);
+        a1[s][q] = T(0);
+        if (s0 + s >= second_from && r1 < h) a1[s][q] = -load_read_only(gvt + r1 * kG + k);
+      }
 #pragma unroll
     for (int s = 0; s < kChunk2; ++s) {
-      const int k = 4 * (s0 + s);
-      a0[s] = -load_read_only(gvt + block_row[0] * kG + k + col);
-      a1[s] = k >= second_from && block_row[1] < h ? -load_read_only(gvt + block_row[1] * kG + k + col) : T(0);
-    }
-  };
-  auto fetch = [&](int64_t tile, T* to) {  // the tile's rows, zeros past row h-1 and column ncols-1
-    const int64_t c0 = tile * C;
-    const int cols = int(min(int64_t(C), ncols - c0));
-#pragma unroll 8
-    for (int e = threadIdx.x; e < kTileRows * C; e += kThreads) {
-      const int r = e / C, c = e % C;
-      const bool inside = r < h && c < cols;
-      copy_async<sizeof(T)>(to + r * S + c, inside ? gy + r * ld + c0 + c : gy, inside ? int(sizeof(T)) : 0);
-    }
-    copies_commit();
-  };
-
-  if (first_tile >= end_tile) return;
-  fetch(first_tile, buffer(0));
-  if constexpr (kHeld) {
-    load_v(0);
-    load_vt(0);
-  }
-  for (int64_t tile = first_tile; tile < end_tile; ++tile) {
-    T* const here = buffer(tile - first_tile);
-    if (tile + 1 < end_tile) {
-      fetch(tile + 1, buffer(tile + 1 - first_tile));
-      copies_wait<1>();
-    } else {
-      copies_wait<0>();
-    }
-    __syncthreads();
-
-    {  // W's rows 8w … 8w+7 = V's columns 8w … 8w+7, nonzero in rows 8w … 8w+g+6 only
-      Accumulator<T> acc[kTiles] = {};
+      const int k = 8 * (s0 + s) + t;
+      const bool second = s0 + s >= second_from;
 #pragma unroll
-      for (int s0 = 0; s0 < kSteps1; s0 += kChunk1) {
-        if constexpr (!kHeld) load_v(s0);
-#pragma unroll
-        for (int s = 0; s < kChunk1; ++s) {
-          const int r = 8 * warp + 4 * (s0 + s) + col;
-#pragma unroll
-          for (int t = 0; t < kTiles; ++t) acc[t].add_product(a[s], here[r * S + 8 * t + row]);
-        }
-      }
-#pragma unroll
-      for (int t = 0; t < kTiles; ++t)
-#pragma unroll
-        for (int i = 0; i < 2; ++i) w[(8 * warp + row) * S + 8 * t + 2 * col + i] = acc[t].get(i);
-    }
-    __syncthreads();
-
-    Accumulator<T> acc[2][kTiles];
-#pragma unroll
-    for (int q = 0; q < 2; ++q)
-#pragma unroll
-      for (int t = 0; t < kTiles; ++t)
-#pragma unroll
-        for (int i = 0; i < 2; ++i) acc[q][t].set(i, here[block_row[q] * S + 8 * t + 2 * col + i]);
-#pragma unroll 1
-    for (int s0 = 0; s0 < kSteps2; s0 += kChunk2) {
-      if constexpr (!kHeld) load_vt(s0);
-#pragma unroll
-      for (int s = 0; s < kChunk2; ++s) {
-        const int k = 4 * (s0 + s);
-        const bool second = k >= second_from;
-#pragma unroll
-        for (int t = 0; t < kTiles; ++t) {
-          const T b = w[(k + col) * S + 8 * t + row];
-          acc[0][t].add_product(a0[s], b);
-          if (second) acc[1][t].add_product(a1[s], b);
-        }
+      for (int j = 0; j < kTiles; ++j) {
+        const T b[2] = {w[k * S + n0 + 8 * j + g], w[(k + 4) * S + n0 + 8 * j + g]};
+        acc[0][j].template add_product<false>(a0[s], b);
+        if (second) acc[1][j].template add_product<false>(a1[s], b);
       }
     }
-    const int64_t c0 = tile * C;
-    const int cols = int(min(int64_t(C), ncols - c0));
-#pragma unroll
-    for (int q = 0; q < 2; ++q)
-#pragma unroll
-      for (int t = 0; t < kTiles; ++t)
-#pragma unroll
-        for (int i = 0; i < 2; ++i) {
-          const int c = 8 * t + 2 * col + i;
-          if (block_row[q] < h && c < cols) gy[block_row[q] * ld + c0 + c] = acc[q][t].get(i);
-        }
-    __syncthreads();  // before the next fetch overwrites this buffer and W
   }
-}
-
-// Column tiles per block: enough blocks for about four per SM (the slot's groups × tiles spread
-// evenly), at most 8 tiles each, so that a block's next copy overlaps its products.
-int tiles_per_block(int64_t groups, int64_t column_tiles, int sms) {
-  const int64_t per_block = groups * column_tiles / (4 * int64_t(sms));
-  return int(std::max<int64_t>(1, std::min<int64_t>({8, per_block, column_tiles})));
+#pragma unroll
+  for (int p = 0; p < 2; ++p)
+#pragma unroll
+    for (int j = 0; j < kTiles; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = y_rows[p] + d_row(g, i), c = n0 + 8 * j + d_col(t, i);
+        if (r < h && c < cols) gy[r * ld + c] = acc[p][j].get(i);
+      }
 }
 
 template <typename T>
-void launch_slots(const OrmtrSb2stArgs& a, int device, cudaStream_t stream) {
+void launch_slots(const OrmtrSb2stArgs& a, cudaStream_t stream) {
   constexpr int C = kCols<T>;
   const int h = a.band + a.group - 1;
   const size_t group_elems = size_t(h) * a.group;
-  const int64_t column_tiles = (a.ncols + C - 1) / C;
-  int sms = 0;
-  cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
-             "cudaDeviceGetAttribute(MultiProcessorCount)");
+  const int64_t column_blocks = (a.ncols + C - 1) / C;
   cuda_check(cudaFuncSetAttribute(slot_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSharedBytes<T>)),
              "cudaFuncSetAttribute(ormtr_sb2st slot_kernel)");
   const T* v = static_cast<const T*>(a.v);
@@ -252,11 +228,9 @@ void launch_slots(const OrmtrSb2stArgs& a, int device, cudaStream_t stream) {
     const int64_t first = a.slot_start[s], count = a.slot_start[s + 1] - first;
     if (count == 0) continue;
     if (count > 65535) throw std::invalid_argument("solvers: ormtr_sb2st: more than 65535 groups in a slot");
-    const int per_block = tiles_per_block(count, column_tiles, sms);
-    const int64_t blocks = (column_tiles + per_block - 1) / per_block;
-    slot_kernel<T><<<dim3(unsigned(blocks), unsigned(count)), kThreads, kSharedBytes<T>, stream>>>(
-        static_cast<T*>(a.y), a.ld, a.ncols, per_block, v + (first - a.v_base) * group_elems,
-        vt + (first - a.vt_base) * group_elems, a.slot_row[s], a.band + a.group, h);
+    slot_kernel<T><<<dim3(unsigned(column_blocks), unsigned(count)), kThreads, kSharedBytes<T>, stream>>>(
+        static_cast<T*>(a.y), a.ld, a.ncols, v + (first - a.v_base) * group_elems, vt + (first - a.vt_base) * group_elems,
+        a.slot_row[s], a.band + a.group, h);
   }
   cuda_check(cudaGetLastError(), "ormtr_sb2st slot_kernel launch");
 }
@@ -281,9 +255,9 @@ void ormtr_sb2st_device(ScalarType t, const OrmtrSb2stArgs& args, int device, cu
     throw std::invalid_argument("solvers: ormtr_sb2st: too many columns");
   cuda_check(cudaSetDevice(device), "cudaSetDevice");
   if (t == ScalarType::F64)
-    launch_slots<double>(args, device, stream);
+    launch_slots<double>(args, stream);
   else
-    launch_slots<Complex<double>>(args, device, stream);
+    launch_slots<Complex<double>>(args, stream);
 }
 
 }  // namespace solvers
