@@ -267,3 +267,20 @@ def householder_qr_errors(panel, v, t, r, tau):
             np.abs(h @ stacked - panel).max() / scale / eps,
             np.abs(t - larft(np, v, tau)).max() / max(np.abs(t).max(), 1) / eps,
             shape_ok)
+
+
+def panel_cholqr2_poisoned(xp, panel, **where):
+    """solvers._kernels.panel_cholqr2 on ``panel`` (numpy: its steps run on the host; cupy: the
+    GPU's call, ``where`` its device= and stream=; any row stride), its outputs and scratch NaN
+    first: ((V, T, R, tau) as numpy arrays, status)."""
+    from . import _kernels as native
+    from .panel_qr import ORTHOGONALITY_LIMIT
+    m, w = panel.shape
+    v, out = xp.full((m, w), np.nan, dtype=panel.dtype), xp.full((4 * w + 1, w), np.nan, dtype=panel.dtype)
+    scratch = xp.full(native.panel_cholqr2_scratch_elems(m, w), np.nan, dtype=panel.dtype)
+    status = xp.full((), -1, dtype=np.int32)
+    a, *outputs = (x.ctypes.data if isinstance(x, np.ndarray) else x.data.ptr for x in (panel, v, out, scratch, status))
+    native.panel_cholqr2(native.DTYPES[panel.dtype.name], m, w, a, panel.strides[0] // panel.itemsize, *outputs,
+                         ORTHOGONALITY_LIMIT, **where)
+    factors = (v, out[2 * w:3 * w], out[3 * w:4 * w], out[4 * w])
+    return tuple(x if isinstance(x, np.ndarray) else x.get() for x in factors), int(status)

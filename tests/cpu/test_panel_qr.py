@@ -10,9 +10,9 @@ from mpi4py import MPI
 from solvers import _kernels
 from solvers.backend import Collectives
 from solvers.distributed import DistMatrix, ProcessGrid
-from solvers.panel_qr import ORTHOGONALITY_LIMIT, geqrf_panel, panel_qr
+from solvers.panel_qr import geqrf_panel, panel_qr
 from solvers.sy2sb import sy2sb
-from solvers.testing import householder_qr_errors, panel_with_condition, shared_seed
+from solvers.testing import householder_qr_errors, panel_cholqr2_poisoned, panel_with_condition, shared_seed
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 DTYPE_IDS = ["f32", "f64", "c64", "c128"]
@@ -152,16 +152,8 @@ def test_first_factor_is_for_panels_up_to_64_wide():
 
 
 def _one_call(panel):
-    """native.panel_cholqr2 on the host, the GPU's one-call steps run on the CPU, outputs and
-    scratch poisoned first: ((V, T, R, tau), status)."""
-    m, w = panel.shape
-    v, out = np.full((m, w), np.nan, dtype=panel.dtype), np.full((4 * w + 1, w), np.nan, dtype=panel.dtype)
-    scratch = np.full(_kernels.panel_cholqr2_scratch_elems(m, w), np.nan, dtype=panel.dtype)
-    status = np.full((), -1, dtype=np.int32)
-    _kernels.panel_cholqr2(_kernels.DTYPES[panel.dtype.name], m, w, panel.ctypes.data,
-                           panel.strides[0] // panel.itemsize, v.ctypes.data, out.ctypes.data, scratch.ctypes.data,
-                           status.ctypes.data, ORTHOGONALITY_LIMIT)
-    return (v, out[2 * w:3 * w], out[3 * w:4 * w], out[4 * w]), int(status)
+    """The GPU's one-call steps run on the host: ((V, T, R, tau), status)."""
+    return panel_cholqr2_poisoned(np, panel)
 
 
 def _close(got, expected, dtype, factor):

@@ -12,7 +12,7 @@ from solver_gpu import DTYPE_IDS, DTYPES, cupy
 from solvers import _kernels as native  # noqa: E402
 from solvers.panel_qr import (ORTHOGONALITY_LIMIT, composed_cholqr2, geqrf_panel, native_cholqr2,  # noqa: E402
                               panel_qr)
-from solvers.testing import householder_qr_errors, panel_with_condition  # noqa: E402
+from solvers.testing import householder_qr_errors, panel_cholqr2_poisoned, panel_with_condition  # noqa: E402
 
 
 def _random(rng, shape, dtype):
@@ -35,19 +35,9 @@ def _where(x):
 
 def _one_call(panel):
     """native.panel_cholqr2 on a device panel, or on the host for a numpy one (the same steps
-    on the CPU), any row stride, outputs and scratch poisoned first: (V, T, R, tau) as numpy
-    arrays, and the status."""
-    m, w = panel.shape
-    dtype = panel.dtype
-    xp, a, where = _where(panel)
-    v = xp.full((m, w), np.nan, dtype=dtype)
-    out = xp.full((4 * w + 1, w), np.nan, dtype=dtype)
-    scratch = xp.full(native.panel_cholqr2_scratch_elems(m, w), np.nan, dtype=dtype)
-    status = xp.full((), -1, dtype=np.int32)
-    native.panel_cholqr2(native.DTYPES[dtype.name], m, w, a, panel.strides[0] // panel.itemsize,
-                         *(_where(x)[1] for x in (v, out, scratch, status)), ORTHOGONALITY_LIMIT, **where)
-    factors = tuple(cupy.asnumpy(x) for x in (v, out[2 * w:3 * w], out[3 * w:4 * w], out[4 * w]))
-    return factors, int(status)
+    on the CPU), outputs poisoned first: ((V, T, R, tau) as numpy arrays, status)."""
+    xp, _, where = _where(panel)
+    return panel_cholqr2_poisoned(xp, panel, **where)
 
 
 def _close(a, b, dtype, factor):
