@@ -1,7 +1,7 @@
-// The phases of panel_factors.h, written once for the host and the GPU: every loop is "each
-// thread takes indices first, first + stride, ..." (one thread takes them all on the host, a
-// thread block shares them on the GPU) and `sync` separates what one phase writes from what
-// the next reads. Every thread takes a decision (a pivot, a breakdown) from the same values, so
+// The phases of panel_factors.h for w > 64 (narrower panels: panel_factors_owned.cuh), written
+// once for the host and the GPU: every loop is "each thread takes indices first, first + stride,
+// ..." (one thread takes them all on the host, a thread block shares them on the GPU) and `sync`
+// separates what one phase writes from what the next reads. Every thread takes a decision (a pivot, a breakdown) from the same values, so
 // all threads of the block leave together. The sums of the triangular solves are unrolled four
 // ways (SOLVERS_UNROLL_4): unrolled fully, their loads need more than 255 registers in
 // complex128.
