@@ -29,17 +29,35 @@ namespace owned {
 
 using namespace owner_grid;
 
+// Column c's sign d_c = -conj(x)/|x| and pivot 1 + |x| from its diagonal entry x, and its
+// multipliers (V's column c) from its entries below.
+// (Kept in shared memory for the next round, which would otherwise recompute it: a square root
+// and two divisions a thread.)
+template <typename T>
+struct Sign {
+  T d;
+  real_t<T> pivot, inverse;
+  Sign() = default;
+  __host__ __device__ explicit Sign(T x)
+      : d(unit_opposite(x)), pivot(real_t<T>(1) + abs_of(x)), inverse(real_t<T>(1) / pivot) {}
+  __host__ __device__ T multiplier(T entry) const { return inverse * -(d * entry); }
+};
+
 // The shared memory (or host memory) of a call: three kN × kLd matrices, the posts (columns
-// and rows of the matrix being factored, T's and Z's columns: kPostWays × kN each) and D.
-constexpr int64_t kWorkspaceElems = 3 * int64_t(kN) * kLd + (4 * kPostWays + 1) * kN;
+// and rows of the matrix being factored, T's and Z's columns: kPostWays × kN each) and the
+// columns' signs (kN Signs, within 3 kN scalars: a Sign is a scalar and two reals).
+constexpr int64_t kWorkspaceElems = 3 * int64_t(kN) * kLd + (4 * kPostWays + 3) * kN;
 
 template <typename T>
 struct Workspace {
+  static_assert(sizeof(Sign<T>) <= 3 * sizeof(T) && alignof(Sign<T>) <= alignof(T), "the signs' room");
   T *a, *b, *c;
-  T *cols, *rows, *t_cols, *z_cols, *d;
+  T *cols, *rows, *t_cols, *z_cols;
+  Sign<T>* signs;
   __host__ __device__ explicit Workspace(T* w)
       : a(w), b(w + kN * kLd), c(w + 2 * kN * kLd), cols(w + 3 * kN * kLd), rows(cols + kPostWays * kN),
-        t_cols(rows + kPostWays * kN), z_cols(t_cols + kPostWays * kN), d(z_cols + kPostWays * kN) {}
+        t_cols(rows + kPostWays * kN), z_cols(t_cols + kPostWays * kN),
+        signs(reinterpret_cast<Sign<T>*>(z_cols + kPostWays * kN)) {}
 };
 
 template <typename T>
@@ -86,18 +104,7 @@ __host__ __device__ bool cholesky_with_inverse(const Ex& ex, int n, Owned& g, Ow
   });
 }
 
-// Column c's sign d_c = -conj(x)/|x| and pivot 1 + |x| from its diagonal entry x, and its
-// multipliers (V's column c) from its entries below.
-template <typename T>
-struct Sign {
-  T d;
-  real_t<T> pivot, inverse;
-  __host__ __device__ explicit Sign(T x)
-      : d(unit_opposite(x)), pivot(real_t<T>(1) + abs_of(x)), inverse(real_t<T>(1) / pivot) {}
-  __host__ __device__ T multiplier(T entry) const { return inverse * -(d * entry); }
-};
-
-// Sweep 2: E - S D = V U in place of s (panel_factors_step.cuh's lu_with_signs), D into ws.d,
+// Sweep 2: E - S D = V U in place of s (panel_factors_step.cuh's lu_with_signs), D into ws.signs,
 // round c from the posted column and row c (the row not yet scaled by later signs: those are
 // common factors of later columns, applied when they are reached). One round behind, T = U V₁⁻ᴴ
 // (X V₁ᴴ = U) into ws.c (shared memory: registers are short in complex128) and Z = D U⁻¹
@@ -116,7 +123,7 @@ __host__ __device__ void lu_with_signs(const Ex& ex, int n, Owned& s, Owned& z, 
       entries<T>(me, lu, [&](int i, int j, T& v) {
         if (j == c) {
           v = i == c ? T(now.pivot) : i < c ? -(now.d * v) : now.multiplier(v);
-          if (i == c) ws.d[c] = now.d;
+          if (i == c) ws.signs[c] = now;
         } else if (i > c && j > c) {
           v -= now.multiplier(col[i]) * row[j];
         }
@@ -124,7 +131,7 @@ __host__ __device__ void lu_with_signs(const Ex& ex, int n, Owned& s, Owned& z, 
       if (c > 0) {
         const T *before_col = post_of(ws.cols, c - 1), *before_row = post_of(ws.rows, c - 1);
         const T *t_col = post_of(ws.t_cols, c - 1), *z_col = post_of(ws.z_cols, c - 1);
-        const Sign<T> before(before_col[c - 1]);
+        const Sign<T> before = ws.signs[c - 1];
         entries_in<T, Part::upper>(me, ws.c, [&](int i, int j, T& v) {
           if (j >= c) v -= t_col[i] * conj(before.multiplier(before_col[j]));
         });
@@ -195,7 +202,7 @@ __host__ __device__ void run(const Ex& ex, const PanelFactorsArgs& args, T* work
       v1[i * w + j] = i > j ? lu : identity<T>(i, j);
       if (i == j) tau[i] = lu;
       t[i * w + j] = ws.c[i * kLd + j];
-      r[i * w + j] = conj(ws.d[i]) * r[i * w + j];   // this thread's own entries of R₂ R₁
+      r[i * w + j] = conj(ws.signs[i].d) * r[i * w + j];   // this thread's own entries of R₂ R₁
     });
   });
   put<T>(ex, z, ws.a, kLd, kN);
