@@ -4,9 +4,10 @@ python -m solvers.bench_ormtr_sb2st [--n 8192 16384] [--columns 1.0 0.1] [--dtyp
 Per n, one GPU chase of a random band (bandwidth 64) gives the reflectors; per fraction of
 --columns, Q2 Y for a random n × k Y (k = fraction · n, the columns a solve with a subset
 transforms) is timed --repeat times after a warm-up, each method in turn in the same process.
-Printed: the medians, the ratio kernel / GEMMs, the rate in useful flops (4 n² k real for
-float64, 16 n² k for complex128: the parallelograms' zero triangles not counted) and the
-largest difference between the two results relative to max |Y|.
+Printed: the medians, the ratio kernel / GEMMs, the rate in the GEMM form's flops (4 n² k real
+operations for float64, 16 n² k for complex128, the parallelograms' zero triangles included:
+twice the reflectors' own 2 n² k) and the largest difference between the two results relative to
+max |Y|.
 """
 import argparse
 import statistics
