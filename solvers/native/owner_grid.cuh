@@ -167,7 +167,7 @@ __host__ __device__ void post_row(Me me, Tile<T>& t, T* posts, int j) {
 #pragma nv_exec_check_disable
 template <typename T, typename L, typename R>
 __host__ __device__ void add_product(Me me, Tile<T>& t, L&& lhs, R&& rhs) {
-  SOLVERS_UNROLL_N(2)
+  SOLVERS_UNROLL_2
   for (int c = 0; c < kN; ++c) {
     T x[kTile], y[kTile];
     SOLVERS_UNROLL
