@@ -279,8 +279,16 @@ def panel_cholqr2_poisoned(xp, panel, **where):
     v, out = xp.full((m, w), np.nan, dtype=panel.dtype), xp.full((4 * w + 1, w), np.nan, dtype=panel.dtype)
     scratch = xp.full(native.panel_cholqr2_scratch_elems(m, w), np.nan, dtype=panel.dtype)
     status = xp.full((), -1, dtype=np.int32)
-    a, *outputs = (x.ctypes.data if isinstance(x, np.ndarray) else x.data.ptr for x in (panel, v, out, scratch, status))
+    a, *outputs = (x.ctypes.data if isinstance(x, np.ndarray) else x.data.ptr
+                   for x in (panel, v, out, scratch, status))
     native.panel_cholqr2(native.DTYPES[panel.dtype.name], m, w, a, panel.strides[0] // panel.itemsize, *outputs,
                          ORTHOGONALITY_LIMIT, **where)
     factors = (v, out[2 * w:3 * w], out[3 * w:4 * w], out[4 * w])
     return tuple(x if isinstance(x, np.ndarray) else x.get() for x in factors), int(status)
+
+
+def within_eps(got, expected, dtype, factor):
+    """Whether max |x - y| <= factor · eps(dtype) · max(max |y|, 1) for every pair (x, y) of
+    numpy arrays from ``got`` and ``expected``."""
+    eps = np.finfo(dtype).eps
+    return all(np.abs(x - y).max() <= factor * eps * max(np.abs(y).max(), 1) for x, y in zip(got, expected))

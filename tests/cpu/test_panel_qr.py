@@ -12,7 +12,8 @@ from solvers.backend import Collectives
 from solvers.distributed import DistMatrix, ProcessGrid
 from solvers.panel_qr import geqrf_panel, panel_qr
 from solvers.sy2sb import sy2sb
-from solvers.testing import householder_qr_errors, panel_cholqr2_poisoned, panel_with_condition, shared_seed
+from solvers.testing import (householder_qr_errors, panel_cholqr2_poisoned, panel_with_condition, shared_seed,
+                             within_eps)
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 DTYPE_IDS = ["f32", "f64", "c64", "c128"]
@@ -156,11 +157,6 @@ def _one_call(panel):
     return panel_cholqr2_poisoned(np, panel)
 
 
-def _close(got, expected, dtype, factor):
-    eps = np.finfo(dtype).eps
-    return all(np.abs(x - y).max() <= factor * eps * max(np.abs(y).max(), 1) for x, y in zip(got, expected))
-
-
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("m, w", [(64, 64), (65, 64), (300, 64), (1000, 64), (300, 16), (7, 1)])
 def test_one_call_steps_are_the_host_paths_householder_qr(rng, dtype, m, w):
@@ -172,7 +168,7 @@ def test_one_call_steps_are_the_host_paths_householder_qr(rng, dtype, m, w):
     _assert_householder_qr(panel, *factors)
     *host, used = panel_qr(np, panel, "cholqr2")
     assert used == "cholqr2"
-    assert _close(factors, host, dtype, 200 * w)
+    assert within_eps(factors, host, dtype, 200 * w)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex64], ids=["f64", "c64"])
@@ -182,7 +178,7 @@ def test_one_call_steps_with_several_chunks_a_block(rng, dtype):
     factors, status = _one_call(panel)
     assert status == 0
     *host, _ = panel_qr(np, panel, "cholqr2")
-    assert _close(factors, host, dtype, 200 * 64)
+    assert within_eps(factors, host, dtype, 200 * 64)
     assert all(np.array_equal(x, y) for x, y in zip(factors, _one_call(panel)[0]))
 
 

@@ -12,7 +12,8 @@ from solver_gpu import DTYPE_IDS, DTYPES, cupy
 from solvers import _kernels as native  # noqa: E402
 from solvers.panel_qr import (ORTHOGONALITY_LIMIT, composed_cholqr2, geqrf_panel, native_cholqr2,  # noqa: E402
                               panel_qr)
-from solvers.testing import householder_qr_errors, panel_cholqr2_poisoned, panel_with_condition  # noqa: E402
+from solvers.testing import (householder_qr_errors, panel_cholqr2_poisoned, panel_with_condition,  # noqa: E402
+                             within_eps)
 
 
 def _random(rng, shape, dtype):
@@ -38,12 +39,6 @@ def _one_call(panel):
     on the CPU), outputs poisoned first: ((V, T, R, tau) as numpy arrays, status)."""
     xp, _, where = _where(panel)
     return panel_cholqr2_poisoned(xp, panel, **where)
-
-
-def _close(a, b, dtype, factor):
-    """max |a - b| within factor · eps of max |b| for every pair of arrays."""
-    eps = np.finfo(dtype).eps
-    return all(np.abs(x - y).max() <= factor * eps * max(np.abs(y).max(), 1) for x, y in zip(a, b))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
@@ -77,9 +72,9 @@ def test_one_call_agrees_with_its_host_steps_the_composition_and_the_host_path(s
     composed = [cupy.asnumpy(x) for x in composed_cholqr2(cupy, native, cupy.asarray(panel))]
     host = panel_qr(np, panel, "cholqr2")
     assert host[4] == "cholqr2"
-    assert _close(factors, host_steps, dtype, 50 * 64), f"seed={seed}"
-    assert _close(factors, composed, dtype, 200 * 64), f"seed={seed}"
-    assert _close(factors, host[:4], dtype, 200 * 64), f"seed={seed}"
+    assert within_eps(factors, host_steps, dtype, 50 * 64), f"seed={seed}"
+    assert within_eps(factors, composed, dtype, 200 * 64), f"seed={seed}"
+    assert within_eps(factors, host[:4], dtype, 200 * 64), f"seed={seed}"
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
@@ -156,7 +151,7 @@ def test_wxw_kernel_agrees_with_the_host(seed, dtype, w):
     on_device, status = _panel_factors(arrays, 0, True)
     on_host, host_status = _panel_factors(arrays, 0, False)
     assert status == host_status == 0
-    assert _close([on_device], [on_host], dtype, 100 * w), f"seed={seed}"
+    assert within_eps([on_device], [on_host], dtype, 100 * w), f"seed={seed}"
     kept, status = _panel_factors(arrays, 2, True)      # a failed first pass: nothing done
     assert status == 2 and np.all(np.isnan(kept))
     far = [arrays[0] + np.asarray(0.3, dtype)] + arrays[1:]
@@ -180,4 +175,4 @@ def test_first_factor_kernel_agrees_with_the_host(seed, dtype, w):
         results.append(([cupy.asnumpy(x) for x in (l1, r1_inverse)], int(status)))
     (on_device, status), (on_host, host_status) = results
     assert status == host_status == 0
-    assert _close(on_device, on_host, dtype, 100 * w), f"seed={seed}"
+    assert within_eps(on_device, on_host, dtype, 100 * w), f"seed={seed}"
