@@ -1,5 +1,5 @@
 """Each LAPACK stage on its own, distributed, against numpy/scipy, real and complex: potrf,
-trsm/trmm (op = L or Lᴴ), sytrd/hetrd + stevd + ormtr/unmtr."""
+trsm/trmm (op = L or Lᴴ), sygst/hegst, sytrd/hetrd + stevd + ormtr/unmtr."""
 import numpy as np
 import pytest
 import scipy.linalg
@@ -10,6 +10,8 @@ from solvers.distributed import DistMatrix
 from solvers.distributed.redistribute import symmetrize
 from solvers.ormtr import ormtr
 from solvers.potrf import potrf
+import solvers.sygst as sygst_module
+from solvers.sygst import sygst
 from solvers.sytrd import sytrd
 from solvers.testing import (grid_shapes, poison_unreferenced, random_symmetric, share_node_cores,
                              spd_with_condition)
@@ -54,6 +56,25 @@ def test_trsm_trmm(grid, seed, n, nb, trans, solve, dtype):
     op = lfac.conj().T if trans else lfac
     expect = scipy.linalg.solve_triangular(op, rhs, lower=not trans) if solve else op @ rhs
     np.testing.assert_allclose(db.to_global(coll), expect, atol=1e-11, err_msg=f"seed={seed}")
+
+
+@DTYPES
+@pytest.mark.parametrize("n,nb,block", [(1, 3, 7), (23, 4, 7), (24, 6, 24), (31, 5, 1024)])
+@pytest.mark.parametrize("itype", [1, 2, 3])
+def test_sygst_lower_triangle(grid, seed, n, nb, block, itype, dtype, monkeypatch):
+    """C's lower triangle for each itype from A's lower one (the upper poisoned), whatever the
+    one-rank lower-triangle solve's block (``block``: a few columns, n, more than n)."""
+    monkeypatch.setattr(sygst_module, "LOWER_SOLVE_BLOCK", block)
+    rng = np.random.default_rng(seed)
+    hermitian = np.dtype(dtype).kind == "c"
+    a = random_symmetric(rng, n, hermitian=hermitian)
+    lfac = np.linalg.cholesky(spd_with_condition(rng, n, 10.0, hermitian))
+    coll = Collectives(grid)
+    dl = DistMatrix.from_global(poison_unreferenced(lfac, True), grid, nb).triangle(True)
+    c = sygst(DistMatrix.from_global(poison_unreferenced(a, True), grid, nb), True, dl, itype, coll)
+    linv = scipy.linalg.solve_triangular(lfac, np.eye(n), lower=True)
+    expect = linv @ a @ linv.conj().T if itype == 1 else lfac.conj().T @ a @ lfac
+    np.testing.assert_allclose(np.tril(c.to_global(coll)), np.tril(expect), atol=1e-11, err_msg=f"seed={seed}")
 
 
 @DTYPES
