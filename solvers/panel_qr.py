@@ -35,11 +35,11 @@ from .sytrd_native import kernels
 
 ORTHOGONALITY_LIMIT = 0.1   # ‖Q₁ᴴQ₁ - I‖_max at which the second pass still gives Q to working precision
 PANEL_METHODS = ("auto", "cholqr2", "geqrf")
-# What "auto" takes, by device, from sy2sb as a whole (docs/PERFORMANCE.md): on an H100 geqrf
-# (n = 16384: 0.526 s against 0.586 s with CholeskyQR2, whose w × w kernel is still ~330 us and
-# loses on panels shorter than ~8000 rows; measured before the GPU's one-call path); on the CPU
-# CholeskyQR2 (n = 1500 and 3000, 2 cores).
-AUTO_METHOD = {"cpu": "cholqr2", "gpu": "geqrf"}
+# What "auto" takes, by device, from sy2sb as a whole (docs/PERFORMANCE.md): CholeskyQR2 on both.
+# On H100s with the GPU's one-call path, sy2sb took 0.88-0.99x geqrf's time in same-run A/Bs
+# (bench_sy2sb, n = 8192 and 16384, two machines), one 16320 x 64 float64 panel 0.43x (540 against
+# 1270 us) and a 1024-row one 0.43-0.75x; on the CPU n = 1500 and 3000 (2 cores).
+AUTO_METHOD = {"cpu": "cholqr2", "gpu": "cholqr2"}
 
 
 def panel_qr(xp, panel, method="auto"):
