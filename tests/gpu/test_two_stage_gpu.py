@@ -239,9 +239,10 @@ def test_q2_slot_kernel_is_refused_where_it_does_not_apply(one_rank, seed):
 @pytest.mark.parametrize("kind, method", [("random", "cholqr2"), ("square", "cholqr2"), ("zero", "geqrf"),
                                           ("rank deficient", "geqrf"), ("wider than tall", "geqrf")])
 def test_panel_qr_on_the_device(seed, dtype, kind, method):
-    """sy2sb's panel QR with cupy arrays: CholeskyQR2 (cuSOLVER's potrf left unread, cuBLAS's trsm)
-    and its Householder reconstruction are a Householder QR to working precision; a panel whose
-    first Cholesky breaks down on the device is caught by the orthogonality test and goes to geqrf."""
+    """sy2sb's panel QR with cupy arrays: CholeskyQR2 (the one native call for w <= 64, else
+    cuSOLVER's potrf left unread and cuBLAS's trsm) and its Householder reconstruction are a
+    Householder QR to working precision; a panel whose first Cholesky breaks down on the device
+    is caught by the status or the orthogonality test and goes to geqrf."""
     rng = np.random.default_rng(seed)
     shape = {"square": (64, 64), "wider than tall": (9, 16)}.get(kind, (3000, 64))
     if kind == "zero":
