@@ -11,7 +11,6 @@
 // only, and Y's rows 16r … 16r+15 read V T's columns from 16r - g + 1 on.
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 #include "cuda_check.h"
 #include "ormtr_sb2st.h"
@@ -220,6 +219,7 @@ void launch_slots(const OrmtrSb2stArgs& a, cudaStream_t stream) {
   const int h = a.band + a.group - 1;
   const size_t group_elems = size_t(h) * a.group;
   const int64_t column_blocks = (a.ncols + C - 1) / C;
+  if (column_blocks > int64_t(0x7fffffff)) throw std::invalid_argument("solvers: ormtr_sb2st: too many columns");
   cuda_check(cudaFuncSetAttribute(slot_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSharedBytes<T>)),
              "cudaFuncSetAttribute(ormtr_sb2st slot_kernel)");
   const T* v = static_cast<const T*>(a.v);
@@ -251,8 +251,6 @@ void ormtr_sb2st_device(ScalarType t, const OrmtrSb2stArgs& args, int device, cu
                                 std::to_string(args.ld) + ", slots " + std::to_string(args.first_slot) + " … " +
                                 std::to_string(args.end_slot) + ")");
   if (args.ncols == 0 || args.end_slot == args.first_slot) return;
-  if ((args.ncols + 511) / 512 > int64_t(0x7fffffff))
-    throw std::invalid_argument("solvers: ormtr_sb2st: too many columns");
   cuda_check(cudaSetDevice(device), "cudaSetDevice");
   if (t == ScalarType::F64)
     launch_slots<double>(args, stream);
