@@ -35,9 +35,12 @@ struct ChaseReflectors {
   int height;
 };
 
-// A step's scratch: the blocks A (rows x rows) and D (rows x b), column-major with leading
-// dimension lda (b + 1: no shared-memory bank conflicts), vectors of b, the previous step's
-// reflector (v_prev, scalars[0] = its tau), and 32 entries for the block's reductions.
+// A step's scratch: the blocks A (rows x rows, its lower triangle) and D (rows x b), column-major
+// with leading dimension lda (b + 1: no shared-memory bank conflicts), vectors of b, the previous
+// step's reflector (v_prev, scalars[0] = its tau), 32 entries for the block's reductions and
+// kChasePartials for the partial sums of row_sums.
+constexpr int kChasePartials = 1024;
+
 template <typename T>
 struct ChaseSpace {
   T* a;
@@ -49,13 +52,14 @@ struct ChaseSpace {
   T* scalars;
   T* scratch;
   real_t<T>* real_scratch;
+  T* partial;
   int lda;
 };
 
 // Elements of T a ChaseSpace for bandwidth b needs (carve_space lays them out).
 __host__ __device__ inline int64_t chase_space_elems(int b) {
   const int64_t lda = b + 1;
-  return 2 * lda * b + 5 * int64_t(b) + 2 + 32 + 32;
+  return 2 * lda * b + 5 * int64_t(b) + 2 + 32 + 32 + kChasePartials;
 }
 
 template <typename T>
@@ -72,6 +76,7 @@ __host__ __device__ inline ChaseSpace<T> carve_space(T* base, int b) {
   sp.scratch = sp.scalars + 2;
   // 32 reals fit in the 32 elements of T left at the end (sizeof(T) >= sizeof(real_t<T>)).
   sp.real_scratch = reinterpret_cast<real_t<T>*>(sp.scratch + 32);
+  sp.partial = sp.scratch + 64;
   return sp;
 }
 
@@ -102,32 +107,93 @@ __host__ __device__ inline T load_band(const T* p) {
 #endif
 }
 
-// Copies a rows x cols block entry by entry as a thread's share of Grid2 (fetch(i, j) gives an
-// entry, put(i, j, x) stores it), kBatch fetches in flight before their puts. One put between two
-// fetches would make every fetch wait for the one before: the put is a store to shared memory,
-// which may alias the band as far as the compiler knows, so the next load cannot pass it, and a
-// step would wait out one L2 round trip per entry of its share.
-#pragma nv_exec_check_disable
-template <typename T, int kBatch = 8, typename Exec, typename Fetch, typename Put>
-__host__ __device__ inline void copy_block(const Exec& ex, int rows, int cols, Fetch fetch, Put put) {
-  const int total = rows * cols, first = ex.first(), stride = ex.stride();
-  const int mine = first < total ? (total - 1 - first) / stride + 1 : 0;  // entries of this thread
-  Grid2 at(first, stride, rows);
-  int done = 0;
-  for (; done + kBatch <= mine; done += kBatch) {
-    T x[kBatch];
-    int i[kBatch], j[kBatch];
-    SOLVERS_UNROLL
-    for (int u = 0; u < kBatch; ++u) {
-      i[u] = at.i;
-      j[u] = at.j;
-      x[u] = fetch(at.i, at.j);
-      at.next();
+// The entries a step moves between the band and shared memory, numbered 0 .. count - 1 so that
+// the block's threads share them evenly: first the block left of A (D, rows x b, i fastest; at
+// step 0 the column under annihilation, rows x 1), then A's lower triangle with its columns j and
+// rows - 1 - j paired into one column of rows + 1 entries (consecutive numbers are consecutive
+// rows of a column, so a warp's loads of the band coalesce; the middle column of an odd order is
+// paired with itself and its second half is no entry).
+struct StepEntries {
+  int rows, left_cols;
+  __host__ __device__ int left() const { return rows * left_cols; }
+  __host__ __device__ int count() const { return left() + (rows + 1) * ((rows + 1) / 2); }
+  // Entry p: (i, j) in the left block (returns 1) or in A (returns 2), or no entry (returns 0).
+  __host__ __device__ int locate(int p, int& i, int& j) const {
+    if (p < left()) {
+      i = p % rows;
+      j = p / rows;
+      return 1;
     }
-    SOLVERS_UNROLL
-    for (int u = 0; u < kBatch; ++u) put(i[u], j[u], x[u]);
+    const int q = p - left(), r = q % (rows + 1), pair = q / (rows + 1);
+    if (r < rows - pair) {
+      i = pair + r;
+      j = pair;
+      return 2;
+    }
+    j = rows - 1 - pair;
+    i = j + r - (rows - pair);
+    return j == pair ? 0 : 2;
   }
-  for (; done < mine; ++done, at.next()) put(at.i, at.j, fetch(at.i, at.j));
+};
+
+// fetch(p) for a thread's share of p < total (first, first + stride, ...), then put(p, x): kBatch
+// fetches in flight before their puts (a put is a store to shared memory that the compiler may not
+// move a later load of the band past, so one put between two fetches would cost a step one L2
+// round trip per entry of its share).
+#pragma nv_exec_check_disable
+template <typename T, int kBatch, typename Exec, typename Fetch, typename Put>
+__host__ __device__ inline void gather(const Exec& ex, int total, Fetch fetch, Put put) {
+  const int stride = ex.stride();
+  for (int base = ex.first(); base < total; base += kBatch * stride) {
+    T x[kBatch];
+    SOLVERS_UNROLL
+    for (int u = 0; u < kBatch; ++u) x[u] = base + u * stride < total ? fetch(base + u * stride) : T(0);
+    SOLVERS_UNROLL
+    for (int u = 0; u < kBatch; ++u)
+      if (base + u * stride < total) put(base + u * stride, x[u]);
+  }
+}
+
+// Loads in flight per thread while a step gathers its blocks (every entry of a 768-thread
+// block's share for b = 64 in float64: one L2 round trip).
+template <typename T>
+constexpr int chase_batch() {
+  return sizeof(T) > 8 ? 6 : 9;
+}
+
+// out(i, Σ_{j < inner} term(i, j)) for i < rows. Each row's sum is split into `parts` ranges of j
+// so that every thread of the block takes one (a row's terms one after another on one thread made
+// a step wait out inner dependent multiply-adds per product), the ranges' sums go to `partial`
+// and are added in range order: the same bits every run for one block size. The block syncs
+// between the two; the caller syncs before reading what out stored.
+#pragma nv_exec_check_disable
+template <typename T, typename Exec, typename Term, typename Out>
+__host__ __device__ inline void row_sums(const Exec& ex, int rows, int inner, T* partial, Term term, Out out) {
+  const int first = ex.first(), stride = ex.stride();
+  int parts = stride / rows;
+  if (parts > inner) parts = inner;
+  if (parts > kChasePartials / rows) parts = kChasePartials / rows;
+  if (parts <= 1) {
+    for (int i = first; i < rows; i += stride) {
+      T acc = T(0);
+      for (int j = 0; j < inner; ++j) acc += term(i, j);
+      out(i, acc);
+    }
+    return;
+  }
+  const int chunk = (inner + parts - 1) / parts;
+  for (int t = first; t < parts * rows; t += stride) {
+    const int i = t % rows, j0 = (t / rows) * chunk, j1 = j0 + chunk < inner ? j0 + chunk : inner;
+    T acc = T(0);
+    for (int j = j0; j < j1; ++j) acc += term(i, j);
+    partial[t] = acc;
+  }
+  ex.sync();
+  for (int i = first; i < rows; i += stride) {
+    T acc = partial[i];
+    for (int q = 1; q < parts; ++q) acc += partial[q * rows + i];
+    out(i, acc);
+  }
 }
 
 // Steps of sweep s: one per b rows from row s + 1 to n - 1.
@@ -150,74 +216,84 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
   T* const d = sp.d;
   T* const v = sp.v;
   T* const y = sp.y;
+  T* const z = sp.z;
   const int first = ex.first(), stride = ex.stride();
-
-  if (k == 0) {  // the column to annihilate: B[r0:r0+rows, s]
-    for (int i = first; i < rows; i += stride) y[i] = load_band(&band.w[s * ld + 1 + i]);
-  } else {       // D = B[r0:r0+rows, c0:c0+b]
-    copy_block<T>(
-        ex, rows, b, [&](int i, int j) { return load_band(&band.w[(c0 + j) * ld + b + i - j]); },
-        [&](int i, int j, T x) { d[i + j * lda] = x; });
-  }
-  copy_block<T>(  // A = B[r0:, r0:], Hermitian
-      ex, rows, rows,
-      [&](int i, int j) {
-        return i >= j ? load_band(&band.w[(r0 + j) * ld + i - j]) : conj(load_band(&band.w[(r0 + i) * ld + j - i]));
+  // At step 0 the "left block" is the column to annihilate, B[r0:r0+rows, s], kept in z; later
+  // it is D = B[r0:r0+rows, c0:c0+b].
+  const StepEntries entries{rows, k == 0 ? 1 : b};
+  // Band offset of entry (i, j) of the left block (where) or of A (i >= j).
+  auto band_at = [&](int where, int i, int j) -> int64_t {
+    if (where == 2) return (r0 + j) * ld + i - j;
+    return k == 0 ? s * ld + 1 + i : (c0 + j) * ld + b + i - j;
+  };
+  gather<T, chase_batch<T>()>(
+      ex, entries.count(),
+      [&](int p) {
+        int i, j;
+        const int where = entries.locate(p, i, j);
+        return where == 0 ? T(0) : load_band(&band.w[band_at(where, i, j)]);
       },
-      [&](int i, int j, T x) { a[i + j * lda] = i == j ? T(real_part(x)) : x; });
+      [&](int p, T x) {
+        int i, j;
+        const int where = entries.locate(p, i, j);
+        if (where == 2)
+          a[i + j * lda] = i == j ? T(real_part(x)) : x;
+        else if (where == 1)
+          (k == 0 ? z[i] : d[i + j * lda]) = x;
+      });
   ex.sync();
-  if (k > 0) {
+  if (k > 0) {  // D H_{k-1}: y = D v_prev, D -= tau y v_prevᴴ; its column 0 is the one to annihilate
     const T tau_prev = sp.scalars[0];
-    for (int i = first; i < rows; i += stride) {  // D H_{k-1}: y = D v_prev, D -= tau y v_prevᴴ
-      T acc = T(0);
-      for (int j = 0; j < b; ++j) acc += d[i + j * lda] * sp.v_prev[j];
-      y[i] = acc;
+    row_sums<T>(
+        ex, rows, b, sp.partial, [&](int i, int j) { return d[i + j * lda] * sp.v_prev[j]; },
+        [&](int i, T sum) { y[i] = sum; });
+    ex.sync();
+    for (Grid2 at(first, stride, rows); at.j < b; at.next()) {
+      const T x = d[at.i + at.j * lda] - tau_prev * (y[at.i] * conj(sp.v_prev[at.j]));
+      d[at.i + at.j * lda] = x;
+      if (at.j == 0) z[at.i] = x;
     }
-    ex.sync();
-    for (Grid2 at(first, stride, rows); at.j < b; at.next())
-      d[at.i + at.j * lda] -= tau_prev * (y[at.i] * conj(sp.v_prev[at.j]));
-    ex.sync();
-    for (int i = first; i < rows; i += stride) y[i] = d[i];  // the column to annihilate
     ex.sync();
   }
 
   // The reflector (larfg's conventions: Hᴴ x = beta e₁, beta real; H = I when x[1:] = 0 and x[0] real).
   R part = R(0);
-  for (int i = first + 1; i < rows; i += stride) part += abs2(y[i]);
+  for (int i = first + 1; i < rows; i += stride) part += abs2(z[i]);
   const R xnorm = r_sqrt(ex.sum(part, sp.real_scratch));
-  const T alpha = y[0];
+  const T alpha = z[0];
   const bool trivial = xnorm == R(0) && imag_part(alpha) == R(0);
   const R norm = r_hypot(abs_of(alpha), xnorm);
   const R beta = -r_copysign(norm, real_part(alpha));
   const T tau = trivial ? T(0) : (R(1) / beta) * (T(beta) - alpha);
   const T scale = trivial ? T(1) : reciprocal(alpha - T(beta));
   const R beta_out = trivial ? real_part(alpha) : beta;
-  for (int i = first; i < rows; i += stride) v[i] = i == 0 ? T(1) : y[i] * scale;
+  for (int i = first; i < rows; i += stride) v[i] = i == 0 ? T(1) : z[i] * scale;
   ex.sync();
 
-  if (k > 0) {  // H_kᴴ D: z = vᴴ D[:, 1:], D[:, 1:] -= conj(tau) v z; column 0 becomes beta e₁
-    for (int j = first + 1; j < b; j += stride) {
-      T acc = T(0);
-      for (int i = 0; i < rows; ++i) acc += conj(v[i]) * d[i + j * lda];
-      sp.z[j] = acc;
-    }
-    ex.sync();
+  // One pass of sums for p = A v (rows 0 .. rows-1, into y) and, past step 0, zᴴ = vᴴ D[:, 1:]
+  // (rows rows .. rows+b-2, into z[1:]); A's upper triangle is its lower one's conjugate.
+  const int d_sums = k > 0 ? b - 1 : 0;
+  row_sums<T>(
+      ex, rows + d_sums, rows, sp.partial,
+      [&](int i, int j) {
+        if (i >= rows) return conj(v[j]) * d[j + (i - rows + 1) * lda];
+        const bool lower = i >= j;
+        const T x = a[lower ? i + j * lda : j + i * lda];
+        return (lower ? x : conj(x)) * v[j];
+      },
+      [&](int i, T sum) { (i < rows ? y[i] : z[i - rows + 1]) = sum; });
+  ex.sync();
+  if (k > 0) {  // H_kᴴ D: D[:, 1:] -= conj(tau) v z; column 0 becomes beta e₁
     const T ctau = conj(tau);
     for (Grid2 at(first, stride, rows); at.j < b; at.next()) {
       const int i = at.i, j = at.j;
       if (j == 0) {
         d[i] = i == 0 ? T(beta_out) : T(0);
       } else {
-        d[i + j * lda] -= ctau * (v[i] * sp.z[j]);
+        d[i + j * lda] -= ctau * (v[i] * z[j]);
       }
     }
   }
-  for (int i = first; i < rows; i += stride) {  // p = A v
-    T acc = T(0);
-    for (int j = 0; j < rows; ++j) acc += a[i + j * lda] * v[j];
-    y[i] = acc;
-  }
-  ex.sync();
   T dot = T(0);  // pᴴ v, so that wᴴ v = conj(tau) pᴴ v for w = tau p
   for (int i = first; i < rows; i += stride) dot += conj(y[i]) * v[i];
   dot = ex.sum(dot, sp.scratch);
@@ -225,19 +301,16 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
   for (int i = first; i < rows; i += stride) y[i] = tau * y[i] - coef * v[i];  // w
   ex.sync();
 
-  // A -= v wᴴ + w vᴴ, stored (lower); D or the annihilated column; the reflector.
-  for (Grid2 at(first, stride, rows); at.j < rows; at.next()) {
-    const int i = at.i, j = at.j;
-    if (i < j) continue;
-    T x = a[i + j * lda] - (v[i] * conj(y[j]) + y[i] * conj(v[j]));
-    band.w[(r0 + j) * ld + i - j] = i == j ? T(real_part(x)) : x;
-  }
-  if (k == 0) {
-    for (int i = first; i < rows; i += stride) band.w[s * ld + 1 + i] = i == 0 ? T(beta_out) : T(0);
-  } else {
-    ex.sync();
-    for (Grid2 at(first, stride, rows); at.j < b; at.next())
-      band.w[(c0 + at.j) * ld + b + at.i - at.j] = d[at.i + at.j * lda];
+  // A -= v wᴴ + w vᴴ (lower), D or the annihilated column, back to the band; the reflector.
+  for (int p = first; p < entries.count(); p += stride) {
+    int i, j;
+    const int where = entries.locate(p, i, j);
+    if (where == 2) {
+      const T x = a[i + j * lda] - (v[i] * conj(y[j]) + y[i] * conj(v[j]));
+      band.w[band_at(2, i, j)] = i == j ? T(real_part(x)) : x;
+    } else if (where == 1) {
+      band.w[band_at(1, i, j)] = k > 0 ? d[i + j * lda] : i == 0 ? T(beta_out) : T(0);
+    }
   }
   if (out.v != nullptr) {
     const int64_t sigma = s / out.group;
