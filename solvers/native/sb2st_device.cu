@@ -29,17 +29,17 @@ struct DeviceExec {
   __device__ void sync() const { __syncthreads(); }
 
   // The sum over the block, the same bits on every thread (lane 0 of each warp posts its warp's
-  // sum, every thread adds the posts in warp order).
+  // sum, every thread adds the posts in warp order) with one barrier: a call site's scratch is
+  // its own (chase_step's two sums use two), and a block passes other barriers before it sums
+  // into the same scratch again, so no reader of the last posts is left.
   template <typename T>
   __device__ T sum(T x, T* scratch) const {
     for (int offset = 16; offset > 0; offset >>= 1) x += shfl_xor(x, offset);
-    const int warp = threadIdx.x / 32, warps = (blockDim.x + 31) / 32;
-    __syncthreads();
-    if (threadIdx.x % 32 == 0) scratch[warp] = x;
+    const int warps = (blockDim.x + 31) / 32;
+    if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = x;
     __syncthreads();
     T total = scratch[0];
     for (int w = 1; w < warps; ++w) total += scratch[w];
-    __syncthreads();
     return total;
   }
 };
@@ -60,7 +60,7 @@ __device__ inline void store_release(unsigned long long* p, unsigned long long v
   asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
-template <typename T>
+template <typename T, int kB>
 __global__ void chase_kernel(ChaseBand<T> band, ChaseReflectors<T> out, ChaseWork work, unsigned long long timeout_ns) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
   __shared__ long long sweep;
@@ -82,8 +82,10 @@ __global__ void chase_kernel(ChaseBand<T> band, ChaseReflectors<T> out, ChaseWor
       if (threadIdx.x == 0 && s > 0) {
         const unsigned long long need = static_cast<unsigned long long>(k + 2 < before ? k + 2 : before);
         const unsigned long long start = global_ns();
-        while (load_acquire(&work.progress[s - 1]) < need) {
-          if (atomicAdd(reinterpret_cast<unsigned long long*>(&work.error[0]), 0ull) != 0ull ||
+        // The error record (another block gave up) is read once every 256 polls: a poll is one
+        // L2 round trip, the time the release of sweep s-1 waits to be seen.
+        for (unsigned polls = 1; load_acquire(&work.progress[s - 1]) < need; ++polls) {
+          if ((polls % 256 == 0 && atomicAdd(reinterpret_cast<unsigned long long*>(&work.error[0]), 0ull) != 0ull) ||
               global_ns() - start > timeout_ns) {
             if (atomicCAS(reinterpret_cast<unsigned long long*>(&work.error[0]), 0ull, 1ull) == 0ull) {
               work.error[1] = s;
@@ -98,10 +100,13 @@ __global__ void chase_kernel(ChaseBand<T> band, ChaseReflectors<T> out, ChaseWor
       }
       __syncthreads();
       if (abandon) return;
-      chase_step(ex, band, out, sp, s, k);
-      __threadfence();
-      __syncthreads();
-      if (threadIdx.x == 0) store_release(&work.progress[s], static_cast<unsigned long long>(k + 1));
+      chase_step<T, kB>(ex, band, out, sp, s, k);
+      // chase_step ends with a barrier: the block's stores to the band happen before thread 0's
+      // fence, which makes them visible at GPU scope before its release of the progress.
+      if (threadIdx.x == 0) {
+        __threadfence();
+        store_release(&work.progress[s], static_cast<unsigned long long>(k + 1));
+      }
     }
     __syncthreads();  // `sweep` is rewritten by thread 0 next
   }
@@ -141,7 +146,8 @@ void sb2st_device(const Sb2stArgs& args, ScalarType t, int device, void* work_pt
   with_scalar(t, "sb2st", [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const size_t shared = shared_bytes<T>(args.b);
-    auto kernel = chase_kernel<T>;
+    // b = 64 (the GPU default) with the index arithmetic of a compile-time bandwidth.
+    auto kernel = args.b == 64 ? chase_kernel<T, 64> : chase_kernel<T, 0>;
     cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
                "cudaFuncSetAttribute(sb2st shared memory)");
     int blocks = workers;

@@ -107,32 +107,35 @@ __host__ __device__ inline T load_band(const T* p) {
 #endif
 }
 
-// The entries a step moves between the band and shared memory, numbered 0 .. count - 1 so that
-// the block's threads share them evenly: first the block left of A (D, rows x b, i fastest; at
-// step 0 the column under annihilation, rows x 1), then A's lower triangle with its columns j and
-// rows - 1 - j paired into one column of rows + 1 entries (consecutive numbers are consecutive
-// rows of a column, so a warp's loads of the band coalesce; the middle column of an odd order is
-// paired with itself and its second half is no entry).
+// The entries a step moves between the band and shared memory, numbered 0 .. count() - 1 so
+// that the block's threads share them evenly, laid out for the full width b (a sweep's last step,
+// rows < b, leaves the entries past its rows out): first the block left of A (D, b x b, i
+// fastest; at step 0 the column under annihilation, b x 1), then A's lower triangle with its
+// columns j and b - 1 - j paired into one column of b + 1 entries (consecutive numbers are
+// consecutive rows of a column, so a warp's loads of the band coalesce; for an odd b the middle
+// column is paired with itself and its second half is no entry). With b a compile-time constant
+// every division here is by a constant.
 struct StepEntries {
-  int rows, left_cols;
-  __host__ __device__ int left() const { return rows * left_cols; }
-  __host__ __device__ int count() const { return left() + (rows + 1) * ((rows + 1) / 2); }
+  int b, rows, left_cols;
+  __host__ __device__ int left() const { return b * left_cols; }
+  __host__ __device__ int count() const { return left() + (b + 1) * ((b + 1) / 2); }
   // Entry p: (i, j) in the left block (returns 1) or in A (returns 2), or no entry (returns 0).
   __host__ __device__ int locate(int p, int& i, int& j) const {
     if (p < left()) {
-      i = p % rows;
-      j = p / rows;
-      return 1;
+      i = p % b;
+      j = p / b;
+      return i < rows ? 1 : 0;
     }
-    const int q = p - left(), r = q % (rows + 1), pair = q / (rows + 1);
-    if (r < rows - pair) {
+    const int q = p - left(), r = q % (b + 1), pair = q / (b + 1);
+    if (r < b - pair) {
       i = pair + r;
       j = pair;
-      return 2;
+    } else {
+      j = b - 1 - pair;
+      i = j + r - (b - pair);
+      if (j == pair) return 0;
     }
-    j = rows - 1 - pair;
-    i = j + r - (rows - pair);
-    return j == pair ? 0 : 2;
+    return i < rows ? 2 : 0;
   }
 };
 
@@ -200,13 +203,15 @@ __host__ __device__ inline void row_sums(const Exec& ex, int rows, int inner, T*
 __host__ __device__ inline int64_t chase_steps(int64_t n, int b, int64_t s) { return (n - 2 - s) / b + 1; }
 
 // Step k of sweep s (see solvers/sb2st.py for the algorithm); sp.v_prev and sp.scalars[0] hold
-// step k-1's reflector on entry and step k's on return.
+// step k-1's reflector on entry and step k's on return. kB: the bandwidth as a compile-time
+// constant (its index arithmetic then needs no division), or 0 for band.b at run time. The
+// block's work is laid out for b rows even where the step has fewer (a sweep's last).
 #pragma nv_exec_check_disable
-template <typename T, typename Exec>
+template <typename T, int kB = 0, typename Exec>
 __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, const ChaseReflectors<T>& out,
                                     const ChaseSpace<T>& sp, int64_t s, int64_t k) {
   using R = real_t<T>;
-  const int b = band.b;
+  const int b = kB > 0 ? kB : band.b;
   const int64_t ld = band.ld;
   const int64_t r0 = s + 1 + k * b;
   const int rows = int(band.n - r0 < b ? band.n - r0 : b);
@@ -220,7 +225,7 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
   const int first = ex.first(), stride = ex.stride();
   // At step 0 the "left block" is the column to annihilate, B[r0:r0+rows, s], kept in z; later
   // it is D = B[r0:r0+rows, c0:c0+b].
-  const StepEntries entries{rows, k == 0 ? 1 : b};
+  const StepEntries entries{b, rows, k == 0 ? 1 : b};
   // Band offset of entry (i, j) of the left block (where) or of A (i >= j).
   auto band_at = [&](int where, int i, int j) -> int64_t {
     if (where == 2) return (r0 + j) * ld + i - j;
@@ -245,8 +250,10 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
   if (k > 0) {  // D H_{k-1}: y = D v_prev, D -= tau y v_prevᴴ; its column 0 is the one to annihilate
     const T tau_prev = sp.scalars[0];
     row_sums<T>(
-        ex, rows, b, sp.partial, [&](int i, int j) { return d[i + j * lda] * sp.v_prev[j]; },
-        [&](int i, T sum) { y[i] = sum; });
+        ex, b, b, sp.partial, [&](int i, int j) { return d[i + j * lda] * sp.v_prev[j]; },
+        [&](int i, T sum) {
+          if (i < rows) y[i] = sum;
+        });
     ex.sync();
     for (Grid2 at(first, stride, rows); at.j < b; at.next()) {
       const T x = d[at.i + at.j * lda] - tau_prev * (y[at.i] * conj(sp.v_prev[at.j]));
@@ -267,21 +274,27 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
   const T tau = trivial ? T(0) : (R(1) / beta) * (T(beta) - alpha);
   const T scale = trivial ? T(1) : reciprocal(alpha - T(beta));
   const R beta_out = trivial ? real_part(alpha) : beta;
-  for (int i = first; i < rows; i += stride) v[i] = i == 0 ? T(1) : z[i] * scale;
+  for (int i = first; i < b; i += stride) v[i] = i == 0 ? T(1) : i < rows ? z[i] * scale : T(0);
   ex.sync();
 
-  // One pass of sums for p = A v (rows 0 .. rows-1, into y) and, past step 0, zᴴ = vᴴ D[:, 1:]
-  // (rows rows .. rows+b-2, into z[1:]); A's upper triangle is its lower one's conjugate.
-  const int d_sums = k > 0 ? b - 1 : 0;
+  // One pass of sums for p = A v (rows 0 .. b-1, into y) and, past step 0, zᴴ = vᴴ D[:, 1:]
+  // (rows b+1 .. 2b-1, into z[1:]); A's upper triangle is its lower one's conjugate. Entries past
+  // the step's rows were never loaded: their terms are zero by selection, not by v's zeros.
   row_sums<T>(
-      ex, rows + d_sums, rows, sp.partial,
+      ex, k > 0 ? 2 * b : b, b, sp.partial,
       [&](int i, int j) {
-        if (i >= rows) return conj(v[j]) * d[j + (i - rows + 1) * lda];
+        if (j >= rows) return T(0);
+        if (i >= b) return conj(v[j]) * d[j + (i - b) * lda];
         const bool lower = i >= j;
         const T x = a[lower ? i + j * lda : j + i * lda];
         return (lower ? x : conj(x)) * v[j];
       },
-      [&](int i, T sum) { (i < rows ? y[i] : z[i - rows + 1]) = sum; });
+      [&](int i, T sum) {
+        if (i < rows)
+          y[i] = sum;
+        else if (i > b)
+          z[i - b] = sum;
+      });
   ex.sync();
   if (k > 0) {  // H_kᴴ D: D[:, 1:] -= conj(tau) v z; column 0 becomes beta e₁
     const T ctau = conj(tau);

@@ -132,10 +132,12 @@ CHASE_THREAD_IDS = [f"{DTYPE_IDS[DTYPES.index(dtype)]}-{threads or 'default'}-th
 
 
 @pytest.mark.parametrize("dtype,threads", CHASE_THREADS, ids=CHASE_THREAD_IDS)
-@pytest.mark.parametrize("n,b,g", [(300, 16, 16), (257, 8, 4), (64, 64, 64), (40, 7, 9), (3, 5, 5), (2, 1, 1)])
+@pytest.mark.parametrize("n,b,g", [(300, 16, 16), (257, 8, 4), (64, 64, 64), (541, 64, 64), (40, 7, 9), (3, 5, 5),
+                                   (2, 1, 1)])
 def test_gpu_chase_tridiagonalizes_the_band(one_rank, seed, n, b, g, dtype, threads):
     """At the default block size and at others (each step's loops and batched loads spread over
-    fewer or more threads than a block's rows)."""
+    fewer or more threads than a block's rows); b = 64 is the kernel built for that bandwidth
+    (541: sweeps of several steps, each ending with one of fewer rows)."""
     rng = np.random.default_rng(seed)
     ab = random_band(rng, n, b, dtype)
     d, e, refl = sb2st(cupy.asarray(ab), b, one_rank, True, group=g, chase_threads=threads)
@@ -158,12 +160,13 @@ def test_gpu_chase_tridiagonalizes_the_band(one_rank, seed, n, b, g, dtype, thre
         assert np.abs(w_host - w).max() < 20 * n * eps * norm, f"seed={seed}"
 
 
+@pytest.mark.parametrize("b", [12, 64])
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
-def test_gpu_chase_is_bitwise_the_same_for_any_number_of_blocks(seed, dtype):
+def test_gpu_chase_is_bitwise_the_same_for_any_number_of_blocks(seed, dtype, b):
     from solvers import _kernels as native
     from solvers.sb2st import BulgeLayout
     rng = np.random.default_rng(seed)
-    n, b, g = 500, 12, 12
+    n, g = 500, b
     ab = random_band(rng, n, b, dtype)
     layout = BulgeLayout.create(n, b, g)
     index = cupy.asarray(layout.index)
