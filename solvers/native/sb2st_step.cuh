@@ -35,31 +35,35 @@ struct ChaseReflectors {
   int height;
 };
 
-// A step's scratch: the blocks A (rows x rows, its lower triangle) and D (rows x b), column-major
-// with leading dimension lda (b + 1: no shared-memory bank conflicts), vectors of b, the previous
-// step's reflector (v_prev, scalars[0] = its tau), 32 entries for the block's reductions and
-// kChasePartials for the partial sums of row_sums.
-constexpr int kChasePartials = 1024;
-
+// A step's scratch: the blocks A (its lower triangle) and D, b x b column-major with leading
+// dimension lda (b + 1: no shared-memory bank conflicts); the reflectors of this step and the one
+// before (reflector[k % 2] is step k's; scalars[k % 2] its tau); y = D v_prev; x (the column under
+// annihilation, then vᴴ D); p (A v, then w); scalars[2] = vᴴ y; 32 entries for each of the two
+// block sums; the partial sums of partial_sums.
 template <typename T>
 struct ChaseSpace {
   T* a;
   T* d;
-  T* v;
-  T* v_prev;
+  T* reflector[2];
   T* y;
-  T* z;
+  T* x;
+  T* p;
   T* scalars;
   T* scratch;
   real_t<T>* real_scratch;
   T* partial;
+  int partial_capacity;
   int lda;
 };
+
+// Entries of partial sums a step keeps: a thread's share of 2b + 1 rows at 1024 threads, or the
+// rows themselves where b is larger (one range a row).
+__host__ __device__ inline int chase_partial_capacity(int b) { return 2 * b + 1 > 1024 ? 2 * b + 1 : 1024; }
 
 // Elements of T a ChaseSpace for bandwidth b needs (carve_space lays them out).
 __host__ __device__ inline int64_t chase_space_elems(int b) {
   const int64_t lda = b + 1;
-  return 2 * lda * b + 5 * int64_t(b) + 2 + 32 + 32 + kChasePartials;
+  return 2 * lda * b + 5 * int64_t(b) + 4 + 32 + 32 + chase_partial_capacity(b);
 }
 
 template <typename T>
@@ -68,15 +72,17 @@ __host__ __device__ inline ChaseSpace<T> carve_space(T* base, int b) {
   sp.lda = b + 1;
   sp.a = base;
   sp.d = sp.a + int64_t(sp.lda) * b;
-  sp.v = sp.d + int64_t(sp.lda) * b;
-  sp.v_prev = sp.v + b;
-  sp.y = sp.v_prev + b;
-  sp.z = sp.y + b;
-  sp.scalars = sp.z + b;
-  sp.scratch = sp.scalars + 2;
+  sp.reflector[0] = sp.d + int64_t(sp.lda) * b;
+  sp.reflector[1] = sp.reflector[0] + b;
+  sp.y = sp.reflector[1] + b;
+  sp.x = sp.y + b;
+  sp.p = sp.x + b;
+  sp.scalars = sp.p + b;
+  sp.scratch = sp.scalars + 4;
   // 32 reals fit in the 32 elements of T left at the end (sizeof(T) >= sizeof(real_t<T>)).
   sp.real_scratch = reinterpret_cast<real_t<T>*>(sp.scratch + 32);
   sp.partial = sp.scratch + 64;
+  sp.partial_capacity = chase_partial_capacity(b);
   return sp;
 }
 
@@ -157,55 +163,57 @@ __host__ __device__ inline void gather(const Exec& ex, int total, Fetch fetch, P
   }
 }
 
-// Loads in flight per thread while a step gathers its blocks (every entry of a 768-thread
-// block's share for b = 64 in float64: one L2 round trip).
-template <typename T>
+// Loads in flight per thread while a step gathers its entries: for the kernel built for b = 64,
+// a 768-thread block's whole share in float64 (one L2 round trip); for a run-time b fewer, which
+// keeps that kernel within 64 registers a thread (1024-thread blocks).
+template <typename T, int kB>
 constexpr int chase_batch() {
-  return sizeof(T) > 8 ? 6 : 9;
+  return kB == 0 ? 4 : sizeof(T) > 8 ? 6 : 9;
 }
 
-// out(i, Σ_{j < inner} term(i, j)) for i < rows. Each row's sum is split into `parts` ranges of j
-// so that every thread of the block takes one (a row's terms one after another on one thread made
-// a step wait out inner dependent multiply-adds per product), the ranges' sums go to `partial`
-// and are added in range order: the same bits every run for one block size. The block syncs
-// between the two; the caller syncs before reading what out stored.
+// The sums Σ_{j < inner} term(i, j) for i < rows, in two halves with a barrier between:
+// partial_sums splits each row's sum into ranges of j so that every thread of the block takes one
+// (a row's terms one after another on one thread made a step wait out inner dependent
+// multiply-adds per product) and keeps the ranges' sums in `partial`; it returns the ranges a row
+// has, and row_total(partial, rows, parts, i) then adds row i's in order: the same bits every run
+// for one block size.
 #pragma nv_exec_check_disable
-template <typename T, typename Exec, typename Term, typename Out>
-__host__ __device__ inline void row_sums(const Exec& ex, int rows, int inner, T* partial, Term term, Out out) {
-  const int first = ex.first(), stride = ex.stride();
-  int parts = stride / rows;
+template <typename T, typename Exec, typename Term>
+__host__ __device__ inline int partial_sums(const Exec& ex, int rows, int inner, T* partial, int capacity, Term term) {
+  int parts = ex.stride() / rows;
   if (parts > inner) parts = inner;
-  if (parts > kChasePartials / rows) parts = kChasePartials / rows;
-  if (parts <= 1) {
-    for (int i = first; i < rows; i += stride) {
-      T acc = T(0);
-      for (int j = 0; j < inner; ++j) acc += term(i, j);
-      out(i, acc);
-    }
-    return;
-  }
+  if (parts > capacity / rows) parts = capacity / rows;
+  if (parts < 1) parts = 1;
   const int chunk = (inner + parts - 1) / parts;
-  for (int t = first; t < parts * rows; t += stride) {
+  for (int t = ex.first(); t < parts * rows; t += ex.stride()) {
     const int i = t % rows, j0 = (t / rows) * chunk, j1 = j0 + chunk < inner ? j0 + chunk : inner;
     T acc = T(0);
+    SOLVERS_UNROLL_4
     for (int j = j0; j < j1; ++j) acc += term(i, j);
     partial[t] = acc;
   }
-  ex.sync();
-  for (int i = first; i < rows; i += stride) {
-    T acc = partial[i];
-    for (int q = 1; q < parts; ++q) acc += partial[q * rows + i];
-    out(i, acc);
-  }
+  return parts;
+}
+
+template <typename T>
+__host__ __device__ inline T row_total(const T* partial, int rows, int parts, int i) {
+  T acc = partial[i];
+  for (int q = 1; q < parts; ++q) acc += partial[q * rows + i];
+  return acc;
 }
 
 // Steps of sweep s: one per b rows from row s + 1 to n - 1.
 __host__ __device__ inline int64_t chase_steps(int64_t n, int b, int64_t s) { return (n - 2 - s) / b + 1; }
 
-// Step k of sweep s (see solvers/sb2st.py for the algorithm); sp.v_prev and sp.scalars[0] hold
-// step k-1's reflector on entry and step k's on return. kB: the bandwidth as a compile-time
-// constant (its index arithmetic then needs no division), or 0 for band.b at run time. The
-// block's work is laid out for b rows even where the step has fewer (a sweep's last).
+// Step k of sweep s (see solvers/sb2st.py for the algorithm: H_{k-1} applied to D from the
+// right, H_k formed from D's first column and applied from the left to D and from both sides to
+// A); sp.reflector[(k - 1) % 2] and sp.scalars[(k - 1) % 2] hold step k-1's reflector on entry.
+// D's two updates are not formed in shared memory: with y = D v_prev and z' = vᴴ D,
+//   H_kᴴ (D H_{k-1}) = D - tau_prev y v_prevᴴ - conj(tau) v (z' - tau_prev (vᴴ y) v_prevᴴ),
+// written as D goes back to the band, so a step makes two passes of sums (y; then A v, z' and
+// vᴴ y in one) between its gather and its store. kB: the bandwidth as a compile-time constant
+// (its index arithmetic then needs no division), or 0 for band.b at run time. The block's work
+// is laid out for b rows even where the step has fewer (a sweep's last).
 #pragma nv_exec_check_disable
 template <typename T, int kB = 0, typename Exec>
 __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, const ChaseReflectors<T>& out,
@@ -219,110 +227,110 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
   const int lda = sp.lda;
   T* const a = sp.a;
   T* const d = sp.d;
-  T* const v = sp.v;
+  T* const v = k & 1 ? sp.reflector[1] : sp.reflector[0];  // a select: an index would put sp in local memory
+  const T* const v_prev = k & 1 ? sp.reflector[0] : sp.reflector[1];
+  const T tau_prev = sp.scalars[(k + 1) & 1];
   T* const y = sp.y;
-  T* const z = sp.z;
+  T* const x = sp.x;
+  T* const p = sp.p;
   const int first = ex.first(), stride = ex.stride();
-  // At step 0 the "left block" is the column to annihilate, B[r0:r0+rows, s], kept in z; later
-  // it is D = B[r0:r0+rows, c0:c0+b].
+  // At step 0 the "left block" is the column to annihilate, B[r0:r0+rows, s], gathered into x;
+  // later it is D = B[r0:r0+rows, c0:c0+b].
   const StepEntries entries{b, rows, k == 0 ? 1 : b};
-  // Band offset of entry (i, j) of the left block (where) or of A (i >= j).
+  // Band offset of entry (i, j) of the left block (where 1) or of A (where 2, i >= j).
   auto band_at = [&](int where, int i, int j) -> int64_t {
     if (where == 2) return (r0 + j) * ld + i - j;
     return k == 0 ? s * ld + 1 + i : (c0 + j) * ld + b + i - j;
   };
-  gather<T, chase_batch<T>()>(
+  gather<T, chase_batch<T, kB>()>(
       ex, entries.count(),
-      [&](int p) {
+      [&](int e) {
         int i, j;
-        const int where = entries.locate(p, i, j);
+        const int where = entries.locate(e, i, j);
         return where == 0 ? T(0) : load_band(&band.w[band_at(where, i, j)]);
       },
-      [&](int p, T x) {
+      [&](int e, T value) {
         int i, j;
-        const int where = entries.locate(p, i, j);
+        const int where = entries.locate(e, i, j);
         if (where == 2)
-          a[i + j * lda] = i == j ? T(real_part(x)) : x;
+          a[i + j * lda] = i == j ? T(real_part(value)) : value;
         else if (where == 1)
-          (k == 0 ? z[i] : d[i + j * lda]) = x;
+          (k == 0 ? x[i] : d[i + j * lda]) = value;
       });
   ex.sync();
-  if (k > 0) {  // D H_{k-1}: y = D v_prev, D -= tau y v_prevᴴ; its column 0 is the one to annihilate
-    const T tau_prev = sp.scalars[0];
-    row_sums<T>(
-        ex, b, b, sp.partial, [&](int i, int j) { return d[i + j * lda] * sp.v_prev[j]; },
-        [&](int i, T sum) {
-          if (i < rows) y[i] = sum;
-        });
+  if (k > 0) {  // y = D v_prev; x = (D H_{k-1})[:, 0], the column to annihilate
+    const int parts = partial_sums<T>(ex, b, b, sp.partial, sp.partial_capacity,
+                                      [&](int i, int j) { return d[i + j * lda] * v_prev[j]; });
     ex.sync();
-    for (Grid2 at(first, stride, rows); at.j < b; at.next()) {
-      const T x = d[at.i + at.j * lda] - tau_prev * (y[at.i] * conj(sp.v_prev[at.j]));
-      d[at.i + at.j * lda] = x;
-      if (at.j == 0) z[at.i] = x;
+    for (int i = first; i < rows; i += stride) {
+      const T yi = row_total(sp.partial, b, parts, i);
+      y[i] = yi;
+      x[i] = d[i] - tau_prev * (yi * conj(v_prev[0]));
     }
-    ex.sync();
   }
 
-  // The reflector (larfg's conventions: Hᴴ x = beta e₁, beta real; H = I when x[1:] = 0 and x[0] real).
+  // The reflector (larfg's conventions: Hᴴ x = beta e₁, beta real; H = I when x[1:] = 0 and x[0]
+  // real). A thread reads back the x[i] it wrote, and x[0] after the sum's barrier.
   R part = R(0);
-  for (int i = first + 1; i < rows; i += stride) part += abs2(z[i]);
+  for (int i = first; i < rows; i += stride)
+    if (i > 0) part += abs2(x[i]);
   const R xnorm = r_sqrt(ex.sum(part, sp.real_scratch));
-  const T alpha = z[0];
+  const T alpha = x[0];
   const bool trivial = xnorm == R(0) && imag_part(alpha) == R(0);
   const R norm = r_hypot(abs_of(alpha), xnorm);
   const R beta = -r_copysign(norm, real_part(alpha));
   const T tau = trivial ? T(0) : (R(1) / beta) * (T(beta) - alpha);
   const T scale = trivial ? T(1) : reciprocal(alpha - T(beta));
   const R beta_out = trivial ? real_part(alpha) : beta;
-  for (int i = first; i < b; i += stride) v[i] = i == 0 ? T(1) : i < rows ? z[i] * scale : T(0);
+  for (int i = first; i < b; i += stride) v[i] = i == 0 ? T(1) : i < rows ? x[i] * scale : T(0);
   ex.sync();
 
-  // One pass of sums for p = A v (rows 0 .. b-1, into y) and, past step 0, zᴴ = vᴴ D[:, 1:]
-  // (rows b+1 .. 2b-1, into z[1:]); A's upper triangle is its lower one's conjugate. Entries past
-  // the step's rows were never loaded: their terms are zero by selection, not by v's zeros.
-  row_sums<T>(
-      ex, k > 0 ? 2 * b : b, b, sp.partial,
-      [&](int i, int j) {
-        if (j >= rows) return T(0);
-        if (i >= b) return conj(v[j]) * d[j + (i - b) * lda];
-        const bool lower = i >= j;
-        const T x = a[lower ? i + j * lda : j + i * lda];
-        return (lower ? x : conj(x)) * v[j];
-      },
-      [&](int i, T sum) {
-        if (i < rows)
-          y[i] = sum;
-        else if (i > b)
-          z[i - b] = sum;
-      });
+  // One pass of sums: p = A v (rows 0 .. b-1; A's upper triangle is its lower one's conjugate)
+  // and, past step 0, z' = vᴴ D (rows b .. 2b-1) and vᴴ y (row 2b). Entries past the step's
+  // rows were never loaded: their terms are zero by selection.
+  const int sums = k > 0 ? 2 * b + 1 : b;
+  const int parts = partial_sums<T>(ex, sums, b, sp.partial, sp.partial_capacity, [&](int i, int j) {
+    if (j >= rows) return T(0);
+    if (i >= b) return conj(v[j]) * (i == 2 * b ? y[j] : d[j + (i - b) * lda]);
+    const bool lower = i >= j;
+    const T aij = a[lower ? i + j * lda : j + i * lda];
+    return (lower ? aij : conj(aij)) * v[j];
+  });
   ex.sync();
-  if (k > 0) {  // H_kᴴ D: D[:, 1:] -= conj(tau) v z; column 0 becomes beta e₁
-    const T ctau = conj(tau);
-    for (Grid2 at(first, stride, rows); at.j < b; at.next()) {
-      const int i = at.i, j = at.j;
-      if (j == 0) {
-        d[i] = i == 0 ? T(beta_out) : T(0);
-      } else {
-        d[i + j * lda] -= ctau * (v[i] * z[j]);
-      }
+  T dot = T(0);  // pᴴ v, so that wᴴ v = conj(tau) pᴴ v for w = tau p
+  for (int i = first; i < sums; i += stride) {
+    const T total = row_total(sp.partial, sums, parts, i);
+    if (i < rows) {
+      p[i] = total;
+      dot += conj(total) * v[i];
+    } else if (i >= b && i < 2 * b) {
+      x[i - b] = total;
+    } else if (i == 2 * b) {
+      sp.scalars[2] = total;
     }
   }
-  T dot = T(0);  // pᴴ v, so that wᴴ v = conj(tau) pᴴ v for w = tau p
-  for (int i = first; i < rows; i += stride) dot += conj(y[i]) * v[i];
   dot = ex.sum(dot, sp.scratch);
   const T coef = R(0.5) * (tau * (conj(tau) * dot));
-  for (int i = first; i < rows; i += stride) y[i] = tau * y[i] - coef * v[i];  // w
+  for (int i = first; i < rows; i += stride) p[i] = tau * p[i] - coef * v[i];  // w, from this thread's p[i]
   ex.sync();
 
-  // A -= v wᴴ + w vᴴ (lower), D or the annihilated column, back to the band; the reflector.
-  for (int p = first; p < entries.count(); p += stride) {
+  // A -= v wᴴ + w vᴴ (lower), D's two updates (column 0 becomes beta e₁) or the annihilated
+  // column, back to the band; the reflector.
+  const T ctau = conj(tau);
+  const T tau_vhy = k > 0 ? tau_prev * sp.scalars[2] : T(0);
+  for (int e = first; e < entries.count(); e += stride) {
     int i, j;
-    const int where = entries.locate(p, i, j);
+    const int where = entries.locate(e, i, j);
     if (where == 2) {
-      const T x = a[i + j * lda] - (v[i] * conj(y[j]) + y[i] * conj(v[j]));
-      band.w[band_at(2, i, j)] = i == j ? T(real_part(x)) : x;
+      const T value = a[i + j * lda] - (v[i] * conj(p[j]) + p[i] * conj(v[j]));
+      band.w[band_at(2, i, j)] = i == j ? T(real_part(value)) : value;
     } else if (where == 1) {
-      band.w[band_at(1, i, j)] = k > 0 ? d[i + j * lda] : i == 0 ? T(beta_out) : T(0);
+      T value = i == 0 ? T(beta_out) : T(0);
+      if (k > 0 && j > 0) {
+        const T z = x[j] - tau_vhy * conj(v_prev[j]);
+        value = d[i + j * lda] - tau_prev * (y[i] * conj(v_prev[j])) - ctau * (v[i] * z);
+      }
+      band.w[band_at(1, i, j)] = value;
     }
   }
   if (out.v != nullptr) {
@@ -333,8 +341,7 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
     for (int i = first; i < rows; i += stride) block[int64_t(jg + i) * out.group + jg] = v[i];
     if (first == 0) out.tau[at * out.group + jg] = tau;
   }
-  for (int i = first; i < rows; i += stride) sp.v_prev[i] = v[i];
-  if (first == 0) sp.scalars[0] = tau;
+  if (first == 0) sp.scalars[k & 1] = tau;
   ex.sync();
 }
 
