@@ -152,11 +152,15 @@ void sb2st_device(const Sb2stArgs& args, ScalarType t, int device, void* work_pt
                "cudaFuncSetAttribute(sb2st shared memory)");
     int blocks = workers;
     if (blocks <= 0) {
+      // About n / 2b sweeps are in flight at once (each starts two steps after the one before).
+      // A step is issue-bound on its SM, so two blocks that share one run at half speed: one
+      // block an SM while the sweeps in flight fit, more (as many as fit) only past that.
       int per_sm = 0, sms = 0;
       cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads_per_block, shared),
                  "cudaOccupancyMaxActiveBlocksPerMultiprocessor(sb2st)");
       cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute(SMs)");
-      blocks = std::max(1, per_sm * sms);
+      const int64_t in_flight = sweeps / (2 * int64_t(args.b)) + 2;
+      blocks = int(std::min<int64_t>(std::max<int64_t>(1, int64_t(per_sm) * sms), std::max<int64_t>(sms, in_flight)));
     }
     blocks = int(std::min<int64_t>(blocks, sweeps));
     const ChaseBand<T> band{static_cast<T*>(args.band), args.n, 2 * int64_t(args.b), args.b};

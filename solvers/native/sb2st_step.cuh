@@ -145,21 +145,26 @@ struct StepEntries {
   }
 };
 
-// fetch(p) for a thread's share of p < total (first, first + stride, ...), then put(p, x): kBatch
-// fetches in flight before their puts (a put is a store to shared memory that the compiler may not
-// move a later load of the band past, so one put between two fetches would cost a step one L2
-// round trip per entry of its share).
+// fetch(e, to) for a thread's share of e < total (first, first + stride, ...), which loads an
+// entry and sets `to` to its place in `shared` (or leaves it -1: no entry), then the stores:
+// kBatch loads in flight before the stores to shared memory (which the compiler may not move a
+// later load of the band past, so one store between two loads would cost a step one L2 round
+// trip per entry of its share).
 #pragma nv_exec_check_disable
-template <typename T, int kBatch, typename Exec, typename Fetch, typename Put>
-__host__ __device__ inline void gather(const Exec& ex, int total, Fetch fetch, Put put) {
+template <typename T, int kBatch, typename Exec, typename Fetch>
+__host__ __device__ inline void gather(const Exec& ex, int total, T* shared, Fetch fetch) {
   const int stride = ex.stride();
   for (int base = ex.first(); base < total; base += kBatch * stride) {
     T x[kBatch];
+    int to[kBatch];
     SOLVERS_UNROLL
-    for (int u = 0; u < kBatch; ++u) x[u] = base + u * stride < total ? fetch(base + u * stride) : T(0);
+    for (int u = 0; u < kBatch; ++u) {
+      to[u] = -1;
+      x[u] = base + u * stride < total ? fetch(base + u * stride, to[u]) : T(0);
+    }
     SOLVERS_UNROLL
     for (int u = 0; u < kBatch; ++u)
-      if (base + u * stride < total) put(base + u * stride, x[u]);
+      if (to[u] >= 0) shared[to[u]] = x[u];
   }
 }
 
@@ -220,7 +225,7 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
                                     const ChaseSpace<T>& sp, int64_t s, int64_t k) {
   using R = real_t<T>;
   const int b = kB > 0 ? kB : band.b;
-  const int64_t ld = band.ld;
+  const int64_t ld = kB > 0 ? 2 * kB : band.ld;
   const int64_t r0 = s + 1 + k * b;
   const int rows = int(band.n - r0 < b ? band.n - r0 : b);
   const int64_t c0 = r0 - b;
@@ -235,28 +240,20 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
   T* const p = sp.p;
   const int first = ex.first(), stride = ex.stride();
   // At step 0 the "left block" is the column to annihilate, B[r0:r0+rows, s], gathered into x;
-  // later it is D = B[r0:r0+rows, c0:c0+b].
+  // later it is D = B[r0:r0+rows, c0:c0+b]. Entry (i, j) of either lies at j (ld - 1) + i from
+  // its block's base in the band (A's only for i >= j; A's diagonal is real there).
   const StepEntries entries{b, rows, k == 0 ? 1 : b};
-  // Band offset of entry (i, j) of the left block (where 1) or of A (where 2, i >= j).
-  auto band_at = [&](int where, int i, int j) -> int64_t {
-    if (where == 2) return (r0 + j) * ld + i - j;
-    return k == 0 ? s * ld + 1 + i : (c0 + j) * ld + b + i - j;
-  };
-  gather<T, chase_batch<T, kB>()>(
-      ex, entries.count(),
-      [&](int e) {
-        int i, j;
-        const int where = entries.locate(e, i, j);
-        return where == 0 ? T(0) : load_band(&band.w[band_at(where, i, j)]);
-      },
-      [&](int e, T value) {
-        int i, j;
-        const int where = entries.locate(e, i, j);
-        if (where == 2)
-          a[i + j * lda] = i == j ? T(real_part(value)) : value;
-        else if (where == 1)
-          (k == 0 ? x[i] : d[i + j * lda]) = value;
-      });
+  const int jump = int(ld - 1);
+  T* const a_band = band.w + r0 * ld;
+  T* const left_band = band.w + (k == 0 ? s * ld + 1 : c0 * ld + b);
+  const int left_to = int((k == 0 ? x : d) - a);  // the left block's place, from a
+  gather<T, chase_batch<T, kB>()>(ex, entries.count(), a, [&](int e, int& to) {
+    int i, j;
+    const int where = entries.locate(e, i, j);
+    if (where == 0) return T(0);
+    to = (where == 2 ? 0 : left_to) + i + j * lda;
+    return load_band(&(where == 2 ? a_band : left_band)[j * jump + i]);
+  });
   ex.sync();
   if (k > 0) {  // y = D v_prev; x = (D H_{k-1})[:, 0], the column to annihilate
     const int parts = partial_sums<T>(ex, b, b, sp.partial, sp.partial_capacity,
@@ -323,14 +320,14 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
     const int where = entries.locate(e, i, j);
     if (where == 2) {
       const T value = a[i + j * lda] - (v[i] * conj(p[j]) + p[i] * conj(v[j]));
-      band.w[band_at(2, i, j)] = i == j ? T(real_part(value)) : value;
+      a_band[j * jump + i] = i == j ? T(real_part(value)) : value;
     } else if (where == 1) {
       T value = i == 0 ? T(beta_out) : T(0);
       if (k > 0 && j > 0) {
         const T z = x[j] - tau_vhy * conj(v_prev[j]);
         value = d[i + j * lda] - tau_prev * (y[i] * conj(v_prev[j])) - ctau * (v[i] * z);
       }
-      band.w[band_at(1, i, j)] = value;
+      left_band[j * jump + i] = value;
     }
   }
   if (out.v != nullptr) {
