@@ -241,7 +241,8 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
   const int first = ex.first(), stride = ex.stride();
   // At step 0 the "left block" is the column to annihilate, B[r0:r0+rows, s], gathered into x;
   // later it is D = B[r0:r0+rows, c0:c0+b]. Entry (i, j) of either lies at j (ld - 1) + i from
-  // its block's base in the band (A's only for i >= j; A's diagonal is real there).
+  // its block's base in the band (A's only for i >= j; its diagonal taken real, as the
+  // Hermitian diagonal is: the chase's reference never reads its imaginary part).
   const StepEntries entries{b, rows, k == 0 ? 1 : b};
   const int jump = int(ld - 1);
   T* const a_band = band.w + r0 * ld;
@@ -252,7 +253,8 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
     const int where = entries.locate(e, i, j);
     if (where == 0) return T(0);
     to = (where == 2 ? 0 : left_to) + i + j * lda;
-    return load_band(&(where == 2 ? a_band : left_band)[j * jump + i]);
+    const T value = load_band(&(where == 2 ? a_band : left_band)[j * jump + i]);
+    return where == 2 && i == j ? T(real_part(value)) : value;
   });
   ex.sync();
   if (k > 0) {  // y = D v_prev; x = (D H_{k-1})[:, 0], the column to annihilate
