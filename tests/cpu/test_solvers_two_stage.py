@@ -81,19 +81,36 @@ def test_native_chase_is_bitwise_the_same_for_any_thread_count(rng, dtype):
         assert np.array_equal(refl.v, results[0][2].v) and np.array_equal(refl.tau, results[0][2].tau)
 
 
-def _native_chase(native, ab, b, g, **options):
-    """(d, e, reflectors) of the band ``ab`` by solvers._kernels.sb2st_host with ``options``."""
+def _native_chase(native, ab, b, g, real_diagonal=True, **options):
+    """(d, e, reflectors) of the band ``ab`` by solvers._kernels.sb2st_host with ``options``
+    (``real_diagonal``: the diagonal's imaginary part zeroed first, as sb2st does)."""
     n, dtype = ab.shape[0], ab.dtype
     layout = BulgeLayout.create(n, b, g)
     work = np.zeros((n, 2 * b), dtype=dtype)
     work[:, :b + 1] = ab
-    work[:, 0] = work[:, 0].real
+    if real_diagonal:
+        work[:, 0] = work[:, 0].real
     v = np.zeros((layout.groups, layout.height, g), dtype=dtype)
     tau = np.zeros((layout.groups, g), dtype=dtype)
     native.sb2st_host(native.DTYPES[np.dtype(dtype).name], n, b, work.ctypes.data, v.ctypes.data,
                       tau.ctypes.data, layout.index.ctypes.data, layout.index.shape[1], g, layout.height,
                       **options)
     return work[:, 0].real.copy(), work[:n - 1, 1].real.copy(), BulgeReflectors(layout, v, tau)
+
+
+@pytest.mark.parametrize("members", [1, 32])
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64], ids=["c128", "c64"])
+def test_chase_reads_no_imaginary_part_of_the_diagonal(rng, dtype, members):
+    """A Hermitian diagonal is real: the chase (one thread, or a team as a GPU block runs it)
+    gives the same bits whatever imaginary parts the band's diagonal holds."""
+    native = pytest.importorskip("solvers._kernels", reason="solvers._kernels not built (nvcc at install)")
+    n, b, g = 45, 6, 4
+    ab = random_band(rng, n, b, dtype)
+    ab[:, 0] += 1j * rng.standard_normal(n)
+    clean = _native_chase(native, ab, b, g, threads=1, block_threads=members)
+    dirty = _native_chase(native, ab, b, g, real_diagonal=False, threads=1, block_threads=members)
+    assert np.array_equal(clean[0], dirty[0]) and np.array_equal(clean[1], dirty[1])
+    assert np.array_equal(clean[2].v, dirty[2].v) and np.array_equal(clean[2].tau, dirty[2].tau)
 
 
 @pytest.mark.parametrize("members", [2, 5, 32, 128])
