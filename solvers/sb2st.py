@@ -122,7 +122,9 @@ def sb2st(ab, band, coll, vectors, group=None, native=True, chase_threads=None):
     layout = BulgeLayout.create(n, band, group or default_group(band))
     work = xp.zeros((n, 2 * band), dtype=dtype)
     work[:, :band + 1] = ab
-    work[:, 0] = work[:, 0].real       # a Hermitian diagonal is real (its imaginary part unread)
+    # A Hermitian diagonal is real: its imaginary part is never read (the chase takes the real
+    # part as it gathers), and zeroed here from ab, not from a view of work into work itself.
+    work[:, 0] = ab[:, 0].real
     v = tau = None
     if vectors:
         v = xp.zeros((layout.groups, layout.height, layout.group), dtype=dtype)

@@ -174,7 +174,7 @@ def test_gpu_chase_is_bitwise_the_same_for_any_number_of_blocks(seed, dtype, b):
     for workers in (1, 3, 0):
         work = cupy.zeros((n, 2 * b), dtype=dtype)
         work[:, :b + 1] = cupy.asarray(ab)
-        work[:, 0] = work[:, 0].real
+        work[:, 0] = cupy.asarray(ab[:, 0].real)
         v = cupy.zeros((layout.groups, layout.height, g), dtype=dtype)
         tau = cupy.zeros((layout.groups, g), dtype=dtype)
         scratch = cupy.empty(native.sb2st_device_work_bytes(n), dtype=np.uint8)
