@@ -2,8 +2,8 @@
 // A block takes the next sweep from a counter in global memory; before step k of sweep s its
 // thread 0 waits (bounded by %globaltimer) until sweep s-1's progress counter reaches k + 2; the
 // band is read through L2 (ld.global.cg: a line another SM wrote is never read stale from L1),
-// and a step publishes its progress after every thread's stores are fenced. The blocks under
-// chase (A and D) live in shared memory.
+// and a step publishes its progress once a barrier has ordered every thread's stores before
+// thread 0's fence. The blocks under chase (A and D) live in shared memory.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
