@@ -1,9 +1,10 @@
 // One step of the bulge chasing (solvers/sb2st.py: its _chase_python is the reference), written
 // once for the host and the GPU. The loops are "each thread takes indices first, first+stride,
-// ..." (Grid2 for the (i, j) of a block, i fastest); on the host one thread takes them all in
-// order (HostExec), on the GPU a thread block shares them (DeviceExec) and `sync` is its barrier. Every value a later loop reads was written
-// before a sync, and every thread computes the reflector's scalars from the same shared values
-// in the same order, so the device's step is the host's with sums taken in another order.
+// ..." (StepEntries numbers a step's entries for them); on the host one thread takes them all in
+// order (HostExec), on the GPU a thread block shares them (DeviceExec) and `sync` is its barrier.
+// A value another thread wrote is read only after a sync (a thread reads back its own without
+// one), and every thread computes the reflector's scalars from the same shared values in the
+// same order, so the device's step is the host's with sums taken in another order.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -85,22 +86,6 @@ __host__ __device__ inline ChaseSpace<T> carve_space(T* base, int b) {
   sp.partial_capacity = chase_partial_capacity(b);
   return sp;
 }
-
-// The (i, j) of a rows x cols block (i fastest) a thread takes: flat indices first, first +
-// stride, ..., stepped without a division per entry.
-struct Grid2 {
-  int i, j, di, dj, rows;
-  __host__ __device__ Grid2(int first, int stride, int rows_)
-      : i(first % rows_), j(first / rows_), di(stride % rows_), dj(stride / rows_), rows(rows_) {}
-  __host__ __device__ void next() {
-    i += di;
-    j += dj;
-    if (i >= rows) {
-      i -= rows;
-      ++j;
-    }
-  }
-};
 
 // A load of the band, which other thread blocks of the chase write: on the device through L2
 // only (a line another SM wrote is never read stale from L1), on the host a plain load.
