@@ -33,7 +33,6 @@ block, which no panel reaches, by a zero-padded Allreduce); tau (n), column j's 
 factor; and C holding the reflectors: column j's v_j in rows j+b: with its unit leading entry
 explicit, zero elsewhere (ormtr.ormtr(..., offset=b) applies Q from there).
 """
-from functools import lru_cache
 
 import numpy as np
 
@@ -104,21 +103,26 @@ def _panel(c, j0, b, ab, tau, coll, chunk, phases, methods, method):
     root = grid.rank_of(0, owner)
     with phases("panel"):
         # [diagonal block (b rows); panel (m rows); R (b); T (b); tau (1)], gathered as rows j0:n.
-        buf = gather_columns(c, j0, t0, j0, coll, spare_rows=2 * b + 1)
+        if grid.size == 1:      # the panel where it lies (a view of c; its QR may overwrite it)
+            buf = c.local[j0:, j0:t0]
+        else:
+            buf = gather_columns(c, j0, t0, j0, coll, spare_rows=2 * b + 1)
         if grid.rank == root:
             v, t, r, tau_p, method = panel_qr(xp, buf[b:b + m], method)
             methods[method] = methods.get(method, 0) + 1
-            buf[b:b + m] = v
-            buf[b + m:b + m + r.shape[0]] = r
-            buf[b + m + b:b + m + 2 * b] = t
-            buf[b + m + 2 * b, :tau_p.shape[0]] = tau_p
-        elif buf is None:
-            buf = xp.empty((m + 3 * b + 1, b), dtype=c.dtype)
-        coll.bcast(buf, root=root, scope="all")
-        diag, v, r = buf[:b], buf[b:b + m], buf[b + m:b + m + min(m, b)]
-        t, tau_p = buf[b + m + b:b + m + 2 * b], buf[b + m + 2 * b]
-        _band_entries(ab, j0, diag, lower=True, offset=0)
-        _band_entries(ab, j0, r, lower=False, offset=b)
+            diag = buf[:b]
+        if grid.size > 1:       # packed into buf for the one broadcast
+            if grid.rank == root:
+                buf[b:b + m] = v
+                buf[b + m:b + m + r.shape[0]] = r
+                buf[b + m + b:b + m + 2 * b] = t
+                buf[b + m + 2 * b, :tau_p.shape[0]] = tau_p
+            elif buf is None:
+                buf = xp.empty((m + 3 * b + 1, b), dtype=c.dtype)
+            coll.bcast(buf, root=root, scope="all")
+            diag, v, r = buf[:b], buf[b:b + m], buf[b + m:b + m + min(m, b)]
+            t, tau_p = buf[b + m + b:b + m + 2 * b], buf[b + m + 2 * b]
+        _band_entries(ab, j0, diag, r)
         tau[j0:t0] = tau_p
         if grid.mycol == owner:    # the reflectors, where ormtr will read them
             lr = c.first_local_row(t0)
@@ -127,25 +131,21 @@ def _panel(c, j0, b, ab, tau, coll, chunk, phases, methods, method):
     _two_sided_update(c, t0, v, t, coll, chunk, phases)
 
 
-def _band_entries(ab, j0, block, lower, offset):
-    """Entries of ``block`` (rows j0+offset:, columns j0:) that lie in the band, into ab: its
-    lower triangle (the diagonal block) or its upper one (R, below the diagonal block)."""
-    i, j = _triangle(array_module(ab), *block.shape, lower)
-    ab[j0 + j, offset + i - j] = block[i, j]
-
-
-def _triangle(xp, rows, cols, lower):
-    """The (i, j) of a rows × cols block's lower or upper triangle, on xp's current device, made
-    once per shape: copying host indices to the device at every panel waited for the device's
-    queued work each time (a copy from pageable memory synchronizes the stream first), twice per
-    panel."""
-    return _device_triangle(xp, None if xp is np else xp.cuda.Device().id, rows, cols, lower)
-
-
-@lru_cache(maxsize=64)
-def _device_triangle(xp, device, rows, cols, lower):
-    i, j = (np.tril_indices if lower else np.triu_indices)(rows, 0, cols)
-    return xp.asarray(i), xp.asarray(j)
+def _band_entries(ab, j0, *blocks):
+    """ab[j0 + j, d] = S[j + d, j] for the w columns j of S, the ``blocks`` stacked (global rows
+    j0: of columns j0:j0+w, rows past them read as zero; only S's entries on or below its
+    diagonal are read): one strided copy into ab's rows j0:j0+w, where indexing ab by each band
+    entry took some ten small GPU launches a panel."""
+    xp = array_module(ab)
+    w, reach = blocks[0].shape[1], ab.shape[1]
+    stacked = xp.zeros((w + reach - 1, w), dtype=ab.dtype)
+    row = 0
+    for block in blocks:
+        rows = min(block.shape[0], stacked.shape[0] - row)
+        stacked[row:row + rows] = block[:rows]
+        row += rows
+    item = stacked.itemsize
+    ab[j0:j0 + w] = xp.lib.stride_tricks.as_strided(stacked, shape=(w, reach), strides=((w + 1) * item, w * item))
 
 
 def _rows(dm, lo, hi, base):
@@ -216,7 +216,7 @@ def _last_block(c, j0, ab, coll):
     rows, cols = c.device_index()
     block[(rows[r0:] - j0)[:, None], (cols[c0:] - j0)[None, :]] = c.local[r0:, c0:]
     coll.allreduce(block, scope="all")
-    _band_entries(ab, j0, block, lower=True, offset=0)
+    _band_entries(ab, j0, block)
 
 
 def _keep_reflectors(c, band, end):
