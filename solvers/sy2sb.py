@@ -190,8 +190,8 @@ def _two_sided_update(c, t0, v, t, coll, chunk, phases):
     with phases("update"):
         left, right = xp.concatenate([v, w], axis=1), xp.concatenate([w, v], axis=1)
         for r0, _, c0, c1 in spans:
-            right_h = xp.ascontiguousarray(right[_cols(c, c0, c1, t0)].conj().T)
-            subtract_product(xp, local[r0:, c0:c1], xp.ascontiguousarray(left[_rows(c, r0, nrows, t0)]), right_h)
+            subtract_product(xp, local[r0:, c0:c1], xp.ascontiguousarray(left[_rows(c, r0, nrows, t0)]),
+                             right[_cols(c, c0, c1, t0)], adjoint_b=True)
 
 
 def _accumulate(xp, y, index, block, v_part, adjoint):

@@ -63,14 +63,15 @@ def synchronize(xp):
         xp.cuda.get_current_stream().synchronize()
 
 
-def subtract_product(xp, out, a, b):
-    """out -= a @ b in place, for 2D operands or batches of them (3D). On the GPU, when ``out``,
+def subtract_product(xp, out, a, b, adjoint_b=False):
+    """out -= a @ op(b) in place, op(b) = b, or bᴴ where ``adjoint_b``, for 2D operands or batches
+    of them (3D). On the GPU, when ``out``,
     a and b are row-major views (unit column stride: blocks of larger C-contiguous arrays; for a
     batch, evenly spaced blocks), one cuBLAS gemm (strided-batched gemm) with beta = 1 writes
     into out where it lies: no temporary of out's size and one pass over it instead of three
     (sy2sb's trailing update, ormtr's and ormtr_sb2st's updates are such blocks)."""
-    if is_numpy(xp) or not _gemm_views(out, a, b, -1, 1):
-        out -= a @ b
+    if is_numpy(xp) or not _gemm_views(out, a, b, -1, 1, adjoint_b=adjoint_b):
+        out -= a @ (b.conj().swapaxes(-1, -2) if adjoint_b else b)
     return out
 
 
@@ -94,8 +95,8 @@ def adjoint_product(xp, v, y):
     return v.conj().swapaxes(-1, -2) @ y
 
 
-def _gemm_views(out, a, b, alpha, beta, adjoint_a=False):
-    """cuBLAS out = alpha op(a) @ b + beta out (op(a) = a, or aᴴ where ``adjoint_a``) for
+def _gemm_views(out, a, b, alpha, beta, adjoint_a=False, adjoint_b=False):
+    """cuBLAS out = alpha op(a) @ op(b) + beta out (op(x) = x, or xᴴ where ``adjoint_x``) for
     row-major views, 2D or batches of them (3D); False when the operands do not fit that call,
     or this cupy's cuBLAS binding takes other arguments (nothing ran: the caller takes the plain
     product). out must not overlap a or b: cuBLAS reads them while it writes out (numpy's
@@ -105,9 +106,10 @@ def _gemm_views(out, a, b, alpha, beta, adjoint_a=False):
     if nd not in (2, 3) or a.ndim != nd or b.ndim != nd:
         return False
     *batch, m, n = out.shape
-    k = b.shape[-2]
+    k = b.shape[-1] if adjoint_b else b.shape[-2]
     if not (a.dtype == b.dtype == out.dtype and out.dtype.char in "fdFD"
-            and a.shape == ((*batch, k, m) if adjoint_a else (*batch, m, k)) and b.shape == (*batch, k, n)
+            and a.shape == ((*batch, k, m) if adjoint_a else (*batch, m, k))
+            and b.shape == ((*batch, n, k) if adjoint_b else (*batch, k, n))
             and _row_major_view(out) and _row_major_view(a) and _row_major_view(b)):
         return False
     if out.size == 0:
@@ -121,10 +123,10 @@ def _gemm_views(out, a, b, alpha, beta, adjoint_a=False):
     def operand(x):   # (pointer, leading dimension, batch stride), in elements
         return x.data.ptr, x.strides[-2] // item, x.strides[0] // item if nd == 3 else 0
 
-    # column-major view: outᵀ = alpha bᵀ op(a)ᵀ + beta outᵀ, op(a)ᵀ being a's memory read as it
-    # is, or conjugate-transposed; the leading dimensions are the row strides
-    return _cublas_gemm(out.dtype, "N", "C" if adjoint_a else "N", n, m, k, alpha, operand(b), operand(a), beta,
-                        operand(out), out.shape[0] if nd == 3 else None)
+    # column-major view: outᵀ = alpha op(b)ᵀ op(a)ᵀ + beta outᵀ, each op(x)ᵀ being x's memory read
+    # as it is, or conjugate-transposed; the leading dimensions are the row strides
+    return _cublas_gemm(out.dtype, "C" if adjoint_b else "N", "C" if adjoint_a else "N", n, m, k, alpha, operand(b),
+                        operand(a), beta, operand(out), out.shape[0] if nd == 3 else None)
 
 
 def _row_major_view(x):

@@ -48,15 +48,23 @@ def one_rank():
     grid.free()
 
 
+@pytest.mark.parametrize("adjoint_b", [False, True], ids=["b", "b^H"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_subtract_product_into_a_view_is_the_plain_product(seed, dtype):
+def test_subtract_product_into_a_view_is_the_plain_product(seed, dtype, adjoint_b):
+    """out -= a op(b) into a block of a larger array; op(b) = bᴴ read from rows of a larger b
+    where they lie (sy2sb's trailing update), as one gemm."""
     rng = np.random.default_rng(seed)
     big = _random(rng, (70, 90), dtype)
-    a, b = _random(rng, (50, 12), dtype), _random(rng, (12, 40), dtype)
+    a = _random(rng, (50, 12), dtype)
+    b_all = _random(rng, (60, 12) if adjoint_b else (12, 40), dtype)
+    b = b_all[7:47] if adjoint_b else b_all
     out = cupy.asarray(big)
-    subtract_product(cupy, out[13:63, 41:81], cupy.asarray(a), cupy.asarray(b))
+    b_dev = cupy.asarray(b_all)[7:47] if adjoint_b else cupy.asarray(b_all)
+    assert arrays._gemm_views(cupy.empty((50, 40), dtype), cupy.asarray(a), b_dev, 1, 0, adjoint_b=adjoint_b), \
+        "not one gemm"
+    subtract_product(cupy, out[13:63, 41:81], cupy.asarray(a), b_dev, adjoint_b=adjoint_b)
     want = big.copy()
-    want[13:63, 41:81] -= a @ b
+    want[13:63, 41:81] -= a @ (b.conj().T if adjoint_b else b)
     eps = np.finfo(dtype).eps
     assert np.abs(cupy.asnumpy(out) - want).max() < 100 * eps * (1 + np.abs(want).max()), f"seed={seed}"
     untouched = np.ones(big.shape, bool)
