@@ -42,12 +42,15 @@ PANEL_METHODS = ("auto", "cholqr2", "geqrf")
 AUTO_METHOD = {"cpu": "cholqr2", "gpu": "cholqr2"}
 
 
-def panel_qr(xp, panel, method="auto"):
+def panel_qr(xp, panel, method="auto", status=None):
     """(V, T, R, tau, used) of panel = H [R; 0], H = I - V T Vᴴ = H₀ ⋯ H_{k-1} (k = min(m, w)):
     V (m × w) unit lower trapezoidal with zero columns past k, T (w × w) upper, R (k × w) upper,
     tau (w); ``used`` names what factored it: "cholqr2" or "geqrf". ``method``: "cholqr2"
     (CholeskyQR2 where it can be trusted, else geqrf), "geqrf" (always), or "auto" (AUTO_METHOD
-    of the array's device)."""
+    of the array's device). ``status``: a one-element int32 device array; where the GPU's one-call
+    CholeskyQR2 factors the panel, its status goes there instead of being read back (no wait for
+    the device), and the factors come back unchecked, used "cholqr2 unchecked": the caller must
+    not trust them before it reads a 0 there. Every other path leaves ``status`` as it is."""
     if method not in PANEL_METHODS:
         raise ValueError(f"panel_qr: method must be one of {PANEL_METHODS}, got {method!r}")
     if method == "auto":
@@ -57,6 +60,8 @@ def panel_qr(xp, panel, method="auto"):
     if m < w or w == 0 or native is None or method == "geqrf":
         return (*geqrf_panel(xp, panel), "geqrf")
     one_call = not is_numpy(xp) and w <= native.PANEL_CHOLQR2_MAX_WIDTH
+    if one_call and status is not None:
+        return (*native_cholqr2(xp, native, panel, status), "cholqr2 unchecked")
     factors = (native_cholqr2 if one_call else composed_cholqr2)(xp, native, panel)
     return (*factors, "cholqr2") if factors is not None else (*geqrf_panel(xp, panel), "geqrf")
 
@@ -82,10 +87,11 @@ def composed_cholqr2(xp, native, panel):
     return v, out[2 * w:3 * w], out[3 * w:4 * w], out[4 * w]
 
 
-def native_cholqr2(xp, native, panel):
+def native_cholqr2(xp, native, panel, status=None):
     """(V, T, R, tau) by CholeskyQR2 in one native call on the GPU (solvers/native/panel_cholqr2.h:
     a few kernels, w <= PANEL_CHOLQR2_MAX_WIDTH), or None when it is not to be trusted; the
-    status read back is the panel's one wait for the device."""
+    status read back is the panel's one wait for the device. With ``status`` (a one-element int32
+    device array) the status goes there, unread, and the factors come back unchecked."""
     m, w = panel.shape
     item = panel.itemsize
     if panel.strides[1] != item or panel.strides[0] < w * item or panel.strides[0] % item:
@@ -93,11 +99,13 @@ def native_cholqr2(xp, native, panel):
     v = xp.empty((m, w), dtype=panel.dtype)
     out = xp.empty((4 * w + 1, w), dtype=panel.dtype)
     scratch = xp.empty(native.panel_cholqr2_scratch_elems(m, w), dtype=panel.dtype)
-    status = xp.empty((), dtype=np.int32)
+    deferred = status is not None
+    if not deferred:
+        status = xp.empty((), dtype=np.int32)
     native.panel_cholqr2(native.DTYPES[panel.dtype.name], m, w, panel.data.ptr, panel.strides[0] // item,
                          v.data.ptr, out.data.ptr, scratch.data.ptr, status.data.ptr, ORTHOGONALITY_LIMIT,
                          device=xp.cuda.Device().id, stream=xp.cuda.get_current_stream().ptr)
-    if int(status) != 0:
+    if not deferred and int(status) != 0:
         return None
     return v, out[2 * w:3 * w], out[3 * w:4 * w], out[4 * w]
 

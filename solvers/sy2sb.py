@@ -36,10 +36,11 @@ explicit, zero elsewhere (ormtr.ormtr(..., offset=b) applies Q from there).
 
 import numpy as np
 
-from .backend.arrays import add_product, array_module, device_of, subtract_product
+from .backend.arrays import add_product, array_module, device_of, is_numpy, subtract_product
 from .distributed.panels import gather_columns
-from .panel_qr import panel_qr
+from .panel_qr import AUTO_METHOD, panel_qr
 from .phases import Phases
+from .sytrd_native import kernels
 
 # Columns of the trailing matrix per update GEMM (see above), by device. On H100s 4096 took
 # 0.72-0.99x the time of 2048 at n = 16384 in six same-run comparisons, 0.79-0.98x at 8192 in
@@ -86,15 +87,48 @@ def sy2sb(c, coll, band, chunk=None, timings=None, panel="auto"):
     coll.note("panels", panels)
     phases = Phases(xp, timings)
     methods = {}
+    deferred = _deferred_check(c, band, panels, panel)
+    statuses = None if deferred is None else deferred[1]
     for p in range(panels):
-        _panel(c, p * band, band, ab, tau, coll, chunk, phases, methods, panel)
+        _panel(c, p * band, band, ab, tau, coll, chunk, phases, methods, panel,
+               None if statuses is None else statuses[p:p + 1])
+    if statuses is not None:
+        failed = np.flatnonzero(xp.asnumpy(statuses))      # the reduction's one wait for its panels
+        if failed.size:     # a panel CholeskyQR2 cannot be trusted with: again from c, checking each
+            c.local[...] = deferred[0]
+            ab[...] = 0
+            tau[...] = 0
+            methods.clear()
+            for p in range(panels):
+                _panel(c, p * band, band, ab, tau, coll, chunk, phases, methods, panel)
+        coll.note("panel check", f"deferred: panel {int(failed[0])} failed it, reduced again checking each panel"
+                  if failed.size else "deferred (one read of all panels' statuses)")
     coll.note("panel QR", ", ".join(f"{count} {name}" for name, count in sorted(methods.items())) or "none")
     _last_block(c, panels * band, ab, coll)
     _keep_reflectors(c, band, panels * band)
     return ab, tau
 
 
-def _panel(c, j0, b, ab, tau, coll, chunk, phases, methods, method):
+def _deferred_check(c, band, panels, method):
+    """(snapshot of c's local array, int32 statuses, one a panel) where sy2sb checks its panels'
+    CholeskyQR2 once at the end instead of once a panel: one rank on a GPU whose panels take the
+    one-call CholeskyQR2 (a read-back a panel made the host wait for the device, then the device
+    for the host's next launches); None elsewhere, or where the snapshot (what a failed check
+    starts again from, c's size) does not fit in device memory."""
+    xp = c.xp
+    if is_numpy(xp) or c.grid.size != 1 or panels == 0:
+        return None
+    native, _ = kernels()
+    resolved = AUTO_METHOD[device_of(xp)] if method == "auto" else method
+    if native is None or resolved != "cholqr2" or band > native.PANEL_CHOLQR2_MAX_WIDTH:
+        return None
+    try:
+        return c.local.copy(), xp.zeros(panels, dtype=np.int32)
+    except xp.cuda.memory.OutOfMemoryError:
+        return None
+
+
+def _panel(c, j0, b, ab, tau, coll, chunk, phases, methods, method, status=None):
     xp, grid = c.xp, c.grid
     n = c.shape[0]
     t0 = j0 + b                 # the trailing matrix: rows and columns t0:
@@ -108,7 +142,7 @@ def _panel(c, j0, b, ab, tau, coll, chunk, phases, methods, method):
         else:
             buf = gather_columns(c, j0, t0, j0, coll, spare_rows=2 * b + 1)
         if grid.rank == root:
-            v, t, r, tau_p, method = panel_qr(xp, buf[b:b + m], method)
+            v, t, r, tau_p, method = panel_qr(xp, buf[b:b + m], method, status)
             methods[method] = methods.get(method, 0) + 1
             diag = buf[:b]
         if grid.size > 1:       # packed into buf for the one broadcast

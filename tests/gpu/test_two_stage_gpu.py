@@ -289,6 +289,40 @@ def test_sy2sb_on_the_device(grid, seed, dtype, panel):
     assert np.abs(q.conj().T @ q - np.eye(n)).max() < 10 * n * eps, f"seed={seed}"
 
 
+@pytest.mark.parametrize("banded", [False, True], ids=["dense", "banded-already"])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
+def test_sy2sb_reads_its_panels_statuses_once(one_rank, seed, dtype, banded, monkeypatch):
+    """One rank on the GPU: the panels' CholeskyQR2 statuses are read once, at the end, and the
+    band, tau and reflectors are the bits a read a panel gives; a matrix banded already (its
+    panels zero: CholeskyQR2 cannot factor them) fails that check and is reduced again from its
+    copy, each panel checked."""
+    import solvers.sy2sb as sy2sb_module
+    rng = np.random.default_rng(seed)
+    n, nb, band = 150, 16, 8
+    a = random_symmetric(rng, n, np.dtype(dtype).kind == "c").astype(dtype)
+    if banded:
+        a[np.abs(np.subtract.outer(np.arange(n), np.arange(n))) >= band] = 0   # each panel's column 0 zero
+
+    def reduce(deferred):
+        if not deferred:
+            monkeypatch.setattr(sy2sb_module, "_deferred_check", lambda *args: None)
+        coll = Collectives(one_rank.grid, "mpi", cupy)
+        c = DistMatrix.from_global(cupy.asarray(a), one_rank.grid, nb)
+        ab, tau = sy2sb(c, coll, band)
+        return coll.stats["other"].notes, [cupy.asnumpy(x) for x in (ab, tau, c.local)]
+
+    notes, got = reduce(True)
+    if banded:
+        assert notes["panel check"].startswith("deferred: panel 0 failed it"), notes
+        assert "geqrf" in notes["panel QR"], notes
+    else:
+        assert notes["panel check"].startswith("deferred (one read"), notes
+        assert notes["panel QR"].endswith("cholqr2 unchecked"), notes
+    checked_notes, want = reduce(False)
+    assert "panel check" not in checked_notes
+    assert all(np.array_equal(x, y) for x, y in zip(got, want)), f"seed={seed}"
+
+
 @pytest.mark.parametrize("solver", ["auto", "mrrr", "dc"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 def test_two_stage_subsets_on_gpu(grid, seed, dtype, solver):
