@@ -15,9 +15,10 @@ bulge that this creates down the band, b rows per step. With R_k = rows s+1+kb :
 Every reflector is kept (v, τ) for the back-transformation Q2 = G (ormtr_sb2st.py). The fill
 never reaches more than 2b-1 below the diagonal, so the work array holds 2b subdiagonals.
 Step k of sweep s touches rows R_k(s) only; step k' of sweep s-1 touches rows R_{k'}(s-1), which
-meet them for k' ∈ {k, k+1} alone: so sweep s may run step k as soon as sweep s-1 has finished
-its steps 0 … k+1, and sweeps run in a pipeline, each two steps behind the one before, with the
-sequential order's results bit for bit whatever the number of workers.
+meet them for k' ∈ {k, k+1} alone, and R_{k+1}(s-1) in one row (the last of R_k(s)): so sweep s
+may run step k as soon as sweep s-1 has finished its steps 0 … k, reading that row once sweep s-1
+has finished step k+1 too, and sweeps run in a pipeline, each two steps behind the one before, with
+the sequential order's results bit for bit whatever the number of workers.
 
 Where it runs: the native implementation in solvers._kernels (solvers/native/sb2st*.cu: one step
 function for host and device; on the host a thread per sweep in flight, on the GPU one thread

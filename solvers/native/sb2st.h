@@ -1,9 +1,12 @@
 // The bulge chasing of sb2st / hb2st (solvers/sb2st.py: the algorithm and its Python reference)
 // on the host and on the GPU, one step function for both (sb2st_step.cuh). Sweeps are pipelined:
 // a worker (a host thread, or a GPU thread block) takes the next sweep from a shared counter and
-// runs step k of sweep s once sweep s-1 has published that its steps 0 .. k+1 are done (its
-// progress counter). A worker only ever waits for a lower sweep, taken earlier by a worker that
-// is running, so the pipeline cannot deadlock, whatever number of workers are resident.
+// starts step k of sweep s once sweep s-1 has published that its steps 0 .. k are done (its
+// progress counter), and reads the step's late entries once it has published step k+1 too: of
+// the band a step reads (rows r0 .. r0+b-1, r0 = s+1+kb), step k+1 of sweep s-1 writes row
+// r0+b-1 alone, and only A's last row and the left block's last entry in it. A worker only ever
+// waits for a lower sweep, taken earlier by a worker that is running, so the pipeline cannot
+// deadlock, whatever number of workers are resident.
 #pragma once
 #include <cuda_runtime.h>
 

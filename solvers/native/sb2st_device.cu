@@ -1,7 +1,7 @@
 // sb2st's chase on the GPU: one kernel whose thread blocks are the pipeline's workers (sb2st.h).
 // A block takes the next sweep from a counter in global memory; before step k of sweep s its
-// thread 0 waits (bounded by %globaltimer) until sweep s-1's progress counter reaches k + 2; the
-// band is read through L2 (ld.global.cg: a line another SM wrote is never read stale from L1),
+// thread 0 waits (bounded by %globaltimer) until sweep s-1's progress counter reaches k + 1, and
+// again for k + 2 before the step's late entries are read (sb2st.h); the band is read through L2 (ld.global.cg: a line another SM wrote is never read stale from L1),
 // and a step publishes its progress once a barrier has ordered every thread's stores before
 // thread 0's fence. The blocks under chase (A and D) live in shared memory.
 #include <algorithm>
@@ -60,6 +60,33 @@ __device__ inline void store_release(unsigned long long* p, unsigned long long v
   asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+// Thread 0 waits until sweep s-1 has finished `need` steps (sweep 0 waits for none), and gives up
+// after timeout_ns or once another block has (the error record); then every thread passes a
+// barrier and learns whether to go on.
+__device__ bool wait_for_sweep(const ChaseWork& work, long long s, long long k, unsigned long long need,
+                               unsigned long long timeout_ns, int& abandon) {
+  if (threadIdx.x == 0 && s > 0) {
+    const unsigned long long start = global_ns();
+    // The error record is read once every 256 polls: a poll is one L2 round trip, the time the
+    // release of sweep s-1 waits to be seen.
+    for (unsigned polls = 1; load_acquire(&work.progress[s - 1]) < need; ++polls) {
+      if ((polls % 256 == 0 && atomicAdd(reinterpret_cast<unsigned long long*>(&work.error[0]), 0ull) != 0ull) ||
+          global_ns() - start > timeout_ns) {
+        if (atomicCAS(reinterpret_cast<unsigned long long*>(&work.error[0]), 0ull, 1ull) == 0ull) {
+          work.error[1] = s;
+          work.error[2] = k;
+          work.error[3] = static_cast<long long>(need);
+        }
+        abandon = 1;
+        break;
+      }
+      __nanosleep(32);
+    }
+  }
+  __syncthreads();
+  return abandon == 0;
+}
+
 template <typename T, int kB>
 __global__ void chase_kernel(ChaseBand<T> band, ChaseReflectors<T> out, ChaseWork work, unsigned long long timeout_ns) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
@@ -79,28 +106,11 @@ __global__ void chase_kernel(ChaseBand<T> band, ChaseReflectors<T> out, ChaseWor
     const long long steps = chase_steps(band.n, band.b, s);
     const long long before = s > 0 ? chase_steps(band.n, band.b, s - 1) : 0;
     for (long long k = 0; k < steps; ++k) {
-      if (threadIdx.x == 0 && s > 0) {
-        const unsigned long long need = static_cast<unsigned long long>(k + 2 < before ? k + 2 : before);
-        const unsigned long long start = global_ns();
-        // The error record (another block gave up) is read once every 256 polls: a poll is one
-        // L2 round trip, the time the release of sweep s-1 waits to be seen.
-        for (unsigned polls = 1; load_acquire(&work.progress[s - 1]) < need; ++polls) {
-          if ((polls % 256 == 0 && atomicAdd(reinterpret_cast<unsigned long long*>(&work.error[0]), 0ull) != 0ull) ||
-              global_ns() - start > timeout_ns) {
-            if (atomicCAS(reinterpret_cast<unsigned long long*>(&work.error[0]), 0ull, 1ull) == 0ull) {
-              work.error[1] = s;
-              work.error[2] = k;
-              work.error[3] = static_cast<long long>(need);
-            }
-            abandon = 1;
-            break;
-          }
-          __nanosleep(32);
-        }
-      }
-      __syncthreads();
-      if (abandon) return;
-      chase_step<T, kB>(ex, band, out, sp, s, k);
+      auto done = [&](long long count) { return static_cast<unsigned long long>(count < before ? count : before); };
+      if (!wait_for_sweep(work, s, k, done(k + 1), timeout_ns, abandon)) return;
+      if (!chase_step<T, kB>(ex, band, out, sp, s, k,
+                             [&] { return wait_for_sweep(work, s, k, done(k + 2), timeout_ns, abandon); }))
+        return;
       // chase_step ends with a barrier: the block's stores to the band happen before thread 0's
       // fence, which makes them visible at GPU scope before its release of the progress.
       if (threadIdx.x == 0) {
@@ -150,6 +160,12 @@ void sb2st_device(const Sb2stArgs& args, ScalarType t, int device, void* work_pt
     auto kernel = args.b == 64 ? chase_kernel<T, 64> : chase_kernel<T, 0>;
     cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
                "cudaFuncSetAttribute(sb2st shared memory)");
+    cudaFuncAttributes attributes{};
+    cuda_check(cudaFuncGetAttributes(&attributes, kernel), "cudaFuncGetAttributes(sb2st)");
+    if (threads_per_block > attributes.maxThreadsPerBlock)  // its registers a thread allow no more
+      throw std::invalid_argument("solvers: sb2st's kernel for this dtype and bandwidth runs at most " +
+                                  std::to_string(attributes.maxThreadsPerBlock) + " threads a block, not " +
+                                  std::to_string(threads_per_block));
     int blocks = workers;
     if (blocks <= 0) {
       // About n / 2b sweeps are in flight at once (each starts two steps after the one before).

@@ -82,7 +82,7 @@ void chase_as_a_block(const Sb2stArgs& args, int members) {
   auto member = [&](int tid) {
     const TeamExec ex{tid, members, &barrier, posts.data()};
     for (int64_t s = 0; s < sweeps; ++s)
-      for (int64_t k = 0; k < chase_steps(n, args.b, s); ++k) chase_step(ex, band, out, sp, s, k);
+      for (int64_t k = 0; k < chase_steps(n, args.b, s); ++k) chase_step(ex, band, out, sp, s, k, [] { return true; });
   };
   std::vector<std::thread> team;
   for (int tid = 1; tid < members; ++tid) team.emplace_back(member, tid);
@@ -107,12 +107,17 @@ void chase(const Sb2stArgs& args, int threads) {
     for (int64_t s; (s = next.fetch_add(1)) < sweeps;) {
       const int64_t steps = chase_steps(n, args.b, s);
       const int64_t before = s > 0 ? chase_steps(n, args.b, s - 1) : 0;
+      // Sweep s-1's steps 0 .. k before step k of sweep s starts, its step k+1 before the late
+      // entries are read (sb2st.h).
+      auto wait_for = [&](int64_t done) {
+        if (s == 0) return true;
+        const int64_t need = std::min(done, before);
+        while (progress[s - 1].load(std::memory_order_acquire) < need) std::this_thread::yield();
+        return true;
+      };
       for (int64_t k = 0; k < steps; ++k) {
-        if (s > 0) {
-          const int64_t need = std::min(k + 2, before);
-          while (progress[s - 1].load(std::memory_order_acquire) < need) std::this_thread::yield();
-        }
-        chase_step(ex, band, out, sp, s, k);
+        wait_for(k + 1);
+        chase_step(ex, band, out, sp, s, k, [&] { return wait_for(k + 2); });
         progress[s].store(k + 1, std::memory_order_release);
       }
     }

@@ -198,6 +198,11 @@ __host__ __device__ inline int64_t chase_steps(int64_t n, int b, int64_t s) { re
 // Step k of sweep s (see solvers/sb2st.py for the algorithm: H_{k-1} applied to D from the
 // right, H_k formed from D's first column and applied from the left to D and from both sides to
 // A); sp.reflector[(k - 1) % 2] and sp.scalars[(k - 1) % 2] hold step k-1's reflector on entry.
+// The step may start once sweep s-1 has finished its step k: of what it reads, step k+1 of sweep
+// s-1 writes only its late entries (A's last row and the left block's last entry, both in row
+// r0 + b - 1: see sb2st.h), which it gathers after the others, once every thread has called
+// wait_late(); that waits for step k+1 of sweep s-1 (false: give up, and the step returns false
+// having written nothing). On the GPU the gather of the rest then overlaps sweep s-1's step.
 // D's two updates are not formed in shared memory: with y = D v_prev and z' = vᴴ D,
 //   H_kᴴ (D H_{k-1}) = D - tau_prev y v_prevᴴ - conj(tau) v (z' - tau_prev (vᴴ y) v_prevᴴ),
 // written as D goes back to the band, so a step makes two passes of sums (y; then A v, z' and
@@ -205,9 +210,9 @@ __host__ __device__ inline int64_t chase_steps(int64_t n, int b, int64_t s) { re
 // (its index arithmetic then needs no division), or 0 for band.b at run time. The block's work
 // is laid out for b rows even where the step has fewer (a sweep's last).
 #pragma nv_exec_check_disable
-template <typename T, int kB = 0, typename Exec>
-__host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, const ChaseReflectors<T>& out,
-                                    const ChaseSpace<T>& sp, int64_t s, int64_t k) {
+template <typename T, int kB = 0, typename Exec, typename WaitLate>
+__host__ __device__ bool chase_step(const Exec& ex, const ChaseBand<T>& band, const ChaseReflectors<T>& out,
+                                    const ChaseSpace<T>& sp, int64_t s, int64_t k, WaitLate wait_late) {
   using R = real_t<T>;
   const int b = kB > 0 ? kB : band.b;
   const int64_t ld = kB > 0 ? 2 * kB : band.ld;
@@ -233,14 +238,26 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
   T* const a_band = band.w + r0 * ld;
   T* const left_band = band.w + (k == 0 ? s * ld + 1 : c0 * ld + b);
   const int left_to = int((k == 0 ? x : d) - a);  // the left block's place, from a
+  const int left_last = entries.left_cols - 1;
   gather<T, chase_batch<T, kB>()>(ex, entries.count(), a, [&](int e, int& to) {
     int i, j;
     const int where = entries.locate(e, i, j);
-    if (where == 0) return T(0);
+    if (where == 0 || (i == b - 1 && (where == 2 || j == left_last))) return T(0);  // none, or late
     to = (where == 2 ? 0 : left_to) + i + j * lda;
     const T value = load_band(&(where == 2 ? a_band : left_band)[j * jump + i]);
     return where == 2 && i == j ? T(real_part(value)) : value;
   });
+  if (!wait_late()) return false;
+  if (rows == b) {  // the late entries: A's row b-1 (threads j < b), then the left block's (b-1, last)
+    for (int j = first; j <= b; j += stride) {
+      if (j < b) {
+        const T value = load_band(&a_band[j * jump + b - 1]);
+        a[b - 1 + j * lda] = j == b - 1 ? T(real_part(value)) : value;
+      } else {
+        a[left_to + b - 1 + left_last * lda] = load_band(&left_band[left_last * jump + b - 1]);
+      }
+    }
+  }
   ex.sync();
   if (k > 0) {  // y = D v_prev; x = (D H_{k-1})[:, 0], the column to annihilate
     const int parts = partial_sums<T>(ex, b, b, sp.partial, sp.partial_capacity,
@@ -327,6 +344,7 @@ __host__ __device__ void chase_step(const Exec& ex, const ChaseBand<T>& band, co
   }
   if (first == 0) sp.scalars[k & 1] = tau;
   ex.sync();
+  return true;
 }
 
 }  // namespace solvers

@@ -132,8 +132,8 @@ def test_add_product_of_a_block_read_where_it_lies(seed, dtype, adjoint):
 
 
 # Block sizes per dtype: the default, and fewer or more threads than a block's rows; 1024 for real
-# data only (a complex chase holds more registers a thread: at 1024 threads its launch failed with
-# cudaErrorLaunchOutOfResources on an H100, 2026-12-06).
+# data only (a complex chase may hold more registers a thread than 1024 threads allow:
+# test_gpu_chase_at_1024_threads_runs_or_says_why_not).
 CHASE_THREADS = [(dtype, threads) for dtype in DTYPES for threads in (None, 32, 512)] + \
     [(dtype, 1024) for dtype in DTYPES if np.dtype(dtype).kind == "f"]
 CHASE_THREAD_IDS = [f"{DTYPE_IDS[DTYPES.index(dtype)]}-{threads or 'default'}-threads" for dtype, threads in CHASE_THREADS]
@@ -166,6 +166,25 @@ def test_gpu_chase_tridiagonalizes_the_band(one_rank, seed, n, b, g, dtype, thre
     if n > 1:
         w_host = scipy.linalg.eigvalsh_tridiagonal(d_host.astype(np.float64), e_host.astype(np.float64))
         assert np.abs(w_host - w).max() < 20 * n * eps * norm, f"seed={seed}"
+
+
+@pytest.mark.parametrize("b", [12, 64])
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_gpu_chase_at_1024_threads_runs_or_says_why_not(one_rank, seed, dtype, b):
+    """1024 threads a block: the kernel runs, or (its registers allow fewer) the call refuses with
+    a ValueError naming the limit, not a failed launch."""
+    rng = np.random.default_rng(seed)
+    n = 200
+    ab = random_band(rng, n, b, dtype)
+    try:
+        d, e, _ = sb2st(cupy.asarray(ab), b, one_rank, False, chase_threads=1024)
+    except ValueError as error:
+        assert "threads a block, not 1024" in str(error), error
+        return
+    d_host, e_host, _ = sb2st(ab, b, Collectives(one_rank.grid), False)
+    w = scipy.linalg.eigvalsh_tridiagonal(cupy.asnumpy(d).astype(np.float64), cupy.asnumpy(e).astype(np.float64))
+    w_host = scipy.linalg.eigvalsh_tridiagonal(d_host.astype(np.float64), e_host.astype(np.float64))
+    assert np.abs(w - w_host).max() < 20 * n * np.finfo(dtype).eps * max(np.abs(ab).max(), 1.0), f"seed={seed}"
 
 
 @pytest.mark.parametrize("b", [12, 64])
