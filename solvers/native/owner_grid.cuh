@@ -1,9 +1,11 @@
-// Owner-computes for matrices of order up to 64: a 16 × 16 grid of threads, thread (r, c)
-// owning the 4 × 4 entries (r + 16a, c + 16b), a, b = 0..3, of every such matrix (cyclic, so
-// that a trailing part stays spread over all threads). On the GPU the entries live in the
+// Owner-computes for matrices of order up to 64: a 32 × 32 grid of threads, thread (r, c)
+// owning the 2 × 2 entries (r + 32a, c + 32b), a, b = 0..1, of every such matrix (cyclic, so
+// that a trailing part stays spread over all threads). (A 16 × 16 grid of 4 × 4 entries took
+// 1.3-1.5× the time of the w × w kernels on an H100: its 8 warps issue too little between a
+// round's barriers; docs/PERFORMANCE.md.) On the GPU the entries live in the
 // thread's registers and a column factorization or triangular solve is one barrier a column:
 // the owners of the next column post it to shared memory, everybody applies it to their own
-// entries. On the host the same step code runs the 256 "threads" one after the other
+// entries. On the host the same step code runs the kThreads "threads" one after the other
 // (panel_factors_host.cu), which is what the CPU tests check the GPU's arithmetic by.
 //
 // An executor Ex provides: Ex::Owned<T> (one matrix's entries: of(me) is a thread's Tile),
@@ -24,13 +26,13 @@
 namespace solvers {
 namespace owner_grid {
 
-constexpr int kGrid = 16;              // threads along each side of the grid
-constexpr int kTile = 4;               // rows (and columns) of a matrix each thread owns
+constexpr int kGrid = 32;              // threads along each side of the grid
+constexpr int kTile = 2;               // rows (and columns) of a matrix each thread owns
 constexpr int kN = kGrid * kTile;      // 64: the largest order
 constexpr int kThreads = kGrid * kGrid;
 constexpr int kLd = kN + 1;            // shared matrices' row stride: a column's entries in distinct banks
 
-// Thread (r, c) of the grid; on the GPU thread r * 16 + c, so that a warp's loads of a row run
+// Thread (r, c) of the grid; on the GPU thread r * kGrid + c, so that a warp's loads of a row run
 // along it.
 struct Me {
   int r, c;
@@ -59,7 +61,7 @@ struct Padded {
 };
 
 // Which entries of a triangular matrix can be nonzero. Tile (a, b) holds entries below the
-// diagonal only where a > b and above it only where a < b (r, c < 16), whatever the thread: a
+// diagonal only where a > b and above it only where a < b (r, c < kGrid), whatever the thread: a
 // triangular matrix's other tiles are zero, which the compiler then knows (no registers).
 enum class Part { all, lower, upper };
 
@@ -155,6 +157,16 @@ __host__ __device__ void post_column(Me me, Tile<T>& t, T* posts, int j) {
     if (c == j) post_of(posts, j)[i] = v;
   });
 }
+// post_column for a matrix kept in shared memory (kN × kLd), all of the thread's entries there.
+template <typename T>
+__host__ __device__ void post_column_in(Me me, const T* m, T* posts, int j) {
+  SOLVERS_UNROLL
+  for (int a = 0; a < kTile; ++a) {
+    SOLVERS_UNROLL
+    for (int b = 0; b < kTile; ++b)
+      if (me.col(b) == j) post_of(posts, j)[me.row(a)] = m[me.row(a) * kLd + j];
+  }
+}
 template <typename T>
 __host__ __device__ void post_row(Me me, Tile<T>& t, T* posts, int j) {
   entries<T>(me, t, [&](int i, int c, T& v) {
@@ -162,8 +174,8 @@ __host__ __device__ void post_row(Me me, Tile<T>& t, T* posts, int j) {
   });
 }
 
-// t += lhs · rhs over the inner index 0..kN-1 (lhs(i, c), rhs(c, j)): the thread's 4 + 4
-// operands of each c loaded once for its 16 products, c in order (the same bits every run).
+// t += lhs · rhs over the inner index 0..kN-1 (lhs(i, c), rhs(c, j)): the thread's kTile + kTile
+// operands of each c loaded once for its kTile² products, c in order (the same bits every run).
 #pragma nv_exec_check_disable
 template <typename T, typename L, typename R>
 __host__ __device__ void add_product(Me me, Tile<T>& t, L&& lhs, R&& rhs) {

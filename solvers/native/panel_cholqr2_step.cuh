@@ -1,8 +1,8 @@
 // panel_cholqr2.h's steps, written once for the host and the GPU: the sequence of passes
 // (steps(), over a Runner that runs each pass where it is: panel_cholqr2_host.cu,
 // panel_cholqr2_device.cu) and the tall pass of one block over the owner grid (owner_grid.cuh):
-// chunks of 64 rows in shared memory, 4 × 4 entries a thread, 8 shared loads a 16
-// multiply-adds; each block's Gram matrix partial sums, added up in a fixed order.
+// chunks of 64 rows in shared memory, kTile × kTile entries a thread, 2 kTile shared loads a
+// kTile² multiply-adds; each block's Gram matrix partial sums, added up in a fixed order.
 #pragma once
 #include <algorithm>
 #include <cstdint>

@@ -107,14 +107,14 @@ __host__ __device__ bool cholesky_with_inverse(const Ex& ex, int n, Owned& g, Ow
 // Sweep 2: E - S D = V U in place of s (panel_factors_step.cuh's lu_with_signs), D into ws.signs,
 // round c from the posted column and row c (the row not yet scaled by later signs: those are
 // common factors of later columns, applied when they are reached). One round behind, T = U V₁⁻ᴴ
-// (X V₁ᴴ = U) into ws.c (shared memory: registers are short in complex128) and Z = D U⁻¹
-// (Z U = D) in z, by columns: round c takes T's and Z's column c - 1 out of their later columns
+// (X V₁ᴴ = U) into ws.b and Z = D U⁻¹ (Z U = D) into ws.a (shared memory: at 1024 threads a
+// thread has 64 registers, too few for three tiles in complex128), by columns: round c takes T's and Z's column c - 1 out of their later columns
 // (V₁ᴴ's row c - 1 from the posted column c - 1; U's row c - 1 is the posted row c - 1 times the
 // later signs, which Z's columns take when they are finished), then finishes their column c,
-// whose U is now known. Columns 0..n-1; ws.c and z are zero on entry.
+// whose U is now known. Columns 0..n-1; ws.b and ws.a are zero on entry.
 #pragma nv_exec_check_disable
 template <typename T, typename Ex, typename Owned>
-__host__ __device__ void lu_with_signs(const Ex& ex, int n, Owned& s, Owned& z, const Workspace<T>& ws) {
+__host__ __device__ void lu_with_signs(const Ex& ex, int n, Owned& s, const Workspace<T>& ws) {
   sweep(ex, n, [&](Me me, int c) {
     Tile<T>& lu = s.of(me);
     if (c >= 0) {
@@ -131,24 +131,24 @@ __host__ __device__ void lu_with_signs(const Ex& ex, int n, Owned& s, Owned& z, 
       if (c > 0) {
         const T *before_col = post_of(ws.cols, c - 1), *before_row = post_of(ws.rows, c - 1);
         const T *t_col = post_of(ws.t_cols, c - 1), *z_col = post_of(ws.z_cols, c - 1);
-        const Sign<T> before = ws.signs[c - 1];
-        entries_in<T, Part::upper>(me, ws.c, [&](int i, int j, T& v) {
+        const Sign<T>& before = ws.signs[c - 1];
+        entries_in<T, Part::upper>(me, ws.b, [&](int i, int j, T& v) {
           if (j >= c) v -= t_col[i] * conj(before.multiplier(before_col[j]));
         });
-        entries<T, Part::upper>(me, z.of(me), [&](int i, int j, T& v) {
+        entries_in<T, Part::upper>(me, ws.a, [&](int i, int j, T& v) {
           if (j >= c) v += z_col[i] * before_row[j];
         });
       }
       entries<T>(me, lu, [&](int i, int j, T& u) {
         if (j != c) return;
-        T& tv = ws.c[i * kLd + j];
+        T& tv = ws.b[i * kLd + j];
         tv = (i <= c ? u : T(0)) + tv;
         post_of(ws.t_cols, c)[i] = tv;
       });
-      entries<T, Part::upper>(me, z.of(me), [&](int i, int j, T& zv) {
+      entries_in<T, Part::upper>(me, ws.a, [&](int i, int j, T& zv) {
         if (j == c) zv = now.inverse * (now.d * (identity<T>(i, j) + zv));
       });
-      post_column(me, z.of(me), ws.z_cols, c);
+      post_column_in(me, ws.a, ws.z_cols, c);
     }
     post_column(me, lu, ws.cols, c + 1);
     post_row(me, lu, ws.rows, c + 1);
@@ -167,7 +167,7 @@ __host__ __device__ void run(const Ex& ex, const PanelFactorsArgs& args, T* work
   T* out = static_cast<T*>(args.out);
   const int64_t sq = int64_t(w) * w;
   T *v1 = out, *k = out + sq, *t = out + 2 * sq, *r = out + 3 * sq, *tau = out + 4 * sq;
-  typename Ex::template Owned<T> x, y, z;
+  typename Ex::template Owned<T> x, y;
   fill<T>(ex, x, Padded<T>{static_cast<const T*>(args.gram), w, T(1), false});
   const bool far = ex.any([&](Me me) {
     bool bad = false;
@@ -177,38 +177,39 @@ __host__ __device__ void run(const Ex& ex, const PanelFactorsArgs& args, T* work
   if (far) return set_status(ex, args.status, kPanelFactorsNotOrthogonal);
   fill<T>(ex, y, identity<T>);
   if (!cholesky_with_inverse(ex, w, x, y, ws)) return set_status(ex, args.status, kPanelFactorsNotDefinite);
+  // Shared matrices, in turn: ws.a L₂, Q₁[:w], then Z; ws.b L₁, then T; ws.c R₂⁻¹ (y's last use
+  // comes first: its tile and the products' operands would not fit in complex128's registers).
   put<T>(ex, x, ws.a, kLd, kN);                                                     // L₂
+  put<T>(ex, y, ws.c, kLd, kN, true);                                               // R₂⁻¹
   stage<T>(ex, ws.b, Padded<T>{static_cast<const T*>(args.l1), w, T(1), true});     // L₁
-  stage<T>(ex, ws.c, Padded<T>{static_cast<const T*>(args.q1_top), w, T(0), false});
   ex.sync();
   ex.each([&](Me me) {   // R₂ R₁ into R_h's place, D to come
     product(me, x.of(me), [&](int i, int c) { return conj(ws.a[c * kLd + i]); },
             [&](int c, int j) { return conj(ws.b[j * kLd + c]); });
   });
   put<T>(ex, x, r, w, w);
-  ex.sync();
-  put<T>(ex, y, ws.b, kLd, kN, true);                                               // R₂⁻¹
+  ex.sync();   // L₂ read: Q₁[:w] takes its place
+  stage<T>(ex, ws.a, Padded<T>{static_cast<const T*>(args.q1_top), w, T(0), false});
   ex.sync();
   ex.each([&](Me me) {   // S = Q₁[:w] R₂⁻¹
-    product(me, x.of(me), [&](int i, int c) { return ws.c[i * kLd + c]; }, [&](int c, int j) { return ws.b[c * kLd + j]; });
+    product(me, x.of(me), [&](int i, int c) { return ws.a[i * kLd + c]; }, [&](int c, int j) { return ws.c[c * kLd + j]; });
   });
-  ex.sync();   // Q₁[:w] read: T takes its place
-  stage<T>(ex, ws.c, [](int, int) { return T(0); });
-  fill<T>(ex, z, [](int, int) { return T(0); });
-  lu_with_signs(ex, w, x, z, ws);
+  ex.sync();   // Q₁[:w] and L₁ read: Z and T take their places
+  stage<T>(ex, ws.a, [](int, int) { return T(0); });
+  stage<T>(ex, ws.b, [](int, int) { return T(0); });
+  lu_with_signs(ex, w, x, ws);
   ex.each([&](Me me) {
     entries<T>(me, x.of(me), [&](int i, int j, T& lu) {
       if (i >= w || j >= w) return;
       v1[i * w + j] = i > j ? lu : identity<T>(i, j);
       if (i == j) tau[i] = lu;
-      t[i * w + j] = ws.c[i * kLd + j];
+      t[i * w + j] = ws.b[i * kLd + j];
       r[i * w + j] = conj(ws.signs[i].d) * r[i * w + j];   // this thread's own entries of R₂ R₁
     });
   });
-  put<T>(ex, z, ws.a, kLd, kN);
   ex.sync();
   ex.each([&](Me me) {   // K = -R₂⁻¹ Z
-    product(me, x.of(me), [&](int i, int c) { return -ws.b[i * kLd + c]; }, [&](int c, int j) { return ws.a[c * kLd + j]; });
+    product(me, x.of(me), [&](int i, int c) { return -ws.c[i * kLd + c]; }, [&](int c, int j) { return ws.a[c * kLd + j]; });
   });
   put<T>(ex, x, k, w, w);
 }
