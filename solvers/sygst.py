@@ -12,24 +12,47 @@ well-tested kernel. Only the lower triangle of the result is meant to be read: s
 takes it from here, completes the Hermitian matrix from it, so sytrd works on an exactly
 Hermitian matrix.
 
-On one rank, itype 1's second solve forms only that lower triangle: C = Y L⁻ᴴ column block by
-column block, where block J's rows from J on need only the blocks of C left of J in those rows
-(lower-triangle entries themselves), one GEMM and one small solve a block. That is n³/3 flops
-where the whole solve is n³: on an H100 sygst took 0.19 s where it took 0.26 s (float64, n =
-16384), hegst 0.091 s where 0.129 s (complex128, 8192; docs/PERFORMANCE.md).
+On one rank, itype 1 has two ways (ONE_RANK_ITYPE1):
+
+- "solves": Y = L⁻¹ A by one library solve, then only C's lower triangle of C = Y L⁻ᴴ, column
+  block by column block, where block J's rows from J on need only the blocks of C left of J in
+  those rows (lower-triangle entries themselves), one GEMM and one small solve a block: n³ + n³/3
+  flops (on an H100 sygst took 0.19 s where two whole solves took 0.26 s, float64, n = 16384).
+- "blocked": LAPACK dsygst's blocked order on the lower triangle alone, n³ flops, most of them
+  in the her2k-type update of the trailing triangle. For each diagonal block k (nb columns):
+
+      A₁₁ ← L₁₁⁻¹ A₁₁ L₁₁⁻ᴴ;   A₂₁ ← A₂₁ L₁₁⁻ᴴ - ½ L₂₁ A₁₁;
+      A₂₂ ← A₂₂ - A₂₁ L₂₁ᴴ - L₂₁ A₂₁ᴴ (lower triangle, in column chunks);
+      A₂₁ ← L₂₂⁻¹ (A₂₁ - ½ L₂₁ A₁₁).
 """
-from .backend.arrays import solve_lower_adjoint_right
-from .distributed.redistribute import symmetrize, transpose
+from .backend.arrays import (device_of, solve_lower_adjoint_right, solve_lower_adjoint_right_into,
+                             solve_lower_into, subtract_product)
+from .distributed.redistribute import lower_triangle, symmetrize, transpose
 from .trsm import trmm, trsm
 
 LOWER_SOLVE_BLOCK = 1024   # columns of C per step of the one-rank lower-triangle solve
+BLOCKED_NB = 1024          # columns per diagonal block of the blocked way
+HER2K_CHUNK = 2048         # columns of the trailing triangle per update GEMM of the blocked way
+ONE_RANK_METHODS = ("solves", "blocked")
+# One rank, itype 1, by device: NOT YET MEASURED on a GPU (python -m solvers.bench_sygst decides).
+ONE_RANK_ITYPE1 = {"gpu": "solves", "cpu": "solves"}
 
 
-def sygst(a, lower, lfac, itype, coll):
+def sygst(a, lower, lfac, itype, coll, method=None):
     """C for ``itype`` from A (DistMatrix; only its lower/upper triangle is read) and L; read
-    C's lower triangle only."""
+    C's lower triangle only. ``method``: one rank's way for itype 1, ONE_RANK_METHODS (default
+    ONE_RANK_ITYPE1 of the device)."""
     if itype not in (1, 2, 3):
         raise ValueError(f"itype must be 1, 2 or 3, got {itype}")
+    if method is not None and method not in ONE_RANK_METHODS:
+        raise ValueError(f"sygst: method must be one of {ONE_RANK_METHODS}, got {method!r}")
+    if itype == 1 and a.grid.size == 1:
+        method = method or ONE_RANK_ITYPE1[device_of(a.xp)]
+        coll.note("sygst", method)
+        if method == "blocked":
+            y = lower_triangle(a, lower, coll)
+            _blocked_lower(y.xp, lfac.local, y.local)
+            return y
     y = symmetrize(a, lower, coll)
     if itype == 1:
         trsm(lfac, y, coll)                                                   # Y = L⁻¹ A
@@ -51,3 +74,43 @@ def _lower_of_right_adjoint_solve(xp, lfac, y):
         if j0:
             block -= y[j0:, :j0] @ lfac[j0:j1, :j0].conj().T
         y[j0:, j0:j1] = solve_lower_adjoint_right(xp, lfac[j0:j1, j0:j1], block)
+
+
+def _blocked_lower(xp, lfac, a):
+    """a's lower triangle ← that of L⁻¹ A L⁻ᴴ in place (A Hermitian, its lower triangle read; L
+    the lower triangle of ``lfac``), in the blocked order of the module's docstring; a's strict
+    upper triangle is left as it is, not to be read."""
+    n, nb = a.shape[0], BLOCKED_NB
+    for k0 in range(0, n, nb):
+        k1 = min(k0 + nb, n)
+        l11 = lfac[k0:k1, k0:k1]
+        a11 = _hermitian(xp, a[k0:k1, k0:k1])
+        solve_lower_adjoint_right_into(xp, l11, solve_lower_into(xp, l11, a11))
+        a11 = _hermitian(xp, a11)
+        a[k0:k1, k0:k1] = a11
+        if k1 == n:
+            break
+        a21, l21 = a[k1:, k0:k1], lfac[k1:, k0:k1]
+        solve_lower_adjoint_right_into(xp, l11, a21)
+        half = 0.5 * (l21 @ a11)
+        a21 -= half
+        _her2k_lower(xp, a[k1:, k1:], a21, l21, HER2K_CHUNK)
+        a21 -= half
+        solve_lower_into(xp, lfac[k1:, k1:], a21)
+
+
+def _hermitian(xp, block):
+    """The Hermitian matrix whose lower triangle is ``block``'s (a new array)."""
+    lower = xp.tril(block)
+    return lower + xp.tril(lower, -1).conj().T
+
+
+def _her2k_lower(xp, c, x, y, chunk):
+    """c's lower triangle -= x yᴴ + y xᴴ, in column chunks (a chunk's GEMM covers its rows from
+    its first column on: the diagonal chunk's upper part too, which is not read)."""
+    m = c.shape[0]
+    left = xp.concatenate([x, y], axis=1)
+    right_h = xp.ascontiguousarray(xp.concatenate([y, x], axis=1).conj().T)
+    for c0 in range(0, m, chunk):
+        c1 = min(c0 + chunk, m)
+        subtract_product(xp, c[c0:, c0:c1], left[c0:], right_h[:, c0:c1])

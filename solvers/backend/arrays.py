@@ -210,31 +210,56 @@ def solve_lower_adjoint_right(xp, lower, a):
     """X with X Lᴴ = a, a new array (a is left as it is), L the lower triangle of ``lower``
     (square, its strict upper triangle not read): a's rows solved against Lᴴ, as CholeskyQR's
     Q = A R⁻¹ with R = Lᴴ. On the GPU one cuBLAS trsm on a copy of a."""
+    x = a.copy() if is_numpy(xp) else xp.array(a, order="C")
+    return solve_lower_adjoint_right_into(xp, lower, x)
+
+
+def solve_lower_adjoint_right_into(xp, lower, b):
+    """b ← b L⁻ᴴ in place (L the lower triangle of ``lower``); b is returned. On the GPU one
+    cuBLAS trsm where both are row-major views (blocks of larger C-contiguous arrays)."""
     if is_numpy(xp):
-        return scipy.linalg.solve_triangular(lower, a.conj().T, lower=True, check_finite=False).conj().T
-    x = xp.array(a, order="C")
-    if x.size and not _cublas_trsm_lower_adjoint_right(xp.ascontiguousarray(lower), x):
+        b[...] = scipy.linalg.solve_triangular(lower, b.conj().T, lower=True, check_finite=False).conj().T
+    elif b.size and not _cublas_trsm_lower(lower, b, left=False):
         from cupyx.scipy.linalg import solve_triangular as cupy_solve_triangular
-        x = xp.ascontiguousarray(cupy_solve_triangular(lower, a.conj().T, lower=True).conj().T)
-    return x
+        b[...] = cupy_solve_triangular(lower, b.conj().T, lower=True).conj().T
+    return b
 
 
-def _cublas_trsm_lower_adjoint_right(lower, x):
-    """x ← x L⁻ᴴ in place by one cuBLAS trsm (both C-contiguous). In column-major terms x is xᵀ
-    and L is Lᵀ (upper), so the solve is xᵀ ← conj(L)⁻¹ xᵀ = ((Lᵀ)ᴴ)⁻¹ xᵀ, from the left. False
-    when this cupy's cuBLAS binding takes other arguments (raised before anything runs)."""
+def solve_lower_into(xp, lower, b):
+    """b ← L⁻¹ b in place (L the lower triangle of ``lower``); b is returned. On the GPU one
+    cuBLAS trsm where both are row-major views (cupyx's solve copies L, a whole trailing
+    triangle in sygst's blocked loop, into column-major order first)."""
+    if is_numpy(xp):
+        b[...] = scipy.linalg.solve_triangular(lower, b, lower=True, check_finite=False)
+    elif b.size and not _cublas_trsm_lower(lower, b, left=True):
+        from cupyx.scipy.linalg import solve_triangular as cupy_solve_triangular
+        b[...] = cupy_solve_triangular(lower, b, lower=True)
+    return b
+
+
+def _cublas_trsm_lower(lower, x, left):
+    """x ← L⁻¹ x (``left``) or x L⁻ᴴ in place by one cuBLAS trsm, L the lower triangle of
+    ``lower``, both row-major views. In column-major terms x is xᵀ and L is Lᵀ (upper): the left
+    solve is xᵀ ← xᵀ (Lᵀ)⁻¹ (from the right), the other xᵀ ← conj(L)⁻¹ xᵀ = ((Lᵀ)ᴴ)⁻¹ xᵀ (from
+    the left). False when the operands are not such views, or this cupy's cuBLAS binding takes
+    other arguments (raised before anything runs)."""
     from cupy.cuda import device
     from cupy_backends.cuda.libs import cublas
+    if not (lower.dtype == x.dtype and x.dtype.char in "fdFD" and lower.ndim == x.ndim == 2
+            and _row_major_view(lower) and _row_major_view(x)):
+        return False
     kind = {"f": "s", "d": "d", "F": "c", "D": "z"}[x.dtype.char]
+    item = x.itemsize
     one = np.array(1, dtype=x.dtype)
     handle = device.get_cublas_handle()
     mode = cublas.getPointerMode(handle)
     cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
     rows, width = x.shape
+    side, op = (cublas.CUBLAS_SIDE_RIGHT, cublas.CUBLAS_OP_N) if left else (cublas.CUBLAS_SIDE_LEFT, cublas.CUBLAS_OP_C)
     try:
-        getattr(cublas, kind + "trsm")(handle, cublas.CUBLAS_SIDE_LEFT, cublas.CUBLAS_FILL_MODE_UPPER,
-                                       cublas.CUBLAS_OP_C, cublas.CUBLAS_DIAG_NON_UNIT, width, rows,
-                                       one.ctypes.data, lower.data.ptr, width, x.data.ptr, width)
+        getattr(cublas, kind + "trsm")(handle, side, cublas.CUBLAS_FILL_MODE_UPPER, op, cublas.CUBLAS_DIAG_NON_UNIT,
+                                       width, rows, one.ctypes.data, lower.data.ptr, lower.strides[0] // item,
+                                       x.data.ptr, x.strides[0] // item)
     except TypeError:
         return False
     finally:

@@ -246,3 +246,31 @@ def test_collectives_reach_the_native_entries(seed):
         assert stats["allreduce"][0] == 1 and stats["bcast"][0] == COMM.Get_size(), stats
     finally:
         grid.free()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_blocked_sygst_on_gpu_matches_the_solves(seed, dtype, uplo, monkeypatch):
+    """One rank's two ways of itype 1 (solvers/sygst.py) agree on the GPU, the blocked one with
+    blocks and update chunks that do not divide n (its solves and GEMMs on views of C and L)."""
+    import solvers.sygst as sygst_module
+    monkeypatch.setattr(sygst_module, "BLOCKED_NB", 24)
+    monkeypatch.setattr(sygst_module, "HER2K_CHUNK", 40)
+    rng = np.random.default_rng(seed)
+    n, nb, lower = 101, 8, uplo == "L"
+    hermitian = np.dtype(dtype).kind == "c"
+    a = random_symmetric(rng, n, hermitian).astype(dtype)
+    lfac = np.linalg.cholesky(spd_with_condition(rng, n, 10.0, hermitian)).astype(dtype)
+    grid = ProcessGrid(COMM.Split(COMM.Get_rank()))
+    coll = Collectives(grid, "mpi", cupy)
+    da = DistMatrix.from_global(cupy.asarray(with_junk(rng, a, lower)), grid, nb)
+    dl = DistMatrix.from_global(cupy.asarray(lfac), grid, nb)
+    got = {way: cupy.asnumpy(cupy.tril(sygst_module.sygst(da, lower, dl, 1, coll, method=way).local))
+           for way in ("blocked", "solves")}
+    grid.free()
+    eps = float(np.finfo(dtype).eps)
+    scale = np.abs(got["solves"]).max()
+    assert np.abs(got["blocked"] - got["solves"]).max() < 100 * n * eps * scale, f"seed={seed}"
+    linv = np.linalg.inv(lfac.astype(wide(dtype)))
+    expect = np.tril(linv @ a.astype(wide(dtype)) @ linv.conj().T)
+    assert np.abs(got["blocked"] - expect).max() < 100 * n * eps * scale, f"seed={seed}"

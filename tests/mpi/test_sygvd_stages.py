@@ -78,6 +78,37 @@ def test_sygst_lower_triangle(grid, seed, n, nb, block, itype, dtype, monkeypatc
 
 
 @DTYPES
+@pytest.mark.parametrize("n,nb,block,chunk", [(1, 3, 7, 3), (23, 4, 7, 5), (24, 6, 24, 24), (31, 5, 8, 1024),
+                                             (40, 8, 3, 2)])
+@pytest.mark.parametrize("lower", [True, False], ids=["A lower", "A upper"])
+def test_sygst_blocked_lower_triangle(grid, seed, n, nb, block, chunk, lower, dtype, monkeypatch):
+    """One rank's blocked way (itype 1): C's lower triangle from A's referenced one (the other
+    poisoned), whatever its block and its update's chunk (a few columns, n, more than n);
+    elsewhere the method is ignored and the distributed way runs."""
+    monkeypatch.setattr(sygst_module, "BLOCKED_NB", block)
+    monkeypatch.setattr(sygst_module, "HER2K_CHUNK", chunk)
+    rng = np.random.default_rng(seed)
+    hermitian = np.dtype(dtype).kind == "c"
+    a = random_symmetric(rng, n, hermitian=hermitian)
+    lfac = np.linalg.cholesky(spd_with_condition(rng, n, 10.0, hermitian))
+    coll = Collectives(grid)
+    dl = DistMatrix.from_global(poison_unreferenced(lfac, True), grid, nb).triangle(True)
+    c = sygst(DistMatrix.from_global(poison_unreferenced(a, lower), grid, nb), lower, dl, 1, coll, method="blocked")
+    linv = scipy.linalg.solve_triangular(lfac, np.eye(n), lower=True)
+    expect = linv @ a @ linv.conj().T
+    np.testing.assert_allclose(np.tril(c.to_global(coll)), np.tril(expect), atol=1e-11, err_msg=f"seed={seed}")
+    if grid.size == 1:
+        assert coll.stats["other"].notes["sygst"] == "blocked"
+
+
+def test_sygst_rejects_an_unknown_method(grid):
+    coll = Collectives(grid)
+    eye = DistMatrix.from_global(np.eye(4), grid, 2)
+    with pytest.raises(ValueError, match="method must be one of"):
+        sygst(eye, True, eye, 1, coll, method="fast")
+
+
+@DTYPES
 @pytest.mark.parametrize("n,nb", SIZES + [(31, 5)])
 def test_sytrd_tridiagonal_ormtr(grid, seed, n, nb, dtype):
     """Qᴴ C Q is the real tridiagonal (d, e), Q is orthogonal / unitary, and ormtr/unmtr(stevd)
