@@ -58,6 +58,21 @@ def test_trsm_trmm(grid, seed, n, nb, trans, solve, dtype):
     np.testing.assert_allclose(db.to_global(coll), expect, atol=1e-11, err_msg=f"seed={seed}")
 
 
+def _sygst_case(grid, seed, n, nb, dtype, lower, itype, **options):
+    """(C's lower triangle by sygst from A's ``lower`` triangle, the other poisoned; numpy's; the
+    Collectives) for a random A and the Cholesky factor of a random B."""
+    rng = np.random.default_rng(seed)
+    hermitian = np.dtype(dtype).kind == "c"
+    a = random_symmetric(rng, n, hermitian=hermitian)
+    lfac = np.linalg.cholesky(spd_with_condition(rng, n, 10.0, hermitian))
+    coll = Collectives(grid)
+    dl = DistMatrix.from_global(poison_unreferenced(lfac, True), grid, nb).triangle(True)
+    c = sygst(DistMatrix.from_global(poison_unreferenced(a, lower), grid, nb), lower, dl, itype, coll, **options)
+    linv = scipy.linalg.solve_triangular(lfac, np.eye(n), lower=True)
+    expect = linv @ a @ linv.conj().T if itype == 1 else lfac.conj().T @ a @ lfac
+    return np.tril(c.to_global(coll)), np.tril(expect), coll
+
+
 @DTYPES
 @pytest.mark.parametrize("n,nb,block", [(1, 3, 7), (23, 4, 7), (24, 6, 24), (31, 5, 1024)])
 @pytest.mark.parametrize("itype", [1, 2, 3])
@@ -65,16 +80,8 @@ def test_sygst_lower_triangle(grid, seed, n, nb, block, itype, dtype, monkeypatc
     """C's lower triangle for each itype from A's lower one (the upper poisoned), whatever the
     one-rank lower-triangle solve's block (``block``: a few columns, n, more than n)."""
     monkeypatch.setattr(sygst_module, "LOWER_SOLVE_BLOCK", block)
-    rng = np.random.default_rng(seed)
-    hermitian = np.dtype(dtype).kind == "c"
-    a = random_symmetric(rng, n, hermitian=hermitian)
-    lfac = np.linalg.cholesky(spd_with_condition(rng, n, 10.0, hermitian))
-    coll = Collectives(grid)
-    dl = DistMatrix.from_global(poison_unreferenced(lfac, True), grid, nb).triangle(True)
-    c = sygst(DistMatrix.from_global(poison_unreferenced(a, True), grid, nb), True, dl, itype, coll)
-    linv = scipy.linalg.solve_triangular(lfac, np.eye(n), lower=True)
-    expect = linv @ a @ linv.conj().T if itype == 1 else lfac.conj().T @ a @ lfac
-    np.testing.assert_allclose(np.tril(c.to_global(coll)), np.tril(expect), atol=1e-11, err_msg=f"seed={seed}")
+    got, expect, _ = _sygst_case(grid, seed, n, nb, dtype, True, itype)
+    np.testing.assert_allclose(got, expect, atol=1e-11, err_msg=f"seed={seed}")
 
 
 @DTYPES
@@ -87,16 +94,8 @@ def test_sygst_blocked_lower_triangle(grid, seed, n, nb, block, chunk, lower, dt
     elsewhere the method is ignored and the distributed way runs."""
     monkeypatch.setattr(sygst_module, "BLOCKED_NB", block)
     monkeypatch.setattr(sygst_module, "HER2K_CHUNK", chunk)
-    rng = np.random.default_rng(seed)
-    hermitian = np.dtype(dtype).kind == "c"
-    a = random_symmetric(rng, n, hermitian=hermitian)
-    lfac = np.linalg.cholesky(spd_with_condition(rng, n, 10.0, hermitian))
-    coll = Collectives(grid)
-    dl = DistMatrix.from_global(poison_unreferenced(lfac, True), grid, nb).triangle(True)
-    c = sygst(DistMatrix.from_global(poison_unreferenced(a, lower), grid, nb), lower, dl, 1, coll, method="blocked")
-    linv = scipy.linalg.solve_triangular(lfac, np.eye(n), lower=True)
-    expect = linv @ a @ linv.conj().T
-    np.testing.assert_allclose(np.tril(c.to_global(coll)), np.tril(expect), atol=1e-11, err_msg=f"seed={seed}")
+    got, expect, coll = _sygst_case(grid, seed, n, nb, dtype, lower, 1, method="blocked")
+    np.testing.assert_allclose(got, expect, atol=1e-11, err_msg=f"seed={seed}")
     if grid.size == 1:
         assert coll.stats["other"].notes["sygst"] == "blocked"
 
