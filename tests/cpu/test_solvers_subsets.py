@@ -100,11 +100,13 @@ def _pencil_tridiagonal(rng, n, split=False):
 @pytest.mark.parametrize("split", [False, True], ids=["one-block", "split"])
 def test_slices_of_one_mrrr_root_are_orthogonal(rng, split):
     """What each rank computes: a slice of the vectors of one root representation (cut where
-    root_cuts allows). Across the slices they are as orthogonal as one call's (within 1 n ε; in
-    42000 spectra never more than 0.15 apart); independent dstemr calls per slice lost
-    orthogonality on these spectra (about 3% of them, up to ~500 n ε). One call itself gives
-    under 10 n ε on most and up to ~170 on about 1 in 2000 of them (dstemr's own spread, which an
-    absolute bound of 100 on the slices failed on now and then)."""
+    root_cuts allows). Across the slices they are as orthogonal as one call's, within 10 % and
+    1 n ε (in 42000 spectra never more than 0.15 n ε apart, and in 3000 more 0.07; but one CI run
+    of 2026-12-06 drew n = 35, il = 16, iu = 35, two slices at 21.7 n ε against one call's 20.5,
+    so the bound is relative too); independent dstemr calls per slice lost orthogonality on these
+    spectra (about 3% of them, up to ~500 n ε). One call itself gives under 10 n ε on most and
+    up to ~170 on about 1 in 2000 of them (dstemr's own spread, which an absolute bound of 100 on
+    the slices failed on now and then)."""
     for _ in range(60):
         n = int(rng.integers(15, 50))
         d, e = _pencil_tridiagonal(rng, n, split)
@@ -122,8 +124,8 @@ def test_slices_of_one_mrrr_root_are_orthogonal(rng, split):
             z = np.hstack([s[1] for s in slices])
             assert z.shape == (n, k)
             ortho, resid = tridiagonal_ratios(d, e, w, z)
-            assert ortho <= one_ortho + 1 and resid <= one_resid + 1, (n, il, iu, parts, ortho, one_ortho,
-                                                                       resid, one_resid)
+            assert ortho <= 1.1 * one_ortho + 1 and resid <= one_resid + 1, (n, il, iu, parts, ortho, one_ortho,
+                                                                             resid, one_resid)
             expected = scipy.linalg.eigvalsh_tridiagonal(d, e)[il - 1:iu]
             np.testing.assert_allclose(np.sort(w), expected, atol=1e-12 * np.abs(expected).max())
 
