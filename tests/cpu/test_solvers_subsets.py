@@ -18,7 +18,9 @@ from solvers.tridiagonal_subset import choose_solver
 
 @pytest.fixture
 def rng():
-    return np.random.default_rng(shared_seed())
+    seed = shared_seed()
+    print(f"seed={seed}")    # pytest shows it with a failure: the spectra can be drawn again
+    return np.random.default_rng(seed)
 
 
 def test_parse_the_command_line_forms():
