@@ -113,8 +113,7 @@ def _her2k_lower(xp, c, x, y, chunk):
     """c's lower triangle -= x yᴴ + y xᴴ, in column chunks (a chunk's GEMM covers its rows from
     its first column on: the diagonal chunk's upper part too, which is not read)."""
     m = c.shape[0]
-    left = xp.concatenate([x, y], axis=1)
-    right_h = xp.ascontiguousarray(xp.concatenate([y, x], axis=1).conj().T)
+    left, right = xp.concatenate([x, y], axis=1), xp.concatenate([y, x], axis=1)
     for c0 in range(0, m, chunk):
         c1 = min(c0 + chunk, m)
-        subtract_product(xp, c[c0:, c0:c1], left[c0:], right_h[:, c0:c1])
+        subtract_product(xp, c[c0:, c0:c1], left[c0:], right[c0:c1], adjoint_b=True)

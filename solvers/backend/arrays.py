@@ -142,20 +142,27 @@ def _cublas_gemm(dtype, op_first, op_second, m, n, k, alpha, first, second, beta
     operand (pointer, leading dimension, batch stride) and op "N" or "C"; strided-batched over
     ``count`` matrices, or one gemm where count is None. False when this cupy's cuBLAS binding
     takes other arguments (raised before anything runs)."""
+    from cupy_backends.cuda.libs import cublas
+    ops = {"N": cublas.CUBLAS_OP_N, "C": cublas.CUBLAS_OP_C}
+    alpha, beta = np.array(alpha, dtype=dtype), np.array(beta, dtype=dtype)
+    if count is None:
+        return _cublas_call(dtype, "gemm", ops[op_first], ops[op_second], m, n, k, alpha.ctypes.data,
+                            *first[:2], *second[:2], beta.ctypes.data, *out[:2])
+    return _cublas_call(dtype, "gemmStridedBatched", ops[op_first], ops[op_second], m, n, k, alpha.ctypes.data,
+                        *first, *second, beta.ctypes.data, *out, count)
+
+
+def _cublas_call(dtype, routine, *args):
+    """cublas.<s|d|c|z><routine>(handle, *args) with scalars read from host memory; False when this
+    cupy's binding takes other arguments (raised before anything runs)."""
     from cupy.cuda import device
     from cupy_backends.cuda.libs import cublas
     kind = {"f": "s", "d": "d", "F": "c", "D": "z"}[dtype.char]
-    ops = {"N": cublas.CUBLAS_OP_N, "C": cublas.CUBLAS_OP_C}
-    alpha, beta = np.array(alpha, dtype=dtype), np.array(beta, dtype=dtype)
     handle = device.get_cublas_handle()
     mode = cublas.getPointerMode(handle)
     cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
-    head = (handle, ops[op_first], ops[op_second], m, n, k, alpha.ctypes.data)
     try:
-        if count is None:
-            getattr(cublas, kind + "gemm")(*head, *first[:2], *second[:2], beta.ctypes.data, *out[:2])
-        else:
-            getattr(cublas, kind + "gemmStridedBatched")(*head, *first, *second, beta.ctypes.data, *out, count)
+        getattr(cublas, kind + routine)(handle, *args)
     except TypeError:
         return False
     finally:
@@ -210,15 +217,20 @@ def solve_lower_adjoint_right(xp, lower, a):
     """X with X Lᴴ = a, a new array (a is left as it is), L the lower triangle of ``lower``
     (square, its strict upper triangle not read): a's rows solved against Lᴴ, as CholeskyQR's
     Q = A R⁻¹ with R = Lᴴ. On the GPU one cuBLAS trsm on a copy of a."""
-    x = a.copy() if is_numpy(xp) else xp.array(a, order="C")
-    return solve_lower_adjoint_right_into(xp, lower, x)
+    if is_numpy(xp):
+        return _host_solve_lower_adjoint_right(lower, a)
+    return solve_lower_adjoint_right_into(xp, lower, xp.array(a, order="C"))
+
+
+def _host_solve_lower_adjoint_right(lower, a):
+    return scipy.linalg.solve_triangular(lower, a.conj().T, lower=True, check_finite=False).conj().T
 
 
 def solve_lower_adjoint_right_into(xp, lower, b):
     """b ← b L⁻ᴴ in place (L the lower triangle of ``lower``); b is returned. On the GPU one
     cuBLAS trsm where both are row-major views (blocks of larger C-contiguous arrays)."""
     if is_numpy(xp):
-        b[...] = scipy.linalg.solve_triangular(lower, b.conj().T, lower=True, check_finite=False).conj().T
+        b[...] = _host_solve_lower_adjoint_right(lower, b)
     elif b.size and not _cublas_trsm_lower(lower, b, left=False):
         from cupyx.scipy.linalg import solve_triangular as cupy_solve_triangular
         b[...] = cupy_solve_triangular(lower, b.conj().T, lower=True).conj().T
@@ -243,28 +255,17 @@ def _cublas_trsm_lower(lower, x, left):
     solve is xᵀ ← xᵀ (Lᵀ)⁻¹ (from the right), the other xᵀ ← conj(L)⁻¹ xᵀ = ((Lᵀ)ᴴ)⁻¹ xᵀ (from
     the left). False when the operands are not such views, or this cupy's cuBLAS binding takes
     other arguments (raised before anything runs)."""
-    from cupy.cuda import device
     from cupy_backends.cuda.libs import cublas
     if not (lower.dtype == x.dtype and x.dtype.char in "fdFD" and lower.ndim == x.ndim == 2
             and _row_major_view(lower) and _row_major_view(x)):
         return False
-    kind = {"f": "s", "d": "d", "F": "c", "D": "z"}[x.dtype.char]
     item = x.itemsize
     one = np.array(1, dtype=x.dtype)
-    handle = device.get_cublas_handle()
-    mode = cublas.getPointerMode(handle)
-    cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
     rows, width = x.shape
     side, op = (cublas.CUBLAS_SIDE_RIGHT, cublas.CUBLAS_OP_N) if left else (cublas.CUBLAS_SIDE_LEFT, cublas.CUBLAS_OP_C)
-    try:
-        getattr(cublas, kind + "trsm")(handle, side, cublas.CUBLAS_FILL_MODE_UPPER, op, cublas.CUBLAS_DIAG_NON_UNIT,
-                                       width, rows, one.ctypes.data, lower.data.ptr, lower.strides[0] // item,
-                                       x.data.ptr, x.strides[0] // item)
-    except TypeError:
-        return False
-    finally:
-        cublas.setPointerMode(handle, mode)
-    return True
+    return _cublas_call(x.dtype, "trsm", side, cublas.CUBLAS_FILL_MODE_UPPER, op, cublas.CUBLAS_DIAG_NON_UNIT,
+                        width, rows, one.ctypes.data, lower.data.ptr, lower.strides[0] // item,
+                        x.data.ptr, x.strides[0] // item)
 
 
 def cholesky_lower(xp, block):
