@@ -37,7 +37,7 @@ def scale_factor(largest, dtype=np.float64):
 def scale_into_range(c, coll):
     """Scales the DistMatrix ``c`` (the whole symmetric / Hermitian matrix) in place by the σ of
     its largest |entry| over all ranks; returns σ (the same on every rank)."""
-    largest = coll.largest(float(c.xp.abs(c.local).max()) if c.local.size else 0.0)
+    largest = coll.largest(_largest_magnitude(c.xp, c.local) if c.local.size else 0.0)
     sigma = scale_factor(largest, c.dtype)
     if sigma != 1.0:
         c.local *= sigma
@@ -45,3 +45,10 @@ def scale_into_range(c, coll):
         coll.note("scaled", f"by 2^{int(math.log2(sigma))}: largest |entry| {largest:.3g} outside "
                             f"[{rmin:.3g}, {rmax:.3g}] (LAPACK's dsyevx rule)")
     return sigma
+
+
+def _largest_magnitude(xp, local):
+    """max |entry| of a non-empty array; of real data without an n × n |·| temporary."""
+    if xp.iscomplexobj(local):
+        return float(xp.abs(local).max())
+    return max(float(local.max()), -float(local.min()))

@@ -47,7 +47,7 @@ from .tridiagonal_subset import tridiagonal_subset
 
 
 def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=None,
-          reduction="auto", band=None, tridiagonal="auto"):
+          reduction="auto", band=None, tridiagonal="auto", overwrite_a=False):
     """Eigenvalues (ascending, an array of the backend on every rank) and, for jobz='V',
     eigenvectors (a DistMatrix in A's layout, orthonormal columns) of the symmetric / Hermitian
     DistMatrix ``a``, of which only the ``uplo`` triangle is read. Returns (w, Z or None).
@@ -56,7 +56,8 @@ def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=
     reduction.py) and ``band`` (two-stage's bandwidth, a divisor of A's nb; default
     reduction.BAND_TARGET) choose the reduction to tridiagonal form. ``tridiagonal`` ('auto',
     'rows', 'replicated'; tridiagonal.vectors_by): how divide and conquer makes the
-    tridiagonal's eigenvectors over the ranks ('replicated' is for measuring)."""
+    tridiagonal's eigenvectors over the ranks ('replicated' is for measuring). ``overwrite_a``
+    (as scipy's): ``a`` may be destroyed, which saves an n × n temporary on one rank."""
     subset = subset or EigenRange.all()
     validate_arguments(a, None, 1, jobz, uplo)
     subset.check(a.shape[0])
@@ -73,24 +74,25 @@ def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=
     if chosen == "single":
         return single_distributed(a, None, coll, 1, vectors, lower, why, subset)
     if reduced_by == "2stage":
-        w, z, sigma = _two_stage(a, coll, lower, vectors, subset, band, reduction_why, tridiagonal)
+        w, z, sigma = _two_stage(a, coll, lower, vectors, subset, band, reduction_why, tridiagonal,
+                                 overwrite_a)
     else:
-        w, z, sigma = _one_stage(a, coll, lower, vectors, subset, tridiagonal)
+        w, z, sigma = _one_stage(a, coll, lower, vectors, subset, tridiagonal, overwrite_a)
     return (w if sigma == 1.0 else w / sigma), z
 
 
-def _standard_matrix(a, lower, coll, subset):
+def _standard_matrix(a, lower, coll, subset, overwrite):
     """(C, σ, the subset for C): the whole matrix from A's referenced triangle, scaled into
-    LAPACK's range (scaling.py)."""
-    c = symmetrize(a, lower, coll)
+    LAPACK's range (scaling.py); in A's own storage where ``overwrite`` allows."""
+    c = symmetrize(a, lower, coll, overwrite)
     sigma = scale_into_range(c, coll)
     return c, sigma, subset.scaled(sigma)
 
 
-def _one_stage(a, coll, lower, vectors, subset, tridiagonal):
+def _one_stage(a, coll, lower, vectors, subset, tridiagonal, overwrite):
     """syevd's stages with the one-stage reduction: (w of the scaled matrix, Z, σ)."""
     with coll.stage(lapack_name("sytrd", a.dtype)):
-        c, sigma, subset = _standard_matrix(a, lower, coll, subset)
+        c, sigma, subset = _standard_matrix(a, lower, coll, subset, overwrite)
         d, e, tau = sytrd(c, coll)
     if subset.is_all:
         with coll.stage("stedc" if vectors else "sterf"):
@@ -103,13 +105,13 @@ def _one_stage(a, coll, lower, vectors, subset, tridiagonal):
     return w, z, sigma
 
 
-def _two_stage(a, coll, lower, vectors, subset, band, why, tridiagonal):
+def _two_stage(a, coll, lower, vectors, subset, band, why, tridiagonal, overwrite):
     """syevd's stages with the two-stage reduction (see the module's docstring): (w of the
     scaled matrix, Z, σ)."""
     n, dtype, xp = a.shape[0], a.dtype, a.xp
     with coll.stage(lapack_name("sy2sb", dtype)):
         coll.note("reduction", f"2stage [{why}]")
-        c, sigma, subset = _standard_matrix(a, lower, coll, subset)
+        c, sigma, subset = _standard_matrix(a, lower, coll, subset, overwrite)
         ab, tau = sy2sb(c, coll, band)
     with coll.stage(lapack_name("sb2st", dtype)):
         d, e, q2 = sb2st(ab, band, coll, vectors)
@@ -127,6 +129,7 @@ def _two_stage(a, coll, lower, vectors, subset, band, why, tridiagonal):
         mine = ormtr_sb2st(q2, columns.mine, coll=coll)
         z = columns_to_block_cyclic(mine, columns.bounds, columns.place, n, w.shape[0], a.nb,
                                     a.grid, coll, dtype, xp)
+        del q2, columns, mine      # n × k each: not held through Q1
     with coll.stage(lapack_name("ormtr_sy2sb", dtype)):
         ormtr(c, tau, z, coll, offset=band)
     return w, z, sigma

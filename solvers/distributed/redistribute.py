@@ -58,15 +58,37 @@ def transpose(dm, coll, conjugate=False):
     return out
 
 
-def symmetrize(dm, lower, coll):
+SYMMETRIZE_BLOCK = 2048   # columns mirrored at a time by the one-rank in-place completion
+
+
+def symmetrize(dm, lower, coll, overwrite=False):
     """The full symmetric / Hermitian matrix whose ``lower`` (or upper) triangle is that of
-    ``dm``, with the real part of its diagonal; the other triangle of ``dm`` is never read."""
+    ``dm``, with the real part of its diagonal; the other triangle of ``dm`` is never read.
+    ``overwrite``: ``dm`` may be destroyed; on one rank it then becomes the result itself (no
+    n × n temporary: a stage's own intermediate, the caller's input never)."""
     if dm.shape[0] != dm.shape[1] or dm.desc.mb != dm.desc.nb:
         raise ValueError("symmetrize needs a square matrix with square blocks")
+    if overwrite and dm.grid.size == 1:
+        _complete_in_place(dm.xp, dm.local if lower else dm.local.T)
+        return dm
     mirror = transpose(dm.triangle(lower, strict=True), coll, conjugate=True)
     full = _real_diagonal(dm.triangle(lower))
     full.local += mirror.local
     return full
+
+
+def _complete_in_place(xp, a):
+    """a ← the Hermitian matrix of a's lower triangle, with the real part of its diagonal, a
+    block of SYMMETRIZE_BLOCK columns at a time: the strict upper triangle of each is written
+    from rows of the lower one that are never written (bitwise what the copying way gives)."""
+    n = a.shape[0]
+    for j0 in range(0, n, SYMMETRIZE_BLOCK):
+        j1 = min(j0 + SYMMETRIZE_BLOCK, n)
+        diagonal = xp.tril(a[j0:j1, j0:j1])
+        if xp.iscomplexobj(diagonal):
+            xp.fill_diagonal(diagonal, diagonal.diagonal().real.copy())
+        a[j0:j1, j0:j1] = diagonal + xp.tril(diagonal, -1).conj().T
+        a[:j0, j0:j1] = a[j0:j1, :j0].conj().T
 
 
 def lower_triangle(dm, lower, coll):

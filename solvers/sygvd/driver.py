@@ -85,7 +85,9 @@ def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="au
     with coll.stage(lapack_name("sygst", a.dtype)):
         c = sygst(a, lower, lfac, itype, coll)
     w, z = syevd(c, coll, jobz=jobz, uplo="L", check_finite=False, method="distributed",
-                 subset=subset, reduction=reduction, band=band, tridiagonal=tridiagonal)
+                 subset=subset, reduction=reduction, band=band, tridiagonal=tridiagonal,
+                 overwrite_a=True)     # C is this driver's own: its storage becomes syevd's
+    del c
     if vectors:
         with coll.stage("trsm"):
             if itype == 3:

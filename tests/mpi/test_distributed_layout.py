@@ -91,6 +91,29 @@ def test_transpose_and_symmetrize(grid, seed, n, nb):
         assert np.array_equal(low, tri if lower else tri.T), f"seed={seed}"
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("n,nb", SIZES)
+def test_symmetrize_overwriting_is_the_copying_way(grid, seed, monkeypatch, n, nb, dtype):
+    """overwrite=True gives the copying way's bits (NaN in the unreferenced triangle, non-real
+    diagonal, blocks of 3 columns so that n spans several); on one rank in the input's storage."""
+    import solvers.distributed.redistribute as redistribute
+    monkeypatch.setattr(redistribute, "SYMMETRIZE_BLOCK", 3)
+    rng = np.random.default_rng(seed)
+    coll = Collectives(grid)
+    for lower in (True, False):
+        sq = rng.standard_normal((n, n)).astype(dtype)
+        if dtype == np.complex128:
+            sq += 1j * rng.standard_normal((n, n))
+        sq[np.triu_indices(n, 1) if lower else np.tril_indices(n, -1)] = np.nan
+        expected = symmetrize(DistMatrix.from_global(sq, grid, nb), lower, coll).local
+        given = DistMatrix.from_global(sq, grid, nb)
+        full = symmetrize(given, lower, coll, overwrite=True)
+        assert np.array_equal(full.local, expected), f"seed={seed} lower={lower}"
+        assert np.array_equal(np.signbit(full.local.real), np.signbit(expected.real))
+        if grid.size == 1:
+            assert full.local is given.local
+
+
 @pytest.mark.parametrize("m,n,mb,nb", [
     (1, 1, 1, 1), (7, 3, 2, 2), (3, 7, 2, 2), (13, 20, 4, 4), (16, 8, 4, 4), (5, 9, 20, 20),
     (0, 6, 2, 2), (11, 6, 3, 2), (6, 11, 2, 5)])             # n ∤ nb, nb > n, empty, mb ≠ nb
