@@ -35,6 +35,8 @@ from .phases import Phases
 
 NEWTON_STEPS = 80   # bound; roots converge in ~10 steps (bisection at first, then quadratically)
 ROOT_CHUNK = 2048   # roots per pass of the numpy secular solver (bounds its k × chunk temporaries)
+MERGE_BLOCK = 4096  # roots a merge takes at a time for ẑ and U's rows: bounds its block × k
+                    # temporaries (at k = n they were three n × n arrays at the top merge)
 
 
 def stedc(xp, d, e, leaves, leaf_size=256, timings=None, select=None):
@@ -68,7 +70,15 @@ def stedc_rows(xp, d, e, leaves, leaf_size, phases, select=None):
     with phases("leaf"):
         solved = [(xp.asarray(w), xp.asarray(np.ascontiguousarray(z.T)))
                   for w, z in leaves(_leaf_blocks(d, e, leaf_size))]
-    return _merge_tree(xp, d.shape[0], e, iter(solved), leaf_size, phases, select)
+    return _merge_tree(xp, d.shape[0], e, _taken(solved), leaf_size, phases, select)
+
+
+def _taken(items):
+    """The list's items in order, each let go by the list as it is taken (a merge can then free
+    its halves once it has copied them)."""
+    items.reverse()
+    while items:
+        yield items.pop()
 
 
 def _halve(n, leaf_size):
@@ -110,9 +120,10 @@ def _merge_tree(xp, n, e, solved, leaf_size, phases, select=None):
     if not m:
         w, qt = next(solved)
         return (w, qt) if select is None else (w[select[0]:select[1]], qt[select[0]:select[1]])
-    w1, qt1 = _merge_tree(xp, m, e[:m - 1], solved, leaf_size, phases)
-    w2, qt2 = _merge_tree(xp, n - m, e[m:], solved, leaf_size, phases)
-    return merge(xp, w1, qt1, w2, qt2, float(e[m - 1]), phases, select)
+    # The halves are merge's arguments alone, so it can let them go once it has copied them.
+    return merge(xp, *_merge_tree(xp, m, e[:m - 1], solved, leaf_size, phases),
+                 *_merge_tree(xp, n - m, e[m:], solved, leaf_size, phases), float(e[m - 1]),
+                 phases, select)
 
 
 def merge(xp, w1, qt1, w2, qt2, beta, phases=None, select=None):
@@ -122,9 +133,10 @@ def merge(xp, w1, qt1, w2, qt2, beta, phases=None, select=None):
     phases = phases or Phases(xp, None)
     z = xp.concatenate((qt1[:, -1], qt2[:, 0]))
     state = merge_prepare(xp, w1, qt1, w2, qt2, beta, z, phases)
+    del qt1, qt2               # copied into state.qt
     with phases("roots"):
         origin, tau = secular_roots(xp, state.dk, state.zk, state.rho)
-    return merge_finish(xp, state, origin, tau, phases, select=select)
+    return merge_finish(xp, state, origin, tau, phases, MERGE_BLOCK, select=select)
 
 
 class MergeState:
