@@ -251,6 +251,10 @@ def main(argv=None):
             a_root, b_root = a_root.astype(dtype), b_root.astype(dtype)
         a = DistMatrix.scatter(a_root, (n, n), dtype, grid, nb, coll, xp=xp)
         b = DistMatrix.scatter(b_root, (n, n), dtype, grid, nb, coll, xp=xp)
+        if grid.size == 1:      # the local arrays are the whole matrices: one copy on the device
+            a_root, b_root = a.local, b.local
+        if xp is not np:        # the pool then holds the inputs only: its marks are the solvers'
+            xp.get_default_memory_pool().free_all_blocks()
         for subset in subsets_for(args, n):
             kept = None if exact is None else exact[positions(exact, subset)]
             peers = {}   # each peer is timed once per n and range, beside the first row
@@ -290,15 +294,23 @@ def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto
     from .sygvd.report import stage_table
     comm = coll.grid.comm
 
+    pool = {}   # device pool after each stage of the last solve (GPU runs)
+    if xp is not np:
+        coll.on_stage_end = lambda name, seconds: pool.update(
+            {name: xp.get_default_memory_pool().total_bytes()})
+
     def ours():
         coll.reset()
+        pool.clear()
         w, _ = sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", method=method, subset=subset,
                      reduction=reduction, band=args.band, tridiagonal=args.tridiagonal)
         stages = {k: v.wall_s for k, v in coll.stats.items()}
         return w, stages, stage_table(coll.stats, sum(stages.values()))
 
     med, samples, (w, stages, table) = timed(ours, args.repeat, args.warmup, lambda: synchronize(xp))
+    coll.on_stage_end = None
     memory = _memory_high_water(comm, xp)
+    memory["device_pool_after_stage_bytes"] = dict(pool)
     row = dict(**memory, n=a.shape[0], nb=a.nb, ranks=comm.size, dtype=a.dtype.name, jobz=args.jobz,
                range=str(subset or "A"), eigenpairs=int(w.shape[0]),
                collectives=coll.kind, method=method, reduction=reduction,
@@ -389,6 +401,9 @@ def _report(say, row):
         say(f"  sy2sb achieved {row['sy2sb_tflops']:.2f} TFLOP/s (4n³/3 flops, x4 complex)")
     say(f"  memory, largest rank: host peak {row['max_rank_host_peak_bytes'] / 2**30:.2f} GiB, "
         f"device pool {row['max_rank_device_pool_bytes'] / 2**30:.2f} GiB (process high-water marks)")
+    if row["device_pool_after_stage_bytes"]:
+        say("  device pool after each stage (GiB, rank 0; it grows where the solve first needs more): "
+            + ", ".join(f"{k} {v / 2**30:.2f}" for k, v in row["device_pool_after_stage_bytes"].items()))
     say("  " + row["ours_stage_table"].replace("\n", "\n  "))
     if "factored_median_s" in row:
         say(f"  factored B: potrf alone {row['potrf_s']:.3f} s; each later solve against the factor "
