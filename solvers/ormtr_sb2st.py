@@ -28,6 +28,8 @@ from .householder import larft
 from .sytrd_native import kernels
 
 FACTOR_CHUNK_BYTES = 256 << 20   # V T of the groups of consecutive slots formed at once
+GEMM_COLUMNS = 1024   # columns of Y per batched-GEMM pass: its temporaries (the slot's rows of Y
+                      # gathered, W, V T W) are then n × 1024 each, not n × k
 METHODS = ("auto", "kernel", "gemm")
 
 
@@ -63,11 +65,13 @@ def ormtr_sb2st(reflectors, y, method="auto", coll=None):
             first, stop = int(layout.slot_start[slot]), int(layout.slot_start[slot + 1])
             if stop == first:
                 continue
-            rows = xp.lib.stride_tricks.as_strided(
-                padded[int(layout.slot_row[slot]):], shape=(stop - first, h, ncols),
-                strides=((g + b) * ncols * item, ncols * item, item))
             v = reflectors.v[first:stop]
-            subtract_product(xp, rows, vt[first - base:stop - base], adjoint_product(xp, v, rows))  # Y -= V T Vᴴ Y
+            for c0 in range(0, ncols, GEMM_COLUMNS):   # Y -= V T Vᴴ Y
+                width = min(GEMM_COLUMNS, ncols - c0)
+                rows = xp.lib.stride_tricks.as_strided(
+                    padded[int(layout.slot_row[slot]):, c0:], shape=(stop - first, h, width),
+                    strides=((g + b) * ncols * item, ncols * item, item))
+                subtract_product(xp, rows, vt[first - base:stop - base], adjoint_product(xp, v, rows))
     return padded[:n]
 
 

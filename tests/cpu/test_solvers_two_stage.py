@@ -176,6 +176,9 @@ def test_q2_on_some_columns_is_q2_times_them(coll, rng, monkeypatch):
     for chunk in (1, 3 * refl.v[0].nbytes):
         monkeypatch.setattr(ormtr_sb2st_module, "FACTOR_CHUNK_BYTES", chunk)
         assert ormtr_sb2st(refl, y).tobytes() == whole.tobytes(), chunk
+    for columns in (1, 4):          # Y's columns in passes of 1, and of 4 (a short last one)
+        monkeypatch.setattr(ormtr_sb2st_module, "GEMM_COLUMNS", columns)
+        np.testing.assert_allclose(ormtr_sb2st(refl, y), whole, atol=1e-14, err_msg=str(columns))
     assert ormtr_sb2st(refl, np.zeros((n, 0))).shape == (n, 0)
 
 
