@@ -77,6 +77,10 @@ def parse_args(argv):
                    help="the lowest ceil(F*n) eigenpairs (0 < F <= 1), rows after --range's")
     p.add_argument("--factored", action="store_true",
                    help="also time solves against B's factor computed once (b_factored=True)")
+    p.add_argument("--memory", action="store_true",
+                   help="after the timed solves, one more (untimed) with its allocations tracked: "
+                        "each stage's peak and final live memory above the inputs, in n × n "
+                        "matrices (solvers/memory_peaks.py; device memory on GPUs, numpy's on CPUs)")
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     return p.parse_args(argv)
@@ -294,23 +298,22 @@ def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto
     from .sygvd.report import stage_table
     comm = coll.grid.comm
 
-    pool = {}   # device pool after each stage of the last solve (GPU runs)
-    if xp is not np:
-        coll.on_stage_end = lambda name, seconds: pool.update(
-            {name: xp.get_default_memory_pool().total_bytes()})
-
     def ours():
         coll.reset()
-        pool.clear()
         w, _ = sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", method=method, subset=subset,
                      reduction=reduction, band=args.band, tridiagonal=args.tridiagonal)
         stages = {k: v.wall_s for k, v in coll.stats.items()}
         return w, stages, stage_table(coll.stats, sum(stages.values()))
 
     med, samples, (w, stages, table) = timed(ours, args.repeat, args.warmup, lambda: synchronize(xp))
-    coll.on_stage_end = None
     memory = _memory_high_water(comm, xp)
-    memory["device_pool_after_stage_bytes"] = dict(pool)
+    if args.memory:     # one more solve, untimed, its allocations tracked
+        from .memory_peaks import StagePeaks
+        peaks = StagePeaks(xp)
+        with peaks.track(coll):
+            ours()
+        memory["stage_peaks"] = (f"{'host' if xp is np else 'device'}: "
+                                 + peaks.line(a.shape[0] ** 2 * np.dtype(a.dtype).itemsize, "n × n matrices"))
     row = dict(**memory, n=a.shape[0], nb=a.nb, ranks=comm.size, dtype=a.dtype.name, jobz=args.jobz,
                range=str(subset or "A"), eigenpairs=int(w.shape[0]),
                collectives=coll.kind, method=method, reduction=reduction,
@@ -401,9 +404,8 @@ def _report(say, row):
         say(f"  sy2sb achieved {row['sy2sb_tflops']:.2f} TFLOP/s (4n³/3 flops, x4 complex)")
     say(f"  memory, largest rank: host peak {row['max_rank_host_peak_bytes'] / 2**30:.2f} GiB, "
         f"device pool {row['max_rank_device_pool_bytes'] / 2**30:.2f} GiB (process high-water marks)")
-    if row["device_pool_after_stage_bytes"]:
-        say("  device pool after each stage (GiB, rank 0; it grows where the solve first needs more): "
-            + ", ".join(f"{k} {v / 2**30:.2f}" for k, v in row["device_pool_after_stage_bytes"].items()))
+    if "stage_peaks" in row:
+        say(f"  live memory per stage above the inputs, peak/end, rank 0's {row['stage_peaks']}")
     say("  " + row["ours_stage_table"].replace("\n", "\n  "))
     if "factored_median_s" in row:
         say(f"  factored B: potrf alone {row['potrf_s']:.3f} s; each later solve against the factor "

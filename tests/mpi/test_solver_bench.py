@@ -8,7 +8,7 @@ from solvers import bench
 def test_cpu_run_reports_its_solve_and_why_no_peer_runs(comm, tmp_path_factory, capsys):
     path = comm.bcast(str(tmp_path_factory.mktemp("bench") / "bench.json") if comm.rank == 0 else None)
     assert bench.main(["--device", "cpu", "--n", "45", "70", "--nb", "16", "--repeat", "1", "--warmup", "0",
-                       "--json", path]) == 0
+                       "--memory", "--json", path]) == 0
     out = capsys.readouterr().out
     if comm.rank != 0:
         assert out == ""  # one header and one report, from rank 0
@@ -23,6 +23,8 @@ def test_cpu_run_reports_its_solve_and_why_no_peer_runs(comm, tmp_path_factory, 
         assert r["ours_max_eig_err"] < 1e-10, r
         assert "cusolver_median_s" not in r and "cusolvermp_median_s" not in r
         assert set(r["ours_stages_s"]) >= {"potrf", "sygst", "sytrd", "stedc", "ormtr", "trsm"}
+        assert r["stage_peaks"].startswith("host: validate ") and "sytrd " in r["stage_peaks"]
+    assert out.count("live memory per stage above the inputs") == 2
 
 
 def test_complex_rows_by_method(comm, capsys):
