@@ -8,6 +8,7 @@ import scipy.linalg
 from solvers.backend.lapack import secular_roots as lapack_secular_roots
 from solvers.backend.threads import blas_threads_lent
 from solvers.phases import Phases
+import solvers.stedc as stedc_module
 from solvers.stedc import (_leaf_blocks, _secular_roots, merge_finish, merge_prepare,
                            merged_eigenvalues, secular_roots, stedc, torn_blocks)
 from solvers.testing import (hard_tridiagonals, merge_by_parts, selections_straddling, shared_seed,
@@ -23,8 +24,11 @@ def _leaves(blocks):
         return [_stevd_host(d, e, True) for d, e in blocks]
 
 
+@pytest.mark.parametrize("merge_block", [None, 5], ids=["merge-block-default", "merge-block-5"])
 @pytest.mark.parametrize("leaf_size", [1, 7, 32])
-def test_stedc_against_lapack(leaf_size):
+def test_stedc_against_lapack(leaf_size, merge_block, monkeypatch):
+    if merge_block:     # every merge's ẑ and U a few roots at a time (what n > 4096 does)
+        monkeypatch.setattr(stedc_module, "MERGE_BLOCK", merge_block)
     seed = shared_seed()
     for name, d, e in hard_tridiagonals(np.random.default_rng(seed)):
         n = d.shape[0]
@@ -258,7 +262,6 @@ def test_only_the_wanted_rows_of_u_are_formed(monkeypatch):
     handed to _rank_one_rows is the number of kept eigenpairs in the selection (a tenth of the
     spectrum, the lowest that holds kept and deflated eigenpairs both: the lowest tenth itself
     held only deflated ones for about 1 seed in 70)."""
-    import solvers.stedc as stedc_module
     seed = shared_seed()
     d, e = straddled_tridiagonal(np.random.default_rng(seed))
     scale = np.abs(d).max()
