@@ -159,9 +159,8 @@ class CusolverSygvd:
         info = cp.zeros(1, dtype=np.int32)
         status = getattr(self.lib, f"cusolverDn{t}_bufferSize")(
             *args, *shape, ptr(a), n, ptr(b), n, *selection, ptr(w), ctypes.byref(lwork))
-        if status == self.INVALID_VALUE and subset is None and hasattr(self.lib, "cusolverDnXsygvd"):
-            self.last_routine = f"Xsygvd (64-bit API: {t}_bufferSize refuses n = {n}, its int workspace size overflows)"
-            self._solve_64(args, n, a, b, w, info)
+        if status == self.INVALID_VALUE and subset is None:
+            self._solve_64(t, jobz, n, a, b, w, info)
         else:
             self._ok(status, f"{t}_bufferSize")
             self.last_routine = t
@@ -174,23 +173,49 @@ class CusolverSygvd:
         k = meig.value
         return w[:k], (a[:, :k] if jobz == "V" else None)
 
-    def _solve_64(self, args, n, a, b, w, info):
-        """All eigenpairs by cusolverDnXsygvd, the 64-bit interface (its workspace in bytes)."""
-        kind = self.CUDA_DATA_TYPE[a.dtype]
-        real = self.CUDA_DATA_TYPE[w.dtype]
+    def _solve_64(self, t, jobz, n, a, b, w, info):
+        """All eigenpairs through the 64-bit interface, where <t>sygvd's int workspace size
+        overflows: cusolverDnXsygvd where this cuSOLVER has it, else its steps as LAPACK's sygvd
+        takes them (Xpotrf; C = L⁻¹ A L⁻ᴴ by two triangular solves, cuBLAS through cupyx, in
+        place of sygst; Xsyevd; Z = L⁻ᴴ Y), all column-major in a and b."""
+        from cupyx.scipy.linalg import solve_triangular
+        why = f"64-bit API: {t}_bufferSize refuses n = {n}, its int workspace size overflows"
+        vectors = 1 if jobz == "V" else 0
+        lower, wide = 0, ctypes.c_int64(n)
+        kind, real = self.CUDA_DATA_TYPE[a.dtype], self.CUDA_DATA_TYPE[w.dtype]
         ptr = lambda x: ctypes.c_void_p(x.data.ptr)  # noqa: E731
+        if hasattr(self.lib, "cusolverDnXsygvd"):
+            self.last_routine = f"Xsygvd ({why})"
+            self._x_call("Xsygvd", (1, vectors, lower, wide), (kind, ptr(a), wide, kind, ptr(b), wide,
+                                                                real, ptr(w), kind), info)
+            return
+        self.last_routine = f"Xpotrf + cuBLAS trsm x2 + Xsyevd + trsm ({why}; this cuSOLVER has no Xsygvd)"
+        self._x_call("Xpotrf", (lower, wide), (kind, ptr(b), wide, kind), info)
+        if int(info[0]) != 0:
+            return
+        lfac = b      # L in the lower triangle (column-major), the upper one not referenced
+        y = solve_triangular(lfac, a, lower=True, overwrite_b=True)                  # L⁻¹ A
+        a[...] = solve_triangular(lfac, y.conj().T, lower=True, overwrite_b=False)   # L⁻¹ (L⁻¹ A)ᴴ
+        del y
+        self._x_call("Xsyevd", (vectors, lower, wide), (kind, ptr(a), wide, real, ptr(w), kind), info)
+        if vectors and int(info[0]) == 0:
+            a[...] = solve_triangular(lfac, a, trans="C", lower=True, overwrite_b=False)
+
+    def _x_call(self, name, head, operands, info):
+        """cusolverDn<name> of the 64-bit interface: its bufferSize, then the call, with a fresh
+        cusolverDnParams."""
         params = ctypes.c_void_p()
         self._ok(self.lib.cusolverDnCreateParams(ctypes.byref(params)), "cusolverDnCreateParams")
         try:
-            head = (self.handle, params, *args[1:], 0, ctypes.c_int64(n))     # itype, jobz, lower
-            operands = (kind, ptr(a), ctypes.c_int64(n), kind, ptr(b), ctypes.c_int64(n), real, ptr(w), kind)
             device_bytes, host_bytes = ctypes.c_size_t(), ctypes.c_size_t()
-            self._ok(self.lib.cusolverDnXsygvd_bufferSize(
-                *head, *operands, ctypes.byref(device_bytes), ctypes.byref(host_bytes)), "Xsygvd_bufferSize")
+            self._ok(getattr(self.lib, f"cusolverDn{name}_bufferSize")(
+                self.handle, params, *head, *operands, ctypes.byref(device_bytes),
+                ctypes.byref(host_bytes)), f"{name}_bufferSize")
             device_work = self.cp.empty(max(device_bytes.value, 1), dtype=np.uint8)
             host_work = ctypes.create_string_buffer(max(host_bytes.value, 1))
-            self._ok(self.lib.cusolverDnXsygvd(
-                *head, *operands, ptr(device_work), device_bytes, host_work, host_bytes, ptr(info)), "Xsygvd")
+            self._ok(getattr(self.lib, f"cusolverDn{name}")(
+                self.handle, params, *head, *operands, ctypes.c_void_p(device_work.data.ptr),
+                device_bytes, host_work, host_bytes, ctypes.c_void_p(info.data.ptr)), name)
         finally:
             self.lib.cusolverDnDestroyParams(params)
 
