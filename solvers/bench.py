@@ -67,7 +67,10 @@ def parse_args(argv):
     p.add_argument("--collectives", default="auto", choices=("auto", "hpcolls", "nccl", "mpi"))
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
     p.add_argument("--repeat", type=int, default=3, help="timed solves per n (default 3)")
-    p.add_argument("--warmup", type=int, default=1, help="untimed solves first (default 1)")
+    p.add_argument("--warmup", type=int, default=1,
+                   help="untimed solves first (default 1); every run also solves one problem of "
+                        "order min(n, 1024) first in every configuration, so that even with 0 no "
+                        "GPU kernel's first load is timed")
     p.add_argument("--no-cusolver", action="store_true", help="skip the cuSOLVER peer")
     p.add_argument("--no-cusolvermp", action="store_true", help="skip the cuSOLVERMp peer")
     p.add_argument("--range", type=_eigen_range, nargs="+", default=[], metavar="A|I:IL:IU|V:VL:VU",
@@ -301,7 +304,8 @@ def main(argv=None):
         f"{f'cuSOLVER {_peer_routines(dtype, args, n_first=args.n[0])}, same GPU' if peer else 'no cuSOLVER (it runs on one-rank GPU runs)'}; "
         f"{'cuSOLVERMp sygvd, same grid' if mp_peer else f'no cuSOLVERMp ({mp_why})'}")
     rows = []
-    for n in args.n:
+    def problem(n):
+        """(A, B as DistMatrix, A and B on rank 0 for the peer, the exact eigenvalues)."""
         nb = min(args.nb or (256 if device == "gpu" else 32), n)
         a_root = b_root = exact = None
         if comm.rank == 0:
@@ -311,6 +315,11 @@ def main(argv=None):
         b = DistMatrix.scatter(b_root, (n, n), dtype, grid, nb, coll, xp=xp)
         if grid.size == 1:      # the local arrays are the whole matrices: one copy on the device
             a_root, b_root = a.local, b.local
+        return a, b, a_root, b_root, exact
+
+    _prime(args, coll, problem, peer)
+    for n in args.n:
+        a, b, a_root, b_root, exact = problem(n)
         if xp is not np:        # the pool then holds the inputs only: its marks are the solvers'
             xp.get_default_memory_pool().free_all_blocks()
         for subset in subsets_for(args, n):
@@ -344,6 +353,25 @@ def main(argv=None):
         mp_peer.close()
     grid.free()
     return 0
+
+
+PRIME_ORDER = 1024   # order of a run's untimed first solves (_prime)
+
+
+def _prime(args, coll, problem, peer):
+    """One untimed solve of order min(n, PRIME_ORDER) in every configuration asked, ours and
+    cuSOLVER's, before anything is timed: a process's first use of a GPU kernel loads (or
+    compiles) it, seconds in all, which a --warmup 0 row at a large n would otherwise time."""
+    from .sygvd.driver import sygvd
+    n = min(min(args.n), PRIME_ORDER)
+    a, b, a_root, b_root, _ = problem(n)
+    for subset in subsets_for(args, n):
+        for method, reduction in [(m, r) for m in args.method for r in args.reduction]:
+            sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", method=method, subset=subset,
+                  reduction=reduction, band=args.band, tridiagonal=args.tridiagonal)
+        if peer is not None:
+            peer.solve(a_root, b_root, args.jobz, subset)
+    coll.reset()
 
 
 def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto"):

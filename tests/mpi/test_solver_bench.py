@@ -143,3 +143,21 @@ def test_the_tridiagonal_stage_alone(comm, capsys):
     for name in ("all", "multisection", "sterf (host)", "D&C I:1:7", "MRRR I:1:7", "D&C I:1:32", "MRRR I:1:32"):
         assert f"; {name} " in line or line.split(": ", 1)[1].startswith(name), (name, line)
     assert line.count(" × all)") == 6 and line.count("[") == 7, line
+
+
+def test_a_small_untimed_solve_comes_first(comm, monkeypatch, capsys):
+    """_prime: one solve of order min(n, PRIME_ORDER) before any timed one, even with --warmup 0
+    (a process's first use of a GPU kernel loads it: a large n's single sample would time it)."""
+    import solvers.sygvd.driver as driver
+    orders, real = [], driver.sygvd
+
+    def recording(a, *args, **kwargs):
+        orders.append(a.shape[0])
+        return real(a, *args, **kwargs)
+
+    monkeypatch.setattr(driver, "sygvd", recording)
+    monkeypatch.setattr(bench, "PRIME_ORDER", 20)
+    assert bench.main(["--device", "cpu", "--n", "30", "50", "--nb", "8", "--repeat", "1", "--warmup", "0",
+                       "--method", "distributed"]) == 0
+    capsys.readouterr()
+    assert orders == [20, 30, 50]
