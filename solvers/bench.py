@@ -325,7 +325,7 @@ def main(argv=None):
         for subset in subsets_for(args, n):
             kept = None if exact is None else exact[positions(exact, subset)]
             peers = {}   # each peer is timed once per n and range, beside the first row
-            for method, reduction in [(m, r) for m in args.method for r in args.reduction]:
+            for method, reduction in _configurations(args):
                 row = _time_ours(args, coll, a, b, method, kept, xp, subset, reduction)
                 ours_s = row["ours_median_s"]
                 if args.factored:
@@ -358,6 +358,11 @@ def main(argv=None):
 PRIME_ORDER = 1024   # order of a run's untimed first solves (_prime)
 
 
+def _configurations(args):
+    """(method, reduction) of every row asked, in the order they are timed."""
+    return [(m, r) for m in args.method for r in args.reduction]
+
+
 def _prime(args, coll, problem, peer):
     """One untimed solve of order min(n, PRIME_ORDER) in every configuration asked, ours and
     cuSOLVER's, before anything is timed: a process's first use of a GPU kernel loads (or
@@ -366,7 +371,7 @@ def _prime(args, coll, problem, peer):
     n = min(min(args.n), PRIME_ORDER)
     a, b, a_root, b_root, _ = problem(n)
     for subset in subsets_for(args, n):
-        for method, reduction in [(m, r) for m in args.method for r in args.reduction]:
+        for method, reduction in _configurations(args):
             sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", method=method, subset=subset,
                   reduction=reduction, band=args.band, tridiagonal=args.tridiagonal)
         if peer is not None:
