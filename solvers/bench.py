@@ -34,6 +34,7 @@ cusolverDn bindings call too), so no extra package is needed on the GPU machine.
 """
 import argparse
 import ctypes
+import dataclasses
 import json
 import math
 import statistics
@@ -369,15 +370,26 @@ def _prime(args, coll, problem, peer):
     cuSOLVER's, before anything is timed: a process's first use of a GPU kernel loads (or
     compiles) it, seconds in all, which a --warmup 0 row at a large n would otherwise time."""
     from .sygvd.driver import sygvd
-    n = min(min(args.n), PRIME_ORDER)
+    smallest = min(args.n)
+    n = min(smallest, PRIME_ORDER)
     a, b, a_root, b_root, _ = problem(n)
-    for subset in subsets_for(args, n):
+    for subset in (_index_range_at(r, n, smallest) for r in subsets_for(args, smallest)):
         for method, reduction in _configurations(args):
             sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", method=method, subset=subset,
                   reduction=reduction, band=args.band, tridiagonal=args.tridiagonal)
         if peer is not None:
             peer.solve(a_root, b_root, args.jobz, subset)
     coll.reset()
+
+
+def _index_range_at(subset, n, n_asked):
+    """An index range asked for order n_asked as the same share of the spectrum at order n (the
+    prime's solve takes the subset's path, whose kernels do not depend on its bounds, and
+    I:1:1638 is no range of an order 1024); every other range as it is."""
+    if subset is None or subset.kind != "I" or n == n_asked:
+        return subset
+    at = lambda i: min(n, max(1, math.ceil(i * n / n_asked)))  # noqa: E731
+    return dataclasses.replace(subset, il=at(subset.il), iu=at(subset.iu))
 
 
 def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto"):

@@ -161,3 +161,23 @@ def test_a_small_untimed_solve_comes_first(comm, monkeypatch, capsys):
                        "--method", "distributed"]) == 0
     capsys.readouterr()
     assert orders == [20, 30, 50]
+
+
+def test_the_untimed_solve_takes_an_index_range_as_its_share(comm, monkeypatch, capsys):
+    """_prime at an order below the rows': --range I:il:iu becomes the same share of its spectrum
+    (the rows' own bounds are no range there: I:1:1638 at order 1024 stopped a GPU run); a value
+    range and --lowest stay as they are."""
+    import solvers.sygvd.driver as driver
+    solves, real = [], driver.sygvd
+
+    def recording(a, *args, **kwargs):
+        solves.append((a.shape[0], str(kwargs["subset"])))
+        return real(a, *args, **kwargs)
+
+    monkeypatch.setattr(driver, "sygvd", recording)
+    monkeypatch.setattr(bench, "PRIME_ORDER", 20)
+    assert bench.main(["--device", "cpu", "--n", "40", "--nb", "8", "--repeat", "1", "--warmup", "0",
+                       "--range", "I:25:40", "V:-0.5:0.5", "--lowest", "0.1"]) == 0
+    capsys.readouterr()
+    assert solves == [(20, "I:13:20"), (20, "V:-0.5:0.5"), (20, "I:1:2"),
+                      (40, "I:25:40"), (40, "V:-0.5:0.5"), (40, "I:1:4")], solves
