@@ -17,13 +17,13 @@ from .errors import InputError
 REDUCTIONS = ("auto", "1stage", "2stage")
 
 # The order from which 'auto' picks two-stage, by device and kind of data; None: never. GPU:
-# measured on one H100 (docs/PERFORMANCE.md #27, python -m solvers.bench --reduction 1stage
-# 2stage): since sb2st's 768 threads per block (2026-12-06), two-stage at n = 8192 took 0.92x
-# one-stage's time for float64 jobz V (0.830 against 0.903 s) and 0.98x for complex128 (1.497
-# against 1.520 s; 0.94x in an earlier call that day), and at 16384 float64 0.64-0.75x. 8192 is
-# the smallest order measured; below it one-stage's fewer flops are kept. CPU: not measured on a
-# machine with enough cores to say (the 2-core box is no guide), so one-stage.
-TWO_STAGE_FROM = {("gpu", "real"): 8192, ("gpu", "complex"): 8192,
+# measured on one H100 (docs/PERFORMANCE.md #27, python -m solvers.bench --n 4096 6144 8192
+# --reduction 1stage 2stage --repeat 3, 2026-12-06 evening): two-stage took 0.94x one-stage's time
+# at 4096 for float64 jobz V (0.254 against 0.269 s), 0.70x at 6144, 0.62x at 8192; for
+# complex128 0.79x, 0.75x, 0.71x. 4096 is the smallest order measured; below it one-stage's fewer
+# flops are kept. CPU: on the GPU machine's 16 cores (nb 32) two-stage took 1.5x one-stage's time
+# at 2048 and 2.3x at 4096 (sy2sb and Q1 there are BLAS-3 calls on narrow blocks), so one-stage.
+TWO_STAGE_FROM = {("gpu", "real"): 4096, ("gpu", "complex"): 4096,
                   ("cpu", "real"): None, ("cpu", "complex"): None}
 
 # The bandwidth b when none is given: the largest divisor of nb up to this. GPU: 64, the largest
@@ -44,7 +44,7 @@ def choose_reduction(requested, n, on_gpu, complex_data=False):
     start = TWO_STAGE_FROM[device, kind]
     where = f"{kind} data on {device.upper()}"
     if start is None:
-        return "1stage", f"auto: no two-stage crossover measured for {where}"
+        return "1stage", f"auto: one-stage for {where} (two-stage measured slower there)"
     if n >= start:
         return "2stage", f"auto: n = {n} >= {start} for {where}"
     return "1stage", f"auto: n = {n} < {start} for {where}"

@@ -201,16 +201,16 @@ def test_reduction_choice_and_bandwidth(monkeypatch):
     assert choose_reduction("1stage", 10 ** 6, True)[0] == "1stage"
     assert choose_reduction("2stage", 3, False)[0] == "2stage"
     assert choose_reduction("auto", 100, False)[0] == "1stage"
-    # the measured defaults: two-stage from 8192 on a GPU, real and complex; on CPU never
-    assert choose_reduction("auto", 8192, True) == ("2stage", "auto: n = 8192 >= 8192 for real data on GPU")
-    assert choose_reduction("auto", 8191, True)[0] == "1stage"
-    assert choose_reduction("auto", 8192, True, complex_data=True) == (
-        "2stage", "auto: n = 8192 >= 8192 for complex data on GPU")
-    assert choose_reduction("auto", 10 ** 5, False) == (
-        "1stage", "auto: no two-stage crossover measured for real data on CPU")
-    monkeypatch.setitem(reduction.TWO_STAGE_FROM, ("gpu", "real"), 4096)
+    # the measured defaults: two-stage from 4096 on a GPU, real and complex; on CPU never
     assert choose_reduction("auto", 4096, True) == ("2stage", "auto: n = 4096 >= 4096 for real data on GPU")
     assert choose_reduction("auto", 4095, True)[0] == "1stage"
+    assert choose_reduction("auto", 4096, True, complex_data=True) == (
+        "2stage", "auto: n = 4096 >= 4096 for complex data on GPU")
+    assert choose_reduction("auto", 10 ** 5, False) == (
+        "1stage", "auto: one-stage for real data on CPU (two-stage measured slower there)")
+    monkeypatch.setitem(reduction.TWO_STAGE_FROM, ("gpu", "real"), 8192)
+    assert choose_reduction("auto", 8192, True) == ("2stage", "auto: n = 8192 >= 8192 for real data on GPU")
+    assert choose_reduction("auto", 8191, True)[0] == "1stage"
     with pytest.raises(InputError, match="reduction must be one of"):
         choose_reduction("two", 10, False)
     assert band_for(None, 256, True) == 64 and band_for(None, 32, False) == 32 and band_for(None, 37, False) == 1
