@@ -8,7 +8,7 @@ Unlike LAPACK's dlarfg there is no rescaling loop for norms near the underflow t
 """
 import numpy as np
 
-from .backend.arrays import solve_triangular
+from .backend.arrays import is_numpy, solve_triangular
 
 
 def larfg(xp, x):
@@ -46,12 +46,16 @@ def larft(xp, v, tau):
 
     A batch (v: batch × m × k, tau: batch × k; ormtr_sb2st's groups) gives the T of each
     (batch × k × k), by a batched inverse of D S in place of the triangular solve (numpy and
-    cupy have batched inverses, not batched triangular solves).
+    cupy have batched inverses, not batched triangular solves). On the host the inverse serves
+    one T too: it is numpy's own LAPACK, the OpenBLAS of the products around it, where scipy's
+    triangular solve would wake a second OpenBLAS's threads between them, which spin against
+    the first's (ormtr at n = 2048 took 3.7× longer on 2 cores, docs/PERFORMANCE.md). D S has a
+    unit diagonal and zeros below it, so its LU takes no pivots and is D S itself.
     """
     k = v.shape[-1]
     gram = xp.swapaxes(v.conj(), -1, -2) @ v
     ds = xp.eye(k, dtype=v.dtype) + tau[..., :, None] * xp.triu(gram, 1)
-    if v.ndim == 2:
+    if v.ndim == 2 and not is_numpy(xp):
         return solve_triangular(xp, ds, xp.diag(tau), lower=False)
     return xp.linalg.inv(ds) * tau[..., None, :]
 
