@@ -22,7 +22,8 @@ REDUCTIONS = ("auto", "1stage", "2stage")
 # at 4096 for float64 jobz V (0.254 against 0.269 s), 0.70x at 6144, 0.62x at 8192; for
 # complex128 0.79x, 0.75x, 0.71x. 4096 is the smallest order measured; below it one-stage's fewer
 # flops are kept. CPU: on the GPU machine's 16 cores (nb 32) two-stage took 1.5x one-stage's time
-# at 2048 and 2.3x at 4096 (sy2sb and Q1 there are BLAS-3 calls on narrow blocks), so one-stage.
+# at 2048 and 2.3x at 4096, and on 2 cores 1.6x at 2048 (4.03 against 2.51 s, after larft's T
+# moved to numpy's LAPACK on the host), so one-stage.
 TWO_STAGE_FROM = {("gpu", "real"): 4096, ("gpu", "complex"): 4096,
                   ("cpu", "real"): None, ("cpu", "complex"): None}
 
