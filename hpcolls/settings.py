@@ -76,7 +76,7 @@ SETTINGS = (
             "`NONE`, `WARN`, `INFO` (each decision once: the route each method takes and why) or `TRACE`; "
             "rank-prefixed, on stderr. `INFO` and above (and `HPCOLLS_VALIDATE=1`) route every collective the "
             "native kernels carry through the full Python method, which logs, instead of the native entries that "
-            "take common cupy calls (`native/src/fast_entry.cpp`)", "`WARN`"),
+            "take common cupy calls (`native/hpcolls/fast_entry.cpp`)", "`WARN`"),
     Setting("HPCOLLS_ALGO", _choice(*ALGOS), "auto", "`auto`, `oneshot`, `twoshot`, `nccl`, `mpi`", "`auto`"),
     Setting("HPCOLLS_ONESHOT_MAX_BYTES", _int, None,
             "largest Allreduce for one-shot: overrides the selection table (hpcolls/config.py)", "table"),

@@ -17,7 +17,7 @@ here. Work for k columns: 2n²k(b+g-1)/b flops (real; the parallelograms' zero t
 included), 4n²k for g = b.
 
 On the GPU, float64 and complex128 with b = g = 64 (the GPU's bandwidth), each slot is one fused
-kernel instead (solvers/native/ormtr_sb2st.h): a block per group and column tile keeps its rows of
+kernel instead (native/solvers/ormtr_sb2st.h): a block per group and column tile keeps its rows of
 Y in shared memory between the two products, so Y crosses memory once per slot where the GEMMs
 read it three times and W twice, and it skips the zero triangles.
 """

@@ -11,8 +11,8 @@ products of inner dimension w and two w × w Cholesky factorizations. sy2sb and 
 factorization as reflectors, H = I - V T Vᴴ with H [R_h; 0] = A; they follow from Q by Householder
 reconstruction (E - Q D = V U, D a diagonal of signs): V = [V₁; -Q₂ D U⁻¹], tau = diag(U),
 T = U V₁⁻ᴴ, R_h = Dᴴ R. Everything of order w × w (the second Cholesky, the reconstruction, T, R)
-is one native call (solvers/native/panel_factors.h). On the GPU, for w <= 64, the whole of it is
-one native call (solvers/native/panel_cholqr2.h: a few kernels, the tall products our own) whose
+is one native call (native/solvers/panel_factors.h). On the GPU, for w <= 64, the whole of it is
+one native call (native/solvers/panel_cholqr2.h: a few kernels, the tall products our own) whose
 status is the panel's one read-back: each cupy call costs tens of microseconds of host time, so
 a sequence of them was slower than geqrf's launches. Elsewhere (the host, wider GPU panels) the
 products and the first Cholesky are BLAS / LAPACK calls around the w × w part.
@@ -88,7 +88,7 @@ def composed_cholqr2(xp, native, panel):
 
 
 def native_cholqr2(xp, native, panel, status=None):
-    """(V, T, R, tau) by CholeskyQR2 in one native call on the GPU (solvers/native/panel_cholqr2.h:
+    """(V, T, R, tau) by CholeskyQR2 in one native call on the GPU (native/solvers/panel_cholqr2.h:
     a few kernels, w <= PANEL_CHOLQR2_MAX_WIDTH), or None when it is not to be trusted; the
     status read back is the panel's one wait for the device. With ``status`` (a one-element int32
     device array) the status goes there, unread, and the factors come back unchecked."""
@@ -111,7 +111,7 @@ def native_cholqr2(xp, native, panel, status=None):
 
 
 def _factors(xp, native, gram, q1_top, l1):
-    """The w × w part (solvers/native/panel_factors.h): [V₁; K; T; R_h; tau] ((4w + 1) × w), or
+    """The w × w part (native/solvers/panel_factors.h): [V₁; K; T; R_h; tau] ((4w + 1) × w), or
     None when CholeskyQR2 is not to be trusted. On the GPU one kernel; its status, read back, is
     the panel's one wait for the device."""
     w = gram.shape[0]

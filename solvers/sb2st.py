@@ -20,7 +20,7 @@ may run step k as soon as sweep s-1 has finished its steps 0 … k, reading that
 has finished step k+1 too, and sweeps run in a pipeline, each two steps behind the one before, with
 the sequential order's results bit for bit whatever the number of workers.
 
-Where it runs: the native implementation in solvers._kernels (solvers/native/sb2st*.cu: one step
+Where it runs: the native implementation in solvers._kernels (native/solvers/sb2st*.cu: one step
 function for host and device; on the host a thread per sweep in flight, on the GPU one thread
 block per sweep in flight, both pipelined by a progress counter per sweep); without it, the
 Python steps below (the reference the native ones are tested against). The band is small (n ×

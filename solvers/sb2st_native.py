@@ -1,4 +1,4 @@
-"""The bulge chasing of sb2st.py in solvers._kernels (solvers/native/sb2st*.cu): on the host
+"""The bulge chasing of sb2st.py in solvers._kernels (native/solvers/sb2st*.cu): on the host
 (C++ threads, as many as this rank's BLAS threads) for numpy runs, on the GPU (one kernel, a
 thread block per sweep in flight) for cupy runs; on the host too for a GPU run whose bandwidth
 needs more shared memory than the GPU gives a block. ``chase`` returns (True, what ran) or

@@ -1,5 +1,5 @@
 """The wanted eigenpairs of the tridiagonal T by multisection and inverse iteration: LAPACK's
-dstebz and dstein, their steps written once for the host and the GPU (solvers/native/stein*),
+dstebz and dstein, their steps written once for the host and the GPU (native/solvers/stein*),
 on the GPU in a GPU run.
 
 Why: a GPU run's other subset method, divide and conquer, computes every eigenvalue and every

@@ -3,7 +3,7 @@
 The Python loop in sytrd.py issues a dozen cupy operations and one AllReduce per column, about a
 millisecond of host time each (docs/ARCHITECTURE.md, "Targets and floors": latency-critical
 loops must not pay a Python round trip per column). The native loop launches the same steps
-as kernels from C++ (solvers/native, the solver's own extension module) and, when the solver's
+as kernels from C++ (native/solvers, the solver's own extension module) and, when the solver's
 collectives are hpcolls with its native path on, issues the column's AllReduce through hpcolls'
 C entry (hpcolls.c_api: a capsule, no hpcolls class); with NCCL or MPI transports it calls back
 into Python for that one collective (counted by Collectives as usual). With one rank there is no collective at all.

@@ -113,7 +113,7 @@ if [ "$microbench" = 1 ]; then
   arch="${HPCOLLS_CUDA_ARCHITECTURES:-90-real}"
   arch="${arch%%-*}"
   for b in oneshot_anatomy sol_microbench; do
-    extra_src=$([ "$b" = oneshot_anatomy ] && echo native/src/allreduce_oneshot.cu native/src/allreduce_oneshot_small.cu)
+    extra_src=$([ "$b" = oneshot_anatomy ] && echo native/hpcolls/allreduce_oneshot.cu native/hpcolls/allreduce_oneshot_small.cu)
     echo "== native/bench/$b"
     # shellcheck disable=SC2086  # extra_src is a list of paths (or empty) on purpose
     if nvcc -O3 -std=c++17 -arch=sm_"$arch" -Inative/include "native/bench/$b.cu" $extra_src -o "/tmp/hpcolls-$b"; then

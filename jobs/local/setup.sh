@@ -44,10 +44,12 @@ if [ -z "${HPCOLLS_EXTRAS:-}" ] && command -v nvidia-smi >/dev/null 2>&1 && nvid
   extras="test,cu13"
 fi
 
-# Rebuild only when the sources of the native modules (hpcolls._native: native/, solvers._kernels:
-# solvers/native/) or the package metadata changed.
+# Reinstall only when the sources of the native modules (native/: hpcolls._native,
+# solvers._kernels, the PMPI library), the package metadata or the set of Python modules changed:
+# the editable install maps each module's file by name, so a module added, moved or removed needs
+# a reinstall even though no native source changed.
 stamp="$venv/.hpcolls-build-stamp"
-digest="$(cd "$repo" && find pyproject.toml CMakeLists.txt native solvers/native -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)-$extras-${HPCOLLS_CUDA_ARCHITECTURES:-default}-diag${HPCOLLS_DIAGNOSTICS:-0}"
+digest="$(cd "$repo" && { find pyproject.toml CMakeLists.txt native -type f -print0 | sort -z | xargs -0 cat; find hpcolls solvers -name '*.py' | sort; } | sha256sum | cut -c1-16)-$extras-${HPCOLLS_CUDA_ARCHITECTURES:-default}-diag${HPCOLLS_DIAGNOSTICS:-0}"
 # Every step is checked by hand: callers source this file as `source setup.sh || ...`, and in
 # that position bash ignores `set -e`, so a failed install would otherwise go on and stamp it.
 if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then

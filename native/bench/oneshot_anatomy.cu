@@ -2,13 +2,13 @@
 // thing the real kernel does (its by-value DevComm argument, the counter read, the clock read of
 // the poll deadline, the payload load and store, the end-of-call epoch store), timed the way
 // hpcolls.bench times the real one (a CUDA graph of many launches on one stream, median µs per
-// launch over replays), with the real kernel (linked from native/src) last: at one rank (a copy)
+// launch over replays), with the real kernel (linked from native/hpcolls) last: at one rank (a copy)
 // and at two and four ranks looped back onto this one process (the protocol without other processes).
 // Beside it, the host's enqueue time per launch of the same kernel (launches in a loop, no
 // graph): what the argument block costs the CPU, apart from pybind11 and Python.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Inative/include native/bench/oneshot_anatomy.cu \
-//        native/src/allreduce_oneshot.cu native/src/allreduce_oneshot_small.cu -o oneshot_anatomy
+//        native/hpcolls/allreduce_oneshot.cu native/hpcolls/allreduce_oneshot_small.cu -o oneshot_anatomy
 //   ./oneshot_anatomy [launches] [replays]
 //   ./oneshot_anatomy --profile    (three plain launches of every row, to run under ncu)
 //

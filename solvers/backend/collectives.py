@@ -114,7 +114,7 @@ def _own_or_staged(wrapper, comm, name, on_gpu):
     itself, else host staging. A wrapper that merely forwards unknown attributes to mpi4py would
     hand a device pointer to an MPI that may not be CUDA-aware (a segfault, not an error message).
     The method is looked up at every call, not bound here: an hpcolls.Communicator replaces its
-    Allreduce and Bcast with native entries once its native path opens (native/src/fast_entry.cpp)."""
+    Allreduce and Bcast with native entries once its native path opens (native/hpcolls/fast_entry.cpp)."""
     if not on_gpu or hasattr(type(wrapper), name):
         return wrapper
     return _HostStaged(comm)

@@ -104,7 +104,7 @@ def test_the_plan_is_about_the_largest_block_of_a_reduce_scatter():
 
 
 def test_the_native_entries_take_each_collective_with_mpi4py_s_parameters():
-    """native/src/fast_entry.cpp's table: one entry per collective the route carries, whose
+    """native/hpcolls/fast_entry.cpp's table: one entry per collective the route carries, whose
     parameters are mpi4py's method's, in order, then hpcolls' `stream`, and whose required ones
     are those without a default."""
     assert set(_native.FAST_ENTRIES) == set(COLLECTIVES)

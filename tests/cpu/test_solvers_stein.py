@@ -1,5 +1,5 @@
 """Multisection and inverse iteration (solvers/stein.py, the host build of the kernels' steps in
-solvers/native/stein*): eigenvalues against LAPACK's dstebz on the tridiagonals that stress
+native/solvers/stein*): eigenvalues against LAPACK's dstebz on the tridiagonals that stress
 eigensolvers, eigenvectors by LAPACK's test ratios on the same, start vectors that do not depend
 on how the vectors are batched, and a failed check handing the subset to divide and conquer."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""The native entries (native/src/fast_entry.cpp), on the GPU machine: they read cupy's current
+"""The native entries (native/hpcolls/fast_entry.cpp), on the GPU machine: they read cupy's current
 stream as cupy does, take every common call of Allreduce, Bcast, Reduce, Allgather,
 Reduce_scatter_block and Reduce_scatter themselves (arrays made any usual way, every carried
 dtype and op, every root, keywords or positions, in place or not) with bitwise results, hand

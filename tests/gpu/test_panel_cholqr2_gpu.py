@@ -1,4 +1,4 @@
-"""sy2sb's panel QR in one native call on the GPU (solvers/native/panel_cholqr2.h, w <= 64) and
+"""sy2sb's panel QR in one native call on the GPU (native/solvers/panel_cholqr2.h, w <= 64) and
 its one-block kernels (the first pass's and the w × w part, owner-computes): a Householder QR to
 working precision, the same factorization as geqrf's (R up to unit factors of its rows), as the
 same steps run on the host, as the cuBLAS / cuSOLVER composition's and as the host's path; the

@@ -1,4 +1,4 @@
-"""Multisection and inverse iteration on the GPU (solvers/native/stein_device.cu): the device's
+"""Multisection and inverse iteration on the GPU (native/solvers/stein_device.cu): the device's
 eigenvalues and iterates bit for bit the host build's (tests/cpu/test_solvers_stein.py checks
 those against LAPACK), the orthonormalized vectors passing their checks on the spectra that
 stress eigensolvers, and a subset of a uniform spectrum of order 4096 (one group of 410 vectors,

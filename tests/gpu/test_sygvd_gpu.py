@@ -210,7 +210,7 @@ def test_not_positive_definite_on_gpu(seed, hermitian, method):
 def test_collectives_reach_the_native_entries(seed):
     """The solver's door looks its Allreduce and Bcast methods up at every call, so once hpcolls'
     native path is open its panel broadcasts and reductions take the native entries
-    (native/src/fast_entry.cpp), not the Python methods; each call still counted in its stage."""
+    (native/hpcolls/fast_entry.cpp), not the Python methods; each call still counted in its stage."""
     pytest.importorskip("hpcolls")
     grid = ProcessGrid(COMM, (COMM.Get_size(), 1))
     try:

@@ -1,6 +1,6 @@
 """The two-stage reduction (#27) with cupy arrays on the GPU: the cuBLAS in-place product of
 backend.arrays (the trailing and back-transformation updates) against the plain one; sb2st's
-GPU chase (solvers/native/sb2st_device.cu) against scipy and the host chase, bitwise the same
+GPU chase (native/solvers/sb2st_device.cu) against scipy and the host chase, bitwise the same
 for any number of worker blocks, and the host fallback where a block's shared memory is short;
 sy2sb and its panel QR (CholeskyQR2, the geqrf fallback) on the device; subsets with
 reduction='2stage' and solvers.eigh cupy in → cupy out (every dtype × itype × uplo × jobz ×
@@ -230,7 +230,7 @@ def test_band_too_wide_for_shared_memory_is_chased_on_the_host(one_rank, seed):
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
 @pytest.mark.parametrize("n,ncols", [(64, 1), (65, 7), (200, 64), (777, 130), (1500, 333)])
 def test_q2_slot_kernel_against_the_gemms(one_rank, seed, n, ncols, dtype):
-    """The fused slot kernel (solvers/native/ormtr_sb2st.h) against the batched GEMMs on one
+    """The fused slot kernel (native/solvers/ormtr_sb2st.h) against the batched GEMMs on one
     chase's reflectors (b = g = 64): the same Q2 y to rounding, the rows and columns past a tile's
     edge included, and Q2 orthogonal, Q2ᴴ B Q2 = T."""
     rng = np.random.default_rng(seed)

@@ -19,7 +19,7 @@ enum class Kernel : int {
   AllreduceTwoShot,        // hpcolls/allreduce/twoshot.cuh: reduce-scatter + all-gather
   AllgatherOneShot,        // hpcolls/allgather/oneshot.cuh: every block pushed to every rank
   BcastOneShot,            // hpcolls/bcast/oneshot.cuh: the root's push
-  ReduceOneShot,           // every rank pushes to the root: Reduce_scatter's kernel (native/src/reduce_oneshot.cpp)
+  ReduceOneShot,           // every rank pushes to the root: Reduce_scatter's kernel (native/hpcolls/reduce_oneshot.cpp)
   ReduceScatterOneShot,    // hpcolls/reduce_scatter/oneshot.cuh: every block pushed to its owner
   ReduceOneShotSmall,      // Reduce_scatter's small-message kernel, the root's block only
   ReduceScatterOneShotSmall,  // hpcolls/reduce_scatter/oneshot_small.cuh: a thread per chunk, 2/4/8 ranks

@@ -105,7 +105,7 @@ __global__ void allreduce_oneshot(DevComm c, const char* send, char* recv, uint3
   call.finish();
 }
 
-// The launcher for LL mode kMode: mode 0 in the default build (native/src), 1..3 in the
+// The launcher for LL mode kMode: mode 0 in the default build (native/hpcolls), 1..3 in the
 // diagnostic module (native/diagnostics).
 template <int kMode>
 cudaError_t launch_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a) {

@@ -3,7 +3,7 @@
 // rank j's data region; rank j reduces its N slots strictly in rank order (reduce_in_rank_order,
 // its own block taken from registers) into its receive buffer. One remote-store latency, no
 // barrier; block j's result is the one AllReduce gives for those elements. Reduce runs this kernel
-// too, as a Reduce_scatter of the root's block only (native/src/reduce_oneshot.cpp).
+// too, as a Reduce_scatter of the root's block only (native/hpcolls/reduce_oneshot.cpp).
 //
 // Every rank with a non-empty block receives from every peer, as in AllReduce. A rank whose
 // block is empty would receive nothing, so each peer stores a handshake line into its half

@@ -1,6 +1,6 @@
 // One-shot LL Reduce_scatter for a small message on 2, 4 or 8 ranks, the rank count fixed at
 // compile time; Reduce runs it too, as a Reduce_scatter of the root's block only
-// (native/src/reduce_oneshot.cpp). It is to the general kernel (reduce_scatter/oneshot.cuh) what
+// (native/hpcolls/reduce_oneshot.cpp). It is to the general kernel (reduce_scatter/oneshot.cuh) what
 // allreduce/oneshot_small.cuh is to the general AllReduce: the same protocol, slots, handshakes
 // and result, with what keeps a small call short.
 //
