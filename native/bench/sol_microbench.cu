@@ -1,5 +1,6 @@
 // Speed of light for the LL protocol on this machine: what one flag costs to read, to write and
-// to see on another GPU, against which hpcolls' kernel times are judged (DESIGN.md's floor).
+// to see on another GPU, against which hpcolls' kernel times are judged (the model of
+// docs/ARCHITECTURE.md#targets-and-floors).
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Inative/include native/bench/sol_microbench.cu -o sol_microbench && ./sol_microbench [rounds]
 //

@@ -1,6 +1,7 @@
 // An empty kernel launched from Python in one native call: the benchmark's baseline for host
-// overhead (DESIGN.md counts a collective's host cost above a bare launch measured in the same
-// run, since a launch alone costs several microseconds on a virtualized GPU machine).
+// overhead (docs/ARCHITECTURE.md#targets-and-floors counts a collective's host cost above a bare
+// launch measured in the same run, since a launch alone costs several microseconds on a
+// virtualized GPU machine).
 #include <cuda_runtime.h>
 
 #include "hpcolls/dependent_launch.cuh"

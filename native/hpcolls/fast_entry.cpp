@@ -1,8 +1,9 @@
 // The common call of each collective the native kernels carry, in C: Allreduce, Bcast, Reduce,
 // Allgather, Reduce_scatter_block, Reduce_scatter. The host time of one call is a budget
-// (DESIGN.md: at most 0.7 µs above a bare kernel launch); the Python method a call otherwise
-// takes (its frame and attribute reads, the buffers' parse, cupy's get_current_stream() and
-// pybind11's dispatch) costs 1.3-2.2 µs above the launch (docs/PERFORMANCE.md). The communicator
+// (docs/ARCHITECTURE.md#targets-and-floors: at most 0.7 µs above a bare kernel launch); the
+// Python method a call otherwise takes (its frame and attribute reads, the buffers' parse,
+// cupy's get_current_stream() and pybind11's dispatch) costs 1.3-2.2 µs above the launch
+// (docs/PERFORMANCE.md). The communicator
 // installs a builtin function made here as its instance's method of that name, one per
 // collective, all from one table of entries (kEntries): each names mpi4py's parameters and how
 // its common call launches. For C-contiguous cupy arrays on the communicator's GPU, a type and

@@ -1,6 +1,6 @@
 /* hpcolls' C entry: how another extension module calls hpcolls' collectives without its pybind11
- * classes (DESIGN.md: the solver's kernels call hpcolls through it). Plain C, no other header of
- * hpcolls needed.
+ * classes (the solver's kernels call hpcolls through it: docs/ARCHITECTURE.md#solvers). Plain C,
+ * no other header of hpcolls needed.
  *
  * Getting it (with the GIL held):
  *   const hpcolls_c_api* api = (const hpcolls_c_api*)PyCapsule_Import(HPCOLLS_C_API_CAPSULE, 0);
