@@ -28,6 +28,8 @@ TOP_FOLDERS = ("native", "hpcolls", "solvers", "docs", "tests", "jobs")
 TOP_FILES = ("CMakeLists.txt", "README.md", "pyproject.toml")
 SOURCE_FOLDERS = ("hpcolls", "solvers", "native", "jobs", "tests")
 INCLUDE_ROOT = ROOT / "native" / "include"
+# This file names paths that do not exist on purpose: the examples its own checks must reject.
+SELF = str(Path(__file__).resolve().relative_to(ROOT))
 
 # A path: a top-level folder then path characters (globs and brace lists included), or a top-level
 # file; not preceded by a character that would make it the tail of a longer path or name.
@@ -93,7 +95,7 @@ def _texts():
     for path in _doc_files():
         yield path, (ROOT / path).read_text()
     for path in _tracked(*SOURCE_FOLDERS):
-        if not path.endswith((".png", ".json", ".npy", ".npz", ".mtx", ".tgz")):
+        if path != SELF and not path.endswith((".png", ".json", ".npy", ".npz", ".mtx", ".tgz")):
             yield path, _commentary(path)
 
 
