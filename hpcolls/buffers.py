@@ -17,7 +17,7 @@ from collections import namedtuple
 import numpy as np
 from mpi4py import MPI
 
-from . import dtypes
+from . import dtypes, native_module
 from .errors import InvalidBufferError
 
 # A device array, whole: `dtype` is numpy's, or None where numpy has no such type (bfloat16).
@@ -54,11 +54,11 @@ def _pointer_is_device(ptr):
     if not ptr or not cuda_driver_installed():
         return False, -1
     try:
-        from ._native import pointer_device
-    except ImportError:
+        native = native_module.load()
+    except native_module.NativeModuleMissing:
         raise InvalidBufferError("hpcolls: cannot tell whether a __cuda_array_interface__ pointer is device "
                                  "memory: hpcolls._native is not built") from None
-    return pointer_device(ptr)
+    return native.pointer_device(ptr)
 
 
 def array_of(spec):

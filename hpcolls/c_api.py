@@ -5,13 +5,13 @@ the function table with ``PyCapsule_Import("hpcolls._native.c_api_v1", 0)`` (or 
 here) and a communicator's handle from ``comm_capsule()``, and includes only c_api.h: no pybind11
 class of hpcolls crosses into it. The table is versioned and append-only (c_api.h says how).
 """
+from . import native_module
 
 
 def capsule():
-    """The function table's capsule, named ``hpcolls._native.c_api_v1``; ImportError without
-    the native module."""
-    from ._native import c_api_v1
-    return c_api_v1
+    """The function table's capsule, named ``hpcolls._native.c_api_v1``; ImportError
+    (NativeModuleMissing) without the native module."""
+    return native_module.load().c_api_v1
 
 
 def comm_capsule(comm, device):

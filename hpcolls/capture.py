@@ -10,6 +10,7 @@ captures. Refusing on the capturing ranks alone would leave the others waiting i
 MPI calls for ranks that will not come. A call through MPI refuses on its own rank only: agreeing
 would cost every such call one more collective (README: capture on every rank or on none).
 """
+from . import native_module
 from .errors import GraphCaptureError
 
 
@@ -17,8 +18,7 @@ def refuse_capture(stream, what, advice, comm=None):
     """GraphCaptureError when `stream` is being captured into a CUDA graph, saying `what` cannot
     be captured and what to do (`advice`). With `comm`, a collective over it (every rank makes
     this call at the same point), raising on every rank when any rank's stream captures."""
-    from . import _native
-    check_capture(bool(_native.stream_is_capturing(stream)), what, advice, comm)
+    check_capture(bool(native_module.load().stream_is_capturing(stream)), what, advice, comm)
 
 
 def check_capture(capturing, what, advice, comm=None):

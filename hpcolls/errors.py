@@ -1,6 +1,7 @@
 """Exceptions raised by hpcolls. The native ones are defined by the extension module when it is
 built; without it, same-named Python classes stand in so `except hpcolls.CollectiveTimeout`
 works everywhere."""
+from . import native_module
 
 
 class HpcollsError(RuntimeError):
@@ -22,8 +23,8 @@ class ValidationError(HpcollsError):
 
 
 try:
-    from ._native import CollectiveTimeout, CommunicatorBroken, CudaError, NoDeviceError
-except ImportError:  # native module not built: keep the names importable
+    _native = native_module.load()
+except native_module.NativeModuleMissing:  # native module not built: keep the names importable
     class NoDeviceError(HpcollsError):
         """No CUDA device visible (or no driver)."""
 
@@ -35,3 +36,6 @@ except ImportError:  # native module not built: keep the names importable
 
     class CommunicatorBroken(HpcollsError):
         """The communicator timed out earlier or was freed."""
+else:
+    CollectiveTimeout, CommunicatorBroken = _native.CollectiveTimeout, _native.CommunicatorBroken
+    CudaError, NoDeviceError = _native.CudaError, _native.NoDeviceError

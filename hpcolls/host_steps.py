@@ -18,7 +18,7 @@ kept and raised by the communicator's next call, check() or synchronize().
 """
 import threading
 
-from . import dtypes
+from . import dtypes, native_module
 from .errors import GraphCaptureError
 
 _FIRST_TAG, _TAGS = 1000, 30000  # the captured calls' MPI tags, below every MPI's MPI_TAG_UB (>= 32767)
@@ -101,10 +101,9 @@ class CapturedHostSteps:
         return memory.ptr
 
     def run(self, uploads, step, downloads):
-        from . import _native
         for host, src in uploads:
             self.node.copy_async(host.ctypes.data, src, host.nbytes)
-        self._host_calls.append(_native.launch_host_call(self.stream, self._kept(step)))
+        self._host_calls.append(native_module.load().launch_host_call(self.stream, self._kept(step)))
         for dst, host in downloads:
             self.node.copy_async(dst, host.ctypes.data, host.nbytes)
 
@@ -130,9 +129,8 @@ class CapturedHostSteps:
 
     def release(self):
         """Drops every captured call's host step and buffers: no graph holding them may run again."""
-        from . import _native
         for handle in self._host_calls:
-            _native.release_host_call(handle)
+            native_module.load().release_host_call(handle)
         self._host_calls = []
         for block in self._blocks:
             self.staging.give_back(block)

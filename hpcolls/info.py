@@ -3,7 +3,7 @@ import os
 import platform
 import socket
 
-from . import __version__, config, device_count, hierarchy, native_available, pmpi_staging, settings
+from . import __version__, config, hierarchy, native_module, pmpi_staging, settings
 from .mpi_support import cuda_aware, library_version
 
 
@@ -25,30 +25,29 @@ def _nccl_version():
 
 
 def _cuda_line():
-    if not native_available():
+    try:
+        native = native_module.load()
+    except native_module.NativeModuleMissing:
         return "native module not built"
-    from . import _native
     fmt = lambda v: f"{v // 1000}.{v % 1000 // 10}" if v else "none"  # noqa: E731
-    return (f"runtime {fmt(_native.runtime_version())} (static, built with {fmt(_native.CUDART_VERSION_BUILT)}), "
-            f"driver {fmt(_native.driver_version())}")
+    return (f"runtime {fmt(native.runtime_version())} (static, built with {fmt(native.CUDART_VERSION_BUILT)}), "
+            f"driver {fmt(native.driver_version())}")
 
 
 def _gpus():
-    n = device_count()
+    n = native_module.device_count()
     if n == 0:
-        if native_available():
-            from . import _native
-            return [_native.no_device_reason()]
+        if native_module.native_available():
+            return [native_module.load().no_device_reason()]
         return ["none (native module not built)"]
-    from . import _native
     return [f"{i['index']}: {i['name']} cc {i['compute_capability'][0]}.{i['compute_capability'][1]}, "
             f"{i['sm_count']} SMs, {i['total_memory'] / 2**30:.0f} GiB, {i['pci_bus_id']}, {i['uuid']}"
-            for i in map(_native.device_info, range(n))]
+            for i in map(native_module.load().device_info, range(n))]
 
 
 def _my_gpu():
     """The GPU this rank would use (hpcolls.binding's choice), as 'index uuid' or 'none'."""
-    if device_count() == 0:
+    if native_module.device_count() == 0:
         return "none"
     try:
         from .binding import select_device
@@ -58,16 +57,14 @@ def _my_gpu():
         return f"? ({exc})"
     if d is None:
         return "none"
-    from . import _native
-    return f"GPU {d} {_native.device_info(d)['uuid']}"
+    return f"GPU {d} {native_module.load().device_info(d)['uuid']}"
 
 
 def _stream_reader():
     try:
         import cupy  # noqa: F401  (the reader is cupy's)
-        from . import _native
-        return _native.cupy_stream_reader()
-    except ImportError as exc:
+        return native_module.load().cupy_stream_reader()
+    except ImportError as exc:  # no cupy, or NativeModuleMissing
         return f"none ({exc})"
 
 
@@ -90,7 +87,7 @@ def _node_lines(comm, cfg, aware):
 def report():
     from mpi4py import MPI
 
-    from . import _native
+    native = native_module.load()
     comm = MPI.COMM_WORLD
     mapping = comm.gather((comm.Get_rank(), socket.gethostname(), os.getpid(), _my_gpu()), root=0)
     aware, how = cuda_aware()
@@ -114,8 +111,8 @@ def report():
         *nodes,
         f"settings: algo={cfg.algo} scratch={cfg.scratch_bytes} B per rank per communicator "
         f"(HPCOLLS_SCRATCH_BYTES; one-shot carries up to scratch/4/N bytes), "
-        f"one-shot <= {cfg.oneshot_max_bytes} B (its small-message kernel at {', '.join(map(str, _native.SMALL_ONESHOT_RANKS))} "
-        f"ranks: a block per {_native.SMALL_ONESHOT_BLOCK_BYTES} B, up to the rank's share of the SMs), two-shot <= {cfg.twoshot_max_bytes} B "
+        f"one-shot <= {cfg.oneshot_max_bytes} B (its small-message kernel at {', '.join(map(str, native.SMALL_ONESHOT_RANKS))} "
+        f"ranks: a block per {native.SMALL_ONESHOT_BLOCK_BYTES} B, up to the rank's share of the SMs), two-shot <= {cfg.twoshot_max_bytes} B "
         f"(larger: NCCL, or where it cannot run the native kernels in pieces), "
         f"timeout={cfg.timeout_s} s, validate={cfg.validate}, "
         f"dependent launch={'on' if cfg.dependent_launch else 'off'} (HPCOLLS_DEPENDENT_LAUNCH, default 1; used on GPUs of compute capability 9.0+, "

@@ -10,7 +10,7 @@ import types
 
 from mpi4py import MPI
 
-from . import dtypes, log
+from . import dtypes, log, native_module
 from .capture import refuse_capture
 from .errors import InvalidBufferError
 from .peer_group import open_native
@@ -76,22 +76,21 @@ class NativePath:
         plain `_c_contiguous` attribute (cupy 13, 14)."""
         if _CUPY_NDARRAY is None or not hasattr(_CUPY_NDARRAY, "_c_contiguous"):
             return
-        from ._native import FAST_ENTRIES, make_fast_entry
+        native = native_module.load()
         full = full or {}
-        for name in FAST_ENTRIES:
+        for name in native.FAST_ENTRIES:
             method = getattr(type(self), name)
             if getattr(method, "__module__", None) != "hpcolls.communicator":
                 continue  # the user's own method (a subclass's), which the entry must not bypass
-            setattr(self, name, make_fast_entry(
+            setattr(self, name, native.make_fast_entry(
                 name, self._native, full.get(name, types.MethodType(method, self)), _CUPY_NDARRAY, MPI.IN_PLACE,
                 dtypes.mpi_ops_by_code(), dtypes.numpy_code_pairs(), self._device))
 
     def _release_native(self):
         """Frees the native communicator, and the native entries that launch on it."""
-        from ._native import FAST_ENTRIES
         self._native.release()
         self._native = None
-        for name in FAST_ENTRIES:
+        for name in native_module.load().FAST_ENTRIES:
             self.__dict__.pop(name, None)
 
     def _nccl_path(self, stream):
@@ -101,9 +100,8 @@ class NativePath:
                 stream, "a communicator's first message too large for the native path sets up its NCCL path "
                 "(collective, with NCCL's own device set-up), which", "make one such call before capturing",
                 comm=self.mpi)
-            from ._native import device_info
             from .routes.nccl import NcclPath
-            self._nccl = NcclPath(self.mpi, device_info(self._device)["uuid"])
+            self._nccl = NcclPath(self.mpi, native_module.load().device_info(self._device)["uuid"])
         return self._nccl
 
     def _nccl_takes(self, collective, call, stream):

@@ -19,7 +19,7 @@ import ctypes
 
 import numpy as np
 
-from . import dtypes, reduction
+from . import dtypes, native_module, reduction
 from .errors import CollectiveTimeout, HpcollsError
 from .group_exchange import GroupExchange
 from .missing_rank import Missing
@@ -29,11 +29,10 @@ _EPOCHS_KEPT = 4096  # calls remembered for mapping a late GPU time-out to its c
 
 class NativeNodeSteps:
     def __init__(self, nc, members, node_index):
-        from . import _native
-        import cupy
+        import cupy  # optional dependency: only the GPU's node steps use it (its allocator)
         self.nc, self.members, self.node_index = nc, list(members), node_index
         self.rank, self.size = nc.rank, nc.nranks
-        self._native, self._cupy = _native, cupy
+        self._native, self._cupy = native_module.load(), cupy
         self._work = None
         self._epochs, self._calls = [], []   # first epoch of each call, and its number
         self.stream = 0

@@ -5,7 +5,7 @@ import secrets
 
 from mpi4py import MPI
 
-from . import log
+from . import log, native_module
 
 
 def _agreed_reason(comm, why):
@@ -19,10 +19,9 @@ def _agreed_reason(comm, why):
 
 def _native_module():
     try:
-        from . import _native
-        return _native, None
-    except ImportError as exc:
-        return None, f"native module not built ({exc}); reinstall hpcolls with nvcc available"
+        return native_module.load(), None
+    except native_module.NativeModuleMissing as exc:
+        return None, str(exc)
 
 
 def _diagnostics_missing(ll_mode):
@@ -30,12 +29,10 @@ def _diagnostics_missing(ll_mode):
     if ll_mode == 0:
         return None
     try:
-        from . import _native_diag  # noqa: F401
+        native_module.load_diagnostics()
         return None
-    except ImportError as exc:
-        return (f"HPCOLLS_LL_MODE={ll_mode} (a diagnostic LL variant) needs the diagnostic build, and "
-                f"hpcolls._native_diag is not built ({exc}): rebuild with HPCOLLS_DIAGNOSTICS=1 in the "
-                "environment, e.g. HPCOLLS_DIAGNOSTICS=1 pip install --no-build-isolation -e .")
+    except native_module.NativeModuleMissing as exc:
+        return f"HPCOLLS_LL_MODE={ll_mode} (a diagnostic LL variant) needs the diagnostic build, and {exc}"
 
 
 def ranks_sharing_gpu(comm, uuid):

@@ -13,7 +13,7 @@ import ctypes
 import functools
 import os
 
-from . import log
+from . import log, native_module
 
 LIBRARY = "libhpcolls_pmpi_staging.so"
 MARKER = "hpcolls_pmpi_staging_active"
@@ -23,16 +23,8 @@ HOW_TO_PRELOAD = "LD_PRELOAD=$(python -m hpcolls preload)"
 def path():
     """The library's file: beside the compiled module hpcolls._native (where the build installs
     both), else in the package directory; None when it was not built."""
-    import importlib.util
-    places = []
-    try:
-        native = importlib.util.find_spec("hpcolls._native")
-    except (ImportError, ValueError):
-        native = None
-    if native is not None and native.origin:
-        places.append(os.path.dirname(native.origin))
-    places.append(os.path.dirname(os.path.abspath(__file__)))
-    for place in places:
+    places = [native_module.directory(), os.path.dirname(os.path.abspath(__file__))]
+    for place in filter(None, places):
         candidate = os.path.join(place, LIBRARY)
         if os.path.isfile(candidate):
             return candidate

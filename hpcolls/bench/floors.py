@@ -10,7 +10,7 @@ import time
 
 from mpi4py import MPI
 
-from .. import dtypes
+from .. import dtypes, native_module
 from .runners import communicator, nccl_peer
 from .timing import replay_timer
 
@@ -26,12 +26,10 @@ def launch_probes():
     printed once where the native module was built without HPCOLLS_DIAGNOSTICS=1."""
     global _probes_note
     try:
-        from .. import _native_diag
-        return _native_diag
-    except ImportError as exc:
+        return native_module.load_diagnostics()
+    except native_module.NativeModuleMissing as exc:
         if not _probes_note and MPI.COMM_WORLD.rank == 0:
-            print(f"# empty-kernel baselines not measured: they need the diagnostic build "
-                  f"(HPCOLLS_DIAGNOSTICS=1 at install; {exc})")
+            print(f"# empty-kernel baselines not measured: {exc}")
         _probes_note = True
         return None
 

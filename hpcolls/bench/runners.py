@@ -12,7 +12,7 @@
 """
 from mpi4py import MPI
 
-from .. import dtypes, settings
+from .. import dtypes, native_module, settings
 from . import cases
 
 GPU_ALGOS = ("auto", "oneshot", "twoshot", "nccl", "mpi-device", "mpi")
@@ -43,9 +43,8 @@ def nccl_peer(cupy):
     """hpcolls' own NcclPath over COMM_WORLD (called directly in the timing loop), or None where
     NCCL cannot run (not installed, or ranks sharing a GPU)."""
     if "path" not in _NCCL:
-        from .._native import device_info
         from ..routes.nccl import NcclPath
-        _NCCL["path"] = NcclPath(MPI.COMM_WORLD, device_info(cupy.cuda.Device().id)["uuid"])
+        _NCCL["path"] = NcclPath(MPI.COMM_WORLD, native_module.load().device_info(cupy.cuda.Device().id)["uuid"])
     path = _NCCL["path"]
     return path if path.comm is not None else None
 

@@ -40,7 +40,7 @@ import weakref
 
 import numpy as np
 
-from .. import dtypes, hierarchy_model, log
+from .. import dtypes, hierarchy_model, log, native_module
 from ..errors import CollectiveTimeout, CommunicatorBroken, HpcollsError
 from ..group_exchange import GroupExchange
 from ..hierarchy import node_hierarchy
@@ -427,8 +427,7 @@ def _ranks_on_device(comm, device):
     collective."""
     from ..peer_group import ranks_sharing_gpu
     try:
-        from .. import _native
-        uuid = _native.device_info(device)["uuid"]
+        uuid = native_module.load().device_info(device)["uuid"]
     except Exception:  # noqa: BLE001 - no native module or device: open_native says why
         uuid = None
     count = ranks_sharing_gpu(comm, uuid)

@@ -5,15 +5,11 @@ A nonblocking call's request completes as mpi4py's own; a persistent one reads t
 Start, so work on them must be done (the stream synchronized) before each Start, as with plain
 mpi4py.
 """
+from .. import native_module
 from ..capture import refuse_capture
-
-
-def _native():
-    from .. import _native
-    return _native
 
 
 def call(method, base, target, args, kwargs, stream):
     refuse_capture(stream, f"{method.name} through MPI", "make it outside the capture")
-    _native().stream_synchronize(stream)
+    native_module.load().stream_synchronize(stream)
     return base(target, *args, **kwargs)

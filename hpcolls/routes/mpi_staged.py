@@ -29,16 +29,11 @@ import weakref
 import numpy as np
 from mpi4py import MPI
 
-from .. import dtypes, log
+from .. import dtypes, log, native_module
 from ..capture import refuse_capture
 from ..errors import InvalidBufferError
 from ..methods import BLOCKING, PERSISTENT
 from ..reduction import reduce_in_rank_order
-
-
-def _native():
-    from .. import _native
-    return _native
 
 
 def _respec(spec, host):
@@ -62,7 +57,7 @@ def _finish(pool, arr, written, ptr, block, stream):
     blocking call returns, or as a request's completion hook (the host array's address, since the
     hook must not hold the array itself)."""
     if written and arr.nbytes:
-        _native().memcpy(arr.ptr, ptr, arr.nbytes, stream)
+        native_module.load().memcpy(arr.ptr, ptr, arr.nbytes, stream)
     pool.give_back(block)
 
 
@@ -84,7 +79,7 @@ def call(pool, method, base, target, args, kwargs, device, unused, stream):
             host, block = pool.take(arr.nbytes, _host_dtype(method, name, spec, arr))
             staged.append((arr, role == "w", host, block))
             if arr.nbytes:
-                _native().memcpy(host.ctypes.data, arr.ptr, arr.nbytes, stream)
+                native_module.load().memcpy(host.ctypes.data, arr.ptr, arr.nbytes, stream)
             method.replace(args, kwargs, name, _respec(spec, host))
         result = base(target, *args, **kwargs)
     except BaseException:
@@ -111,7 +106,7 @@ def reduce_rank_order(comm, call, total, first, count, written, stream):
     count) of it stored at call.recv where `written`. Blocks the host until they are there."""
     refuse_capture(stream, f"a {dtypes.NAMES[call.code]} reduction through MPI (neither the native path nor NCCL "
                    "takes it)", "make it outside the capture (HPCOLLS_DEBUG=INFO says why it goes to MPI)")
-    native = _native()
+    native = native_module.load()
     host = np.empty(total, dtypes.numpy_dtype(call.code))
     if host.nbytes:
         native.memcpy(host.ctypes.data, call.send, host.nbytes, stream)

@@ -8,7 +8,7 @@ to MPI), and ReduceScatter with equal counts only. Broadcast and AllGather move 
 MPI's in-place Reduce_scatter keeps the result at the receive buffer's start, where NCCL's in-place
 ReduceScatter leaves it at the rank's own block: it is moved there on the stream.
 """
-from .. import dtypes, log
+from .. import dtypes, log, native_module
 
 _NCCL_TYPES = None
 
@@ -110,8 +110,7 @@ class NcclPath:
         self.comm.reduceScatter(call.recv, call.recv + rank * block, *self._typed(call, count), self.ops[call.op],
                                 stream)
         if rank and block:
-            from .._native import memcpy_async
-            memcpy_async(call.recv, call.recv + rank * block, block, stream)
+            native_module.load().memcpy_async(call.recv, call.recv + rank * block, block, stream)
 
     def destroy(self):
         if self.comm is not None:

@@ -6,7 +6,7 @@ import types
 import pytest
 
 import hpcolls
-from hpcolls import binding, log
+from hpcolls import binding, log, native_module
 
 
 @pytest.mark.parametrize("rank,size,ndev,mps,allow,expected", [
@@ -194,7 +194,7 @@ def node(monkeypatch, tmp_path):
     monkeypatch.setattr(log, "level", log.LEVELS["INFO"])
     monkeypatch.setattr(binding, "_bound_sharing", None)
     state = types.SimpleNamespace(ndev=0, cupy_ndev=0, used=[], mps_dir=tmp_path / "mps", bus_id="0000:19:00.0")
-    monkeypatch.setattr(hpcolls, "device_count", lambda: state.ndev, raising=False)
+    monkeypatch.setattr(native_module, "device_count", lambda: state.ndev)
     monkeypatch.setitem(sys.modules, "hpcolls._native", None)  # identity through cupy, below
     cupy = types.ModuleType("cupy")
     cupy.cuda = types.SimpleNamespace(

@@ -11,7 +11,7 @@ import pytest
 
 import hpcolls
 
-from hpcolls import binding
+from hpcolls import binding, native_module
 
 
 def test_split_numbers_the_ranks_of_each_host_without_gaps(comm):
@@ -72,7 +72,7 @@ def no_gpu_settings(monkeypatch):
 
 def test_select_device_gives_each_rank_of_a_host_its_own_gpu(comm, no_gpu_settings):
     _, size = binding.local_rank_and_size(comm)
-    no_gpu_settings.setattr(hpcolls, "device_count", lambda: size)
+    no_gpu_settings.setattr(native_module, "device_count", lambda: size)
     device = binding.select_device(comm)
     on_host = [d for h, d in comm.allgather((socket.gethostname(), device)) if h == socket.gethostname()]
     assert sorted(on_host) == list(range(size))
@@ -80,7 +80,7 @@ def test_select_device_gives_each_rank_of_a_host_its_own_gpu(comm, no_gpu_settin
 
 def test_select_device_refuses_on_every_rank_when_ranks_outnumber_gpus(comm, no_gpu_settings):
     _, size = binding.local_rank_and_size(comm)
-    no_gpu_settings.setattr(hpcolls, "device_count", lambda: 1)
+    no_gpu_settings.setattr(native_module, "device_count", lambda: 1)
     if size == 1:
         assert binding.select_device(comm) == 0
         return
@@ -91,13 +91,13 @@ def test_select_device_refuses_on_every_rank_when_ranks_outnumber_gpus(comm, no_
 
 def test_ranks_that_each_see_their_own_single_gpu_are_not_sharing(comm, no_gpu_settings):
     # A per-rank CUDA_VISIBLE_DEVICES: one GPU visible everywhere, a different one in each rank.
-    no_gpu_settings.setattr(hpcolls, "device_count", lambda: 1)
+    no_gpu_settings.setattr(native_module, "device_count", lambda: 1)
     no_gpu_settings.setattr(binding, "_gpu_identity", lambda index=0: f"GPU-{comm.Get_rank()}")
     assert binding.select_device(comm) == 0
 
 
 def test_ranks_that_see_the_same_single_gpu_are_sharing(comm, no_gpu_settings):
-    no_gpu_settings.setattr(hpcolls, "device_count", lambda: 1)
+    no_gpu_settings.setattr(native_module, "device_count", lambda: 1)
     no_gpu_settings.setattr(binding, "_gpu_identity", lambda index=0: "GPU-same")
     no_gpu_settings.setenv("SLURM_GPUS_PER_TASK", "1")  # what Slurm asked for is not what happened
     if binding.local_rank_and_size(comm)[1] == 1:
