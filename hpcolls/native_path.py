@@ -1,7 +1,7 @@
 """The part of hpcolls.Communicator that holds its native path: scratch and peer mappings (the
 hpcolls._native.NativeComm), the NCCL communicator behind it, and the native entries installed
 on the instance; where the ranks span several nodes (real, or emulated with HPCOLLS_NODE_SIZE),
-the hierarchical path (routes/hierarchical.py) in place of the flat native one, which is then
+the hierarchical path (hpcolls/hierarchy/) in place of the flat native one, which is then
 never opened (CUDA IPC reaches one node only) and so installs no native entries. Opened
 collectively by the first collective on device buffers the native route carries
 (hpcolls/routes/native.py decides where each call goes; this holds what it needs).
@@ -14,7 +14,7 @@ from . import dtypes, log, native_module
 from .capture import refuse_capture
 from .errors import InvalidBufferError
 from .peer_group import open_native
-from .routes.hierarchical import node_layout, open_path
+from .hierarchy import node_layout, open_path
 
 try:
     import cupy as _cupy
@@ -31,7 +31,7 @@ class NativePath:
         self._native_off = None      # reason the native path is off, once decided
         self._device = None
         self._nccl = None
-        self._hier = None            # routes/hierarchical.py's path, where the ranks span nodes
+        self._hier = None            # the hierarchical path (hpcolls/hierarchy/), where the ranks span nodes
 
     def _use_device(self, device, stream):
         """Opens the native path on GPU `device` at the first device-buffer call (collective: every

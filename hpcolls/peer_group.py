@@ -8,7 +8,7 @@ from mpi4py import MPI
 from . import log, native_module
 
 
-def _agreed_reason(comm, why):
+def agreed_reason(comm, why):
     """The first rank's reason for not using the native path, or None if no rank has one."""
     reasons = comm.allgather(why)
     for rank, reason in enumerate(reasons):
@@ -62,12 +62,12 @@ def open_native(comm, cfg, device, ranks_on_device=None):
         node.Free()
     if why is None and device is None:
         why = "no CUDA device on this rank"
-    why = _agreed_reason(comm, why)
+    why = agreed_reason(comm, why)
     if why:
         return None, why
     # A diagnostic LL mode was asked for explicitly: running without it would measure something
     # else, so every rank raises (agreed, so none is left waiting) instead of turning the path off.
-    missing = _agreed_reason(comm, _diagnostics_missing(cfg.ll_mode))
+    missing = agreed_reason(comm, _diagnostics_missing(cfg.ll_mode))
     if missing:
         raise RuntimeError(f"hpcolls: {missing}")
 
@@ -84,12 +84,12 @@ def open_native(comm, cfg, device, ranks_on_device=None):
     except Exception as exc:  # noqa: BLE001 - any failure here means "no native path", agreed below
         why = f"scratch allocation/export failed: {exc}"
     handles = comm.allgather(handle)
-    if not _agreed_reason(comm, why):
+    if not agreed_reason(comm, why):
         try:
             nc.open_peers(handles)
         except Exception as exc:  # noqa: BLE001
             why = f"opening peers' CUDA IPC handles failed: {exc}"
-    why = _agreed_reason(comm, why)
+    why = agreed_reason(comm, why)
     if not why:
         why = _probe(comm, nc, cfg)
     if why:
@@ -118,4 +118,4 @@ def _probe(comm, nc, cfg):
     except Exception as exc:  # noqa: BLE001
         why = f"probe failed: {exc}"
     nc.set_timeout(cfg.timeout_s)
-    return _agreed_reason(comm, why)
+    return agreed_reason(comm, why)

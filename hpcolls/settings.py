@@ -101,10 +101,10 @@ SETTINGS = (
     Setting("HPCOLLS_DEVICE", _int, None, "GPU index for this rank (else chosen from the node-local rank)", ""),
     Setting("HPCOLLS_NODE_SIZE", _int, 0,
             "`k`: world ranks k·i .. k·i+k−1 count as one node (emulated nodes on one host: traffic between "
-            "them takes the inter-node route, never CUDA IPC; hpcolls/hierarchy.py)", "node from MPI (`0`)"),
+            "them takes the inter-node route, never CUDA IPC; hpcolls/hierarchy/nodes.py)", "node from MPI (`0`)"),
     Setting("HPCOLLS_HIERARCHY", _choice(*HIERARCHY_SCHEMES), "auto",
             "a communicator over several nodes: `auto` (the latency model picks per size, "
-            "hpcolls/hierarchy_model.py), `leaders` (node reduce → node leaders → node bcast), `slices` "
+            "hpcolls/hierarchy/model.py), `leaders` (node reduce → node leaders → node bcast), `slices` "
             "(node reduce-scatter → each local rank's slice between nodes → node allgather), or `off` (no "
             "hierarchical path: NCCL or MPI over all ranks); docs/ARCHITECTURE.md, \"Hierarchy\"", "`auto`"),
     Setting("HPCOLLS_ALLOW_GPU_SHARING", _flag, False,

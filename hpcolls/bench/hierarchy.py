@@ -14,7 +14,7 @@
   as one node: the flat native path, the upper bound the hierarchy approaches inside a node.
 
 The hierarchical calls' step between the nodes is MPI on the host, so their rows are host-timed, as
-calls made outside a graph run (inside one, that step is a host node: hpcolls/host_steps.py).
+calls made outside a graph run (inside one, that step is a host node: hpcolls/hierarchy/host_steps.py).
 """
 from . import cases, runners
 

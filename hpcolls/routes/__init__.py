@@ -4,8 +4,8 @@
 - native: Allreduce, Bcast, Reduce, Allgather, Reduce_scatter_block and Reduce_scatter of device
   buffers on the native kernels (peers reachable through CUDA IPC), whole or in pieces, or on
   NCCL where every rank has its own GPU; native.py decides (collectives.py reads each call);
-- hierarchical: what the native route hands over where the ranks span several nodes (Allreduce,
-  Bcast, Reduce, Allgather): native inside each node, bounded MPI messages between them;
+  where the ranks span several nodes, it hands Allreduce, Bcast, Reduce and Allgather to the
+  hierarchy (hpcolls/hierarchy/): native inside each node, bounded MPI messages between them;
 - nccl: what the native route hands NCCL;
 - mpi_direct: device buffers to a CUDA-aware MPI, after the caller's stream;
 - mpi_staged: device buffers through host memory, the copies ordered on the stream.
@@ -14,11 +14,11 @@
 """
 from mpi4py import MPI
 
-from .. import buffers, log, pmpi_staging, validation
+from .. import buffers, hierarchy, log, pmpi_staging, validation
 from ..mpi_support import cuda_aware
 from ..streams import stream_ptr
 from ..methods import MESSAGE_METHODS, METHODS
-from . import hierarchical, host, mpi_direct, mpi_staged, native
+from . import host, mpi_direct, mpi_staged, native
 
 
 def device_arguments(method, args, kwargs, rank):
@@ -71,7 +71,7 @@ def _staged(method):
 def _native(method, mpi):
     """The native route's cell of the route table, the rest going to `mpi`."""
     collective = native.COLLECTIVES[method.name]
-    nodes = "hierarchical, then NCCL" if collective.native in hierarchical.CARRIED else "NCCL"
+    nodes = "hierarchical, then NCCL" if collective.native in hierarchy.CARRIED else "NCCL"
     past = f"(then NCCL, the kernels in pieces; ranks over several nodes: {nodes})"
     if not collective.reduces:
         return f"native kernels, any predefined contiguous type as bytes {past}; else {mpi}"

@@ -5,7 +5,7 @@ Reduce_scatter), in this order:
 
 0. hierarchical, where the ranks span several nodes (real, or emulated with HPCOLLS_NODE_SIZE):
    Allreduce, Bcast, Reduce and Allgather that the node's kernels carry run native inside each
-   node and as bounded MPI messages between the nodes (routes/hierarchical.py). The flat native
+   node and as bounded MPI messages between the nodes (hpcolls/hierarchy/). The flat native
    path is never opened there (CUDA IPC reaches one node only), so steps 1 and 3 do not apply:
    what the hierarchy does not take (Reduce_scatter(_block), larger messages) goes to 2 or 4;
 1. native: the kernels take the whole call (device buffers on the communicator's GPU, peers that
@@ -23,9 +23,8 @@ Reduce_scatter), in this order:
 """
 from collections import namedtuple
 
-from .. import dtypes, log
+from .. import dtypes, hierarchy, log
 from ..methods import METHODS
-from . import hierarchical
 from .collectives import COLLECTIVES
 from .mpi_staged import reduce_rank_order
 
@@ -149,15 +148,15 @@ def route_lines(nodes, cfg, cuda_aware):
         native = (f"native kernels; past their limit NCCL where every rank has its own GPU, else the kernels in "
                   f"pieces; what they do not carry: {flat}")
         return [f"{name}: {native}" for name in COLLECTIVES]
-    off = hierarchical.settings_refusal(nodes, cfg)
+    off = hierarchy.settings_refusal(nodes, cfg)
     if off:
         return [f"{name}: {flat} (no hierarchical path: {off}; no CUDA IPC between nodes)" for name in COLLECTIVES]
     lines = []
     for name, collective in COLLECTIVES.items():
-        if collective.native not in hierarchical.CARRIED or (collective.native == "allgather" and not nodes.consecutive):
+        if collective.native not in hierarchy.CARRIED or (collective.native == "allgather" and not nodes.consecutive):
             lines.append(f"{name}: {flat} (not on the hierarchical path; no CUDA IPC between nodes)")
             continue
-        how = f", {hierarchical.scheme_line(nodes, cfg)}" if collective.native == "allreduce" else ""
+        how = f", {hierarchy.scheme_line(nodes, cfg)}" if collective.native == "allreduce" else ""
         lines.append(f"{name}: hierarchical{how} (native in each node, bounded MPI between them) while the node's "
                      f"kernels carry the message; larger or not carried: {flat}")
     return lines

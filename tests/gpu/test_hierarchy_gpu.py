@@ -1,4 +1,4 @@
-"""The hierarchical path on the GPU machine (hpcolls/routes/hierarchical.py): the world's ranks on
+"""The hierarchical path on the GPU machine (hpcolls/hierarchy/path.py): the world's ranks on
 emulated nodes (HPCOLLS_NODE_SIZE=k, every k that gives two nodes or more, or the one the
 environment sets), all on one GPU under MPS, so that the native kernels run inside each node and
 bounded MPI messages between the nodes, never CUDA IPC. Every type x op of both Allreduce schemes
@@ -227,7 +227,7 @@ def test_past_the_node_kernels_the_flat_routes_take_over(k, seed):
 def test_a_graph_of_the_hierarchical_collectives_replayed(k, scheme, seed):
     """Allreduce, Reduce to the last rank, Bcast from the first and Allgather (float64, SUM)
     captured through the communicator on a stream of the caller's, the host steps between the nodes
-    becoming host nodes (hpcolls/host_steps.py); replayed GRAPH_REPLAYS times with fresh random
+    becoming host nodes (hpcolls/hierarchy/host_steps.py); replayed GRAPH_REPLAYS times with fresh random
     inputs copied in and the outputs poisoned before each replay, every result then against the
     hierarchy's order, bitwise and the same on every rank; an eager call after it still in step."""
     comm = emulated(k, scheme)

@@ -1,4 +1,4 @@
-"""The hierarchical path on CPUs, under real MPI (hpcolls/routes/hierarchical.py): its two Allreduce
+"""The hierarchical path on CPUs, under real MPI (hpcolls/hierarchy/path.py): its two Allreduce
 schemes, Bcast, Reduce and Allgather, driven over emulated nodes (HPCOLLS_NODE_SIZE) with the node
 steps on host memory (HostNodeSteps, the model of the native ones) and the real inter-node step
 (bounded point-to-point MPI, host combine in node order). Every result is checked bitwise against
@@ -14,12 +14,13 @@ import numpy as np
 import pytest
 from mpi4py import MPI
 
-from hpcolls import dtypes, hierarchy, hierarchy_model
+from hpcolls import dtypes, hierarchy
 from hpcolls.config import Config
 from hpcolls.errors import CollectiveTimeout, CommunicatorBroken
-from hpcolls.group_exchange import GroupExchange
-from hpcolls.missing_rank import FailureChannel
-from hpcolls.routes.hierarchical import HierarchicalPath
+from hpcolls.hierarchy import HierarchicalPath
+from hpcolls.hierarchy import model as hierarchy_model
+from hpcolls.hierarchy.group_exchange import GroupExchange
+from hpcolls.hierarchy.missing_rank import FailureChannel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu"))
 from allreduce_cases import ALL_CODES, ALL_OPS, assert_bitwise, digest, host_input, supported  # noqa: E402

@@ -90,7 +90,7 @@ class NativeComm {
   void synchronize();
   // The time-out record a kernel wrote (code 0: none yet), copied: which rank waited for which
   // peer in which call (epoch). A caller that composes calls of several communicators names the
-  // missing rank from it (hpcolls/node_steps.py).
+  // missing rank from it (hpcolls/hierarchy/node_steps.py).
   ErrorRecord error_record() const;
   uint32_t host_epoch() const { return calls_; }
   void release();

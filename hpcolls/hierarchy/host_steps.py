@@ -1,4 +1,4 @@
-"""The host part of one hierarchical call (hpcolls/routes/hierarchical.py): node memory copied
+"""The host part of one hierarchical call (hpcolls/hierarchy/path.py): node memory copied
 into host buffers, a step on the host (the exchange between the nodes and its combine), results
 copied back; made now, or enqueued on the stream when the stream is being captured.
 
@@ -18,8 +18,10 @@ kept and raised by the communicator's next call, check() or synchronize().
 """
 import threading
 
-from . import dtypes, native_module
-from .errors import GraphCaptureError
+from mpi4py import MPI
+
+from .. import dtypes, native_module
+from ..errors import GraphCaptureError
 
 _FIRST_TAG, _TAGS = 1000, 30000  # the captured calls' MPI tags, below every MPI's MPI_TAG_UB (>= 32767)
 
@@ -68,7 +70,6 @@ class CapturedHostSteps:
     @staticmethod
     def refusal(staging):
         """Why a call cannot be captured here, or None."""
-        from mpi4py import MPI
         if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
             return ("MPI was initialized below MPI_THREAD_MULTIPLE, and a replayed graph's step between the "
                     "nodes calls MPI from CUDA's host-function thread")

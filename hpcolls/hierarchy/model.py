@@ -1,7 +1,7 @@
 """Which hierarchical scheme carries an Allreduce: a stated latency model, and a table of measured
 crossovers that overrides it where one exists (docs/PERFORMANCE.md, "Across nodes").
 
-The two schemes (hpcolls/routes/hierarchical.py), for M nodes of k ranks and a message of n bytes:
+The two schemes (hpcolls/hierarchy/path.py), for M nodes of k ranks and a message of n bytes:
 
 - leaders: node reduce to local rank 0 -> the M leaders exchange their node partials -> node bcast.
   Only the leaders copy and send, n bytes each.

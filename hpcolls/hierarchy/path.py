@@ -1,9 +1,9 @@
 """Small collectives of device buffers on a communicator that spans several nodes (real ones, or
 emulated with HPCOLLS_NODE_SIZE): the native kernels inside each node, bounded MPI messages between
-the nodes, and a fixed reduction order over the hierarchy (hpcolls/hierarchy.py), so that every
+the nodes, and a fixed reduction order over the hierarchy (hpcolls/hierarchy/nodes.py), so that every
 rank gets the bitwise-same result in every run.
 
-Allreduce, by one of two schemes (hpcolls/hierarchy_model.py picks by size, HPCOLLS_HIERARCHY
+Allreduce, by one of two schemes (hpcolls/hierarchy/model.py picks by size, HPCOLLS_HIERARCHY
 can force one):
 - leaders: node reduce to local rank 0 -> the leaders exchange their node partials and each
   combines them in node order -> node bcast from local rank 0;
@@ -19,20 +19,21 @@ GPU, else MPI): hpcolls/routes/native.py asks `takes` and calls `make` as part o
 
 Between the nodes the step is MPI on host memory: the node's partial is copied from the GPU into
 pinned memory, exchanged with point-to-point messages polled against HPCOLLS_TIMEOUT
-(hpcolls/group_exchange.py), combined on the host with the native kernels' own operators
+(hpcolls/hierarchy/group_exchange.py), combined on the host with the native kernels' own operators
 (hpcolls/reduction.py) in node order, and copied back. For the small messages this path carries a
 device combine after a CUDA-aware MPI or NCCL exchange would save the two copies but add a kernel
 and a synchronization; the host combine keeps the result equal to the host reference by
 construction. On a stream being captured into a CUDA graph, the copies become the graph's memcpy
-nodes and the host step a host node that every replay runs (hpcolls/host_steps.py).
+nodes and the host step a host node that every replay runs (hpcolls/hierarchy/host_steps.py).
 
 A rank that skips a call or dies: every bounded wait ends (the native kernels' own deadline,
 the polled MPI messages'), and the ranks that gave up find the missing rank by following each
-other's notices (hpcolls/missing_rank.py); each raises CollectiveTimeout naming it, and the
+other's notices (hpcolls/hierarchy/missing_rank.py); each raises CollectiveTimeout naming it, and the
 communicator is broken (later calls raise CommunicatorBroken).
 
 `HierarchicalPath` knows only integer addresses and node steps: `NativeNodeSteps` (the GPU) or
-`HostNodeSteps` (host memory, the CPU tests'), hpcolls/node_steps.py.
+`HostNodeSteps` (host memory, the CPU tests'), hpcolls/hierarchy/node_steps.py. Whether and how
+a communicator opens the path: hpcolls/hierarchy/opening.py.
 """
 import atexit
 import contextlib
@@ -40,14 +41,16 @@ import weakref
 
 import numpy as np
 
-from .. import dtypes, hierarchy_model, log, native_module
+from .. import dtypes
 from ..errors import CollectiveTimeout, CommunicatorBroken, HpcollsError
-from ..group_exchange import GroupExchange
-from ..hierarchy import node_hierarchy
-from ..host_steps import CapturedHostSteps, EagerHostSteps
-from ..missing_rank import FailureChannel, Missing
 from ..reduction import reduce_in_rank_order
 from ..staging import StagingPool
+from . import model
+from .group_exchange import GroupExchange
+from .host_steps import CapturedHostSteps, EagerHostSteps
+from .missing_rank import FailureChannel, Missing
+from .node_steps import HostNodeSteps
+from .nodes import node_hierarchy
 
 _NAMES_KEPT = 4096
 CARRIED = ("allreduce", "bcast", "reduce", "allgather")  # the collectives it carries, as routes/collectives.py names them
@@ -78,7 +81,6 @@ class HierarchicalPath:
     def on_host(cls, comm, cfg):
         """The path over `comm` with its node steps on host memory (HostNodeSteps: the model the
         CPU tests run); collective."""
-        from ..node_steps import HostNodeSteps
         nodes = node_hierarchy(comm, cfg.node_size)
         failures = FailureChannel(comm)
         steps = HostNodeSteps(nodes.intra, nodes.nodes[nodes.node_index], nodes.node_index, failures, cfg.timeout_s)
@@ -98,7 +100,7 @@ class HierarchicalPath:
         when the node steps cannot carry it (the caller takes the flat routes)."""
         k, nbytes = self.node_size, count * dtypes.ITEMSIZE[code]
         scheme = self.scheme if self.scheme in ("leaders", "slices") else \
-            hierarchy_model.choose(nbytes, count, self.nnodes, k)
+            model.choose(nbytes, count, self.nnodes, k)
         if scheme == "slices" and count % k:
             scheme = "leaders"  # the native allgather needs equal slices
         if scheme == "leaders":
@@ -121,7 +123,7 @@ class HierarchicalPath:
             if self.scheme == scheme:
                 by = f"HPCOLLS_HIERARCHY={scheme}"
             elif self.scheme == "auto":
-                by = "the latency model, hpcolls/hierarchy_model.py"
+                by = "the latency model, hpcolls/hierarchy/model.py"
             else:
                 by = f"HPCOLLS_HIERARCHY={self.scheme}, but {call.count} elements are not {self.node_size} equal slices"
             return True, f"{scheme} ({by}); {spans}"
@@ -248,7 +250,7 @@ class HierarchicalPath:
 
     def _run(self, name, stream, body):
         """Makes body(host steps) as call `self.calls + 1`, now or, on a capturing stream, into the
-        graph (hpcolls/host_steps.py); a refused capture raises before anything is enqueued."""
+        graph (hpcolls/hierarchy/host_steps.py); a refused capture raises before anything is enqueued."""
         if self.broken:
             raise CommunicatorBroken(f"hpcolls: communicator is broken ({self.broken}); create a new one")
         try:
@@ -281,7 +283,7 @@ class HierarchicalPath:
                            f"{failure!r}") from failure
 
     def _fail(self, seen):
-        """Finds the missing rank with the other ranks (hpcolls/missing_rank.py), breaks the
+        """Finds the missing rank with the other ranks (hpcolls/hierarchy/missing_rank.py), breaks the
         communicator and raises CollectiveTimeout saying who and how it is known."""
         call = seen.call if seen.call is not None else self.calls
         suspects = seen.suspects
@@ -356,79 +358,3 @@ def _release_all():
     # Local clean-up only: at exit other ranks may be gone, so nothing collective here.
     for path in list(_open_paths):
         path.release()
-
-
-# -- opening on a Communicator -------------------------------------------------------------------------
-def node_layout(comm, cfg):
-    """The NodeHierarchy of `comm` when it spans several nodes (collective, MPI only), else None."""
-    nodes = node_hierarchy(comm, cfg.node_size)
-    if len(nodes.nodes) > 1:
-        return nodes
-    nodes.free()
-    return None
-
-
-def settings_refusal(nodes, cfg):
-    """Why the settings or the node shape leave `nodes` without a hierarchical path, or None."""
-    if cfg.hierarchy == "off":
-        return "HPCOLLS_HIERARCHY=off"
-    if not nodes.equal_nodes:
-        return "nodes of unequal size (the hierarchical path needs equal nodes)"
-    if cfg.ll_mode:
-        return f"HPCOLLS_LL_MODE={cfg.ll_mode} (the diagnostic LL variants carry Allreduce only)"
-    return None
-
-
-def scheme_line(nodes, cfg):
-    """How the path picks the Allreduce scheme on `nodes` under `cfg` (for `hpcolls info`)."""
-    k = len(nodes.nodes[0])
-    if cfg.hierarchy != "auto":
-        return f"{cfg.hierarchy} (HPCOLLS_HIERARCHY)"
-    if k == 1:
-        return "leaders (one rank per node)"
-    limit = hierarchy_model.leaders_max_bytes(len(nodes.nodes), k)
-    return f"leaders up to {limit} B, slices above (the latency model, hpcolls/hierarchy_model.py)"
-
-
-def open_path(comm, cfg, nodes, device):
-    """(HierarchicalPath, why the flat native path is off) for `comm` over `nodes` (the path frees
-    them at close), or (None, why neither runs: `nodes` freed); collective, and every rank
-    reaches the same verdict."""
-    from ..peer_group import _agreed_reason, open_native
-    spans = f"ranks span {nodes.describe()}"
-    why = settings_refusal(nodes, cfg)
-    if why is None:
-        try:
-            import cupy  # noqa: F401  (its allocator holds the path's device work space)
-        except ImportError as exc:
-            why = f"cupy is not installed ({exc})"
-    why = _agreed_reason(comm, why)
-    nc = None
-    if why is None:
-        # The ranks of every node on this GPU: emulated nodes share one, and kernels sized for their
-        # own node's share of the SMs alone would take those the other nodes' kernels need.
-        sharing = _ranks_on_device(comm, device)
-        nc, why = open_native(nodes.intra, cfg, device, ranks_on_device=sharing)
-        why = _agreed_reason(comm, why and f"node {nodes.node_index}: {why}")
-    if why:
-        if nc is not None:
-            nc.release()
-        nodes.free()
-        return None, f"{spans} (CUDA IPC reaches one node only); no hierarchical path: {why}"
-    from ..node_steps import NativeNodeSteps
-    path = HierarchicalPath(comm, nodes, NativeNodeSteps(nc, nodes.nodes[nodes.node_index], nodes.node_index), cfg)
-    log.info(f"hierarchical path on: {spans}, native inside each node, MPI (staged through host memory) between "
-             f"them; Allreduce by {cfg.hierarchy if cfg.hierarchy != 'auto' else 'the latency model'}")
-    return path, f"{spans}: small calls take the hierarchical path (native inside each node, MPI between them)"
-
-
-def _ranks_on_device(comm, device):
-    """How many ranks use this rank's GPU: those of `comm`, or more (peer_group.ranks_sharing_gpu);
-    collective."""
-    from ..peer_group import ranks_sharing_gpu
-    try:
-        uuid = native_module.load().device_info(device)["uuid"]
-    except Exception:  # noqa: BLE001 - no native module or device: open_native says why
-        uuid = None
-    count = ranks_sharing_gpu(comm, uuid)
-    return count if uuid is not None else None

@@ -5,8 +5,8 @@ hanging), and its collectives do not promise a reduction order. So the hierarchy
 point-to-point messages only, posted nonblocking and polled against a deadline
 (HPCOLLS_TIMEOUT from the start of each wait): every message says who it comes from, so at the
 deadline the ranks whose messages are missing are known by name, and any combining is done by
-the caller in an order it fixes (hpcolls/routes/hierarchical.py). While it polls, a wait also
-reads the communicator's failure notices (hpcolls/missing_rank.py) and stops when one arrives for
+the caller in an order it fixes (hpcolls/hierarchy/path.py). While it polls, a wait also
+reads the communicator's failure notices (hpcolls/hierarchy/missing_rank.py) and stops when one arrives for
 its call. A wait that ends without its messages raises `Missing` naming the absent ranks; their
 receives are cancelled; sends still pending are kept, with their buffers, for the rest of the
 process (MPI may still read them; only a failed call leaves any).

@@ -4,10 +4,10 @@ ranks of one node, and the copies between the node's memory and host arrays.
 `NativeNodeSteps` runs them on the native kernels (the node's own NativeComm over CUDA IPC, opened
 by hpcolls/peer_group.py on the intra-node communicator), on the call's stream, reducing in local
 rank order; `HostNodeSteps` runs the same steps on host memory through bounded MPI messages
-(hpcolls/group_exchange.py), reducing in the same order with hpcolls.reduction: the executable
+(hpcolls/hierarchy/group_exchange.py), reducing in the same order with hpcolls.reduction: the executable
 model of the native steps, on which the hierarchy's schemes, their fixed order and their failure
 handling are tested on CPUs (tests/mpi/test_hierarchical_mpi.py). Both take integer addresses, so
-hpcolls/routes/hierarchical.py drives either without knowing which.
+the hierarchical path (hpcolls/hierarchy/path.py) drives either without knowing which.
 
 A step that gives up on a peer raises `Missing` naming it as a rank of the hierarchical
 communicator. The native kernels give up on their own (bounded polls); their time-out surfaces at
@@ -19,8 +19,8 @@ import ctypes
 
 import numpy as np
 
-from . import dtypes, native_module, reduction
-from .errors import CollectiveTimeout, HpcollsError
+from .. import dtypes, native_module, reduction
+from ..errors import CollectiveTimeout, HpcollsError
 from .group_exchange import GroupExchange
 from .missing_rank import Missing
 

@@ -16,15 +16,15 @@ the node partials, left to right in node order:
 
 where x_{n,l} is the contribution of local rank l of node n. It is not flat rank order 0..N-1 in
 general (even with nodes of consecutive ranks the parenthesization differs), but it is the same on
-every rank and in every run, whichever scheme carries the call (hpcolls/routes/hierarchical.py):
+every rank and in every run, whichever scheme carries the call (hpcolls/hierarchy/path.py):
 `reduce_in_hierarchy_order` computes it on the host with the native kernels' operators.
 """
 from dataclasses import dataclass
 
 from mpi4py import MPI
 
-from . import settings
-from .reduction import reduce_in_rank_order
+from .. import settings
+from ..reduction import reduce_in_rank_order
 
 
 @dataclass
