@@ -17,10 +17,10 @@ def _info(argv):
 def _preload(argv):
     if argv:
         return _usage_error(f"preload takes no arguments (got {' '.join(argv)})")
-    from . import pmpi_staging
-    found = pmpi_staging.path()
+    from .staging import pmpi_library
+    found = pmpi_library.path()
     if found is None:
-        sys.stderr.write(f"{PROG} preload: {pmpi_staging.LIBRARY} is not built; rebuild hpcolls "
+        sys.stderr.write(f"{PROG} preload: {pmpi_library.LIBRARY} is not built; rebuild hpcolls "
                          "(pip install -e . or bash jobs/local/setup.sh)\n")
         return 1
     print(found)

@@ -3,8 +3,8 @@ import os
 import platform
 import socket
 
-from . import __version__, config, hierarchy, native_module, pmpi_staging, settings
-from .mpi_support import cuda_aware, library_version
+from . import __version__, config, hierarchy, native_module, settings
+from .staging import cuda_aware, pmpi_library
 
 
 def _version(module):
@@ -100,9 +100,9 @@ def report():
         f"mpi4py {_version('mpi4py')}, cupy {_version('cupy')})",
         f"CUDA: {_cuda_line()}",
         f"NCCL: {_nccl_version()}",
-        f"MPI: {library_version()}",
+        f"MPI: {MPI.Get_library_version().strip().splitlines()[0]}",
         f"MPI CUDA-aware: {'yes' if aware else 'no'} ({how})",
-        f"PMPI staging library (mpi4py's Message, Datatype.Pack*, Op.Reduce_local): {pmpi_staging.status_line()}",
+        f"PMPI staging library (mpi4py's Message, Datatype.Pack*, Op.Reduce_local): {pmpi_library.status_line()}",
         f"Allreduce on cupy arrays reads the current stream by: {_stream_reader()}",
         "GPUs visible:",
         *[f"  {g}" for g in _gpus()],

@@ -1,7 +1,7 @@
 """Every HPCOLLS_* environment setting, in one registry: name, parser, default and meaning.
 
-config.py, log.py, mpi_support.py, binding.py, `python -m hpcolls info` and README's table all
-read the settings through `get`; no other module reads HPCOLLS_* from os.environ. A value is
+config.py, log.py, staging/pmpi_library.py, binding.py, `python -m hpcolls info` and README's table
+all read the settings through `get`; no other module reads HPCOLLS_* from os.environ. A value is
 parsed when it is read, so a bad one raises (or, for HPCOLLS_DEBUG, warns) naming the variable.
 """
 import contextlib

@@ -96,8 +96,7 @@ def main(argv=None):
         return 2
     os.environ["HPCOLLS_MPI_CUDA_AWARE"] = "0"  # the tool's own process: the route under test
     from . import wrap
-    from .mpi_support import cuda_aware
-    from .staging import StagingPool
+    from .staging import StagingPool, cuda_aware
     cuda_aware.cache_clear()
     comms = {}
     for kind in ("pinned", "pageable"):

@@ -14,8 +14,8 @@
 """
 from mpi4py import MPI
 
-from .. import buffers, hierarchy, log, pmpi_staging, validation
-from ..mpi_support import cuda_aware
+from .. import buffers, hierarchy, log, validation
+from ..staging import cuda_aware, pmpi_library
 from ..streams import stream_ptr
 from ..methods import MESSAGE_METHODS, METHODS
 from . import host, mpi_direct, mpi_staged, native
@@ -45,7 +45,7 @@ def call(comm, method, target, args, kwargs, stream, validate=True):
     if not device and not unused:
         return host.call(method, base, target, args, kwargs)
     stream = stream_ptr(stream)
-    pmpi_staging.warn_if_needed(cuda_aware)
+    pmpi_library.warn_if_needed()
     if target is comm and method.name in native.COLLECTIVES and native.call(comm, method, args, kwargs, stream):
         return None
     aware, how = cuda_aware()
@@ -100,7 +100,7 @@ def route_table():
 
 
 # mpi4py's own calls that no communicator method sees, staged where MPI is not CUDA-aware by the
-# PMPI staging library when it is preloaded (hpcolls/pmpi_staging.py; without it they crash there).
+# PMPI staging library when it is preloaded (hpcolls/staging/pmpi_library.py; without it they crash there).
 _BY_LIBRARY = "PMPI staging library (LD_PRELOAD): staged through host memory"
 PMPI_STAGED = {
     "Message.Recv": f"{_BY_LIBRARY}, copied back as it returns",

@@ -1,6 +1,6 @@
 // Is the loaded MPI library CUDA-aware? The one implementation of hpcolls' rule: Python's
-// hpcolls.mpi_support asks this library through hpcolls_mpi_cuda_aware, and the staging entry
-// points ask it once, at their first buffer.
+// hpcolls.staging.pmpi_library asks this library through hpcolls_mpi_cuda_aware, and the staging
+// entry points ask it once, at their first buffer.
 #pragma once
 
 #include <cstddef>

@@ -258,7 +258,7 @@ def test_roles_follow_the_root():
 
 
 def test_staging_pool_reuses_its_blocks(monkeypatch):
-    from hpcolls import staging
+    from hpcolls.staging import pool as staging
     made = []
 
     def alloc(n):

@@ -93,8 +93,7 @@ def test_info_says_whether_the_library_is_active():
 
 
 def test_cuda_awareness_is_the_library_rule_and_honours_the_override(monkeypatch):
-    from hpcolls import pmpi_staging
-    from hpcolls.mpi_support import cuda_aware
+    from hpcolls.staging import cuda_aware, pmpi_library
     for text, expected in (("0", False), ("1", True)):
         monkeypatch.setenv("HPCOLLS_MPI_CUDA_AWARE", text)
         cuda_aware.cache_clear()
@@ -102,5 +101,5 @@ def test_cuda_awareness_is_the_library_rule_and_honours_the_override(monkeypatch
     monkeypatch.delenv("HPCOLLS_MPI_CUDA_AWARE")
     cuda_aware.cache_clear()
     aware, how = cuda_aware()
-    assert (aware, how) == pmpi_staging.cuda_aware_rule(None)
+    assert (aware, how) == pmpi_library.cuda_aware_rule(None)
     cuda_aware.cache_clear()

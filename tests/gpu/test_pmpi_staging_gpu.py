@@ -9,8 +9,7 @@ import pytest
 from mpi4py import MPI
 
 from gpu_required import cupy_with_a_gpu
-from hpcolls import pmpi_staging
-from hpcolls.mpi_support import cuda_aware
+from hpcolls.staging import cuda_aware, pmpi_library
 from pmpi_staging_calls import CupyBuffers, HostBuffers, records  # tests/pmpi_staging_calls.py
 
 cupy = cupy_with_a_gpu()
@@ -22,14 +21,14 @@ def preloaded():
     """The library is in front of MPI here; else, on an MPI that is not CUDA-aware, the calls
     would hand device pointers to MPI and crash the rank: fail and say how to run it instead."""
     aware, how = cuda_aware()
-    if not pmpi_staging.active() and not aware:
+    if not pmpi_library.active() and not aware:
         pytest.fail(f"MPI is not CUDA-aware ({how}) and the PMPI staging library is not preloaded: run with "
-                    f"{pmpi_staging.HOW_TO_PRELOAD}")
+                    f"{pmpi_library.HOW_TO_PRELOAD}")
     return aware
 
 
 def test_library_is_preloaded_where_mpi_is_not_cuda_aware(preloaded):
-    assert preloaded or pmpi_staging.active()
+    assert preloaded or pmpi_library.active()
 
 
 def test_mpi4py_calls_on_cupy_arrays_match_host_arrays_bitwise(gpu, preloaded):

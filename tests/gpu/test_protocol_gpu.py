@@ -10,7 +10,7 @@ from mpi4py import MPI
 
 import hpcolls
 from buffer_calls import buffer_calls, copy_call  # tests/buffer_calls.py
-from hpcolls.mpi_support import cuda_aware
+from hpcolls.staging import cuda_aware
 from hpcolls.routes.native import route_of
 
 cupy = pytest.importorskip("cupy")

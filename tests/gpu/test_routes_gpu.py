@@ -14,7 +14,7 @@ import hpcolls
 from buffer_calls import COMPLETIONS, buffer_calls, complete, copy_call  # tests/buffer_calls.py
 from hpcolls import methods, routes
 from hpcolls.errors import InvalidBufferError
-from hpcolls.mpi_support import cuda_aware
+from hpcolls.staging import cuda_aware
 
 cupy = pytest.importorskip("cupy")
 WORLD = MPI.COMM_WORLD

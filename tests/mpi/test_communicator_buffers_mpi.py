@@ -17,7 +17,7 @@ from mpi4py import MPI
 import hpcolls
 from buffer_calls import buffer_calls, copy_call
 from hpcolls import buffers
-from hpcolls.mpi_support import cuda_aware
+from hpcolls.staging import cuda_aware
 
 WORLD = MPI.COMM_WORLD
 CALLS = list(buffer_calls(WORLD.rank, WORLD.size, 0))

@@ -234,7 +234,7 @@ def pretend_device(monkeypatch):
 
     import hpcolls
     from hpcolls import buffers
-    from hpcolls.mpi_support import cuda_aware
+    from hpcolls.staging import cuda_aware
     from pretend_device import PretendDevice
     native = types.SimpleNamespace(stream_is_capturing=lambda s: False, stream_synchronize=lambda s: None,
                                    memcpy=lambda dst, src, n, s: ctypes.memmove(dst, src, n),

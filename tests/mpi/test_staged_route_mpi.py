@@ -16,7 +16,7 @@ import hpcolls
 from buffer_calls import COMPLETIONS, buffer_calls, complete, copy_call
 from hpcolls import buffers, routes
 from hpcolls.errors import InvalidBufferError
-from hpcolls.mpi_support import cuda_aware
+from hpcolls.staging import cuda_aware
 from pretend_device import PretendDevice
 
 

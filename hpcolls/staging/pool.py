@@ -10,7 +10,7 @@ pinned allocator this uses.
 """
 import numpy as np
 
-from . import log
+from .. import log
 
 _SMALLEST = 256
 

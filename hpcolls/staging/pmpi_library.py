@@ -1,5 +1,5 @@
 """hpcolls' PMPI staging library (native/pmpi_staging): where it is, whether it is active here, and
-the CUDA-awareness rule it holds.
+the CUDA-awareness rule it holds, by which the routes too decide whether to stage.
 
 mpi4py's own classes other than the communicators hand buffers to MPI without a communicator
 method seeing the call: `MPI.Message.Recv`/`Irecv` (`MPI_Mrecv`/`MPI_Imrecv`),
@@ -13,7 +13,7 @@ import ctypes
 import functools
 import os
 
-from . import log, native_module
+from .. import log, native_module, settings
 
 LIBRARY = "libhpcolls_pmpi_staging.so"
 MARKER = "hpcolls_pmpi_staging_active"
@@ -22,8 +22,8 @@ HOW_TO_PRELOAD = "LD_PRELOAD=$(python -m hpcolls preload)"
 
 def path():
     """The library's file: beside the compiled module hpcolls._native (where the build installs
-    both), else in the package directory; None when it was not built."""
-    places = [native_module.directory(), os.path.dirname(os.path.abspath(__file__))]
+    both), else in the package directory (hpcolls/); None when it was not built."""
+    places = [native_module.directory(), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
     for place in filter(None, places):
         candidate = os.path.join(place, LIBRARY)
         if os.path.isfile(candidate):
@@ -64,6 +64,20 @@ def cuda_aware_rule(override):
     return bool(aware), how.value.decode()
 
 
+@functools.lru_cache(maxsize=1)
+def cuda_aware():
+    """(bool, how it was decided) for the MPI library in this process: whether device buffers can
+    go to MPI as they are. Detected, never assumed, by the library's rule (cuda_aware_rule), so that
+    its entry points and the routes decide alike.
+
+    Order: HPCOLLS_MPI_CUDA_AWARE=0/1 overrides; else Open MPI's and MPICH's run-time query
+    MPIX_Query_cuda_support() looked up in the MPI library this process already loaded (mpi4py
+    opens it privately, so it is found among the loaded objects); else Cray MPICH's
+    MPICH_GPU_SUPPORT_ENABLED. Anything else counts as not CUDA-aware: device buffers are then
+    staged through host memory."""
+    return cuda_aware_rule(settings.get("HPCOLLS_MPI_CUDA_AWARE"))
+
+
 def status_line():
     """`python -m hpcolls info`'s line about the library in this process."""
     found = path()
@@ -78,10 +92,9 @@ def status_line():
 _warned = False
 
 
-def warn_if_needed(cuda_aware):
-    """At a process's first device-buffer call (cuda_aware: hpcolls.mpi_support.cuda_aware), once:
-    where MPI is not CUDA-aware and the library is not preloaded, say what will not be staged and
-    how to fix it."""
+def warn_if_needed():
+    """At a process's first device-buffer call, once: where MPI is not CUDA-aware and the library is
+    not preloaded, say what will not be staged and how to fix it."""
     global _warned
     if _warned:
         return
