@@ -3,20 +3,32 @@ wrapped communicator's handle, as mpi4py.util.pkl5's communicators do) whose buf
 the fastest correct route for the buffers they are given. Existing code changes one line:
 `comm = hpcolls.wrap(MPI.COMM_WORLD)`.
 
-This module is the mpi4py surface only: which methods exist and what they return. Where a call
-goes is hpcolls.routes' (the routes, one module each); which parameters of which method are
+This module is the communicator's surface: which methods exist and what they return, mpi4py's
+and hpcolls' own (close, synchronize, check, native_path, native_comm), and the native entries
+that shadow the common calls. Where a call goes is hpcolls.routes' (the routes, one module each),
+which see the communicator through three public members: `config`, `staging_pool` and
+`device_paths(device, stream)` (hpcolls/device_paths.py). Which parameters of which method are
 buffers is hpcolls.methods' table, from which every buffer method here is made.
 """
 import atexit
 import inspect
+import types
 import weakref
 
 from mpi4py import MPI
 
-from . import log, methods, routes
+from . import dtypes, log, methods, native_module, routes
+from .capture import refuse_capture
 from .config import Config
-from .native_path import NativePath
+from .device_paths import DevicePaths
+from .errors import InvalidBufferError
 from .staging import StagingPool
+
+try:  # cupy is optional; the native entries read its arrays
+    import cupy as _cupy
+    _CUPY_NDARRAY = _cupy.ndarray
+except ImportError:
+    _CUPY_NDARRAY = None
 
 _live = weakref.WeakValueDictionary()  # id -> communicator (mpi4py's communicators are not hashable)
 # (name, overrides) -> the first live wrapper of that predefined communicator: what unpickling
@@ -76,7 +88,7 @@ _MAKERS = ("Dup", "Dup_with_info", "Idup", "Idup_with_info", "Clone", "Create", 
            "Split_type", "Create_cart", "Create_graph", "Create_dist_graph", "Create_dist_graph_adjacent")
 
 
-class Communicator(NativePath, MPI.Intracomm):
+class Communicator(MPI.Intracomm):
     """Drop-in for an mpi4py intracommunicator: it is one (isinstance, MPI.Comm.Compare, MPI.Win,
     MPI.File, pkl5, ... accept it), sharing the wrapped communicator's handle.
 
@@ -100,7 +112,7 @@ class Communicator(NativePath, MPI.Intracomm):
         self._overrides = overrides
         self._config = None
         self._staging_pool = None
-        self._init_native()
+        self._paths = DevicePaths()
         _live[id(self)] = self
         name = _predefined_name(self) if type(self) is Communicator else None
         if name is not None:
@@ -117,23 +129,43 @@ class Communicator(NativePath, MPI.Intracomm):
             self._mpi = plain.__new__(plain, self)
         return self._mpi
 
+    # -- what the routes read (hpcolls.routes) --------------------------------------------------
     @property
-    def _cfg(self):
+    def config(self):
+        """This communicator's settings (hpcolls.config.Config): the environment's, read at its
+        first use, with the keyword arguments it was made with over them."""
         if self._config is None:
             self._config = Config.from_env(MPI.Comm.Get_size(self), *self._overrides)
         return self._config
 
     @property
-    def _staging(self):
+    def staging_pool(self):
+        """The host memory device buffers are staged through on an MPI that is not CUDA-aware
+        (hpcolls.staging.StagingPool, of the kind HPCOLLS_STAGING names), made at first use."""
         if self._staging_pool is None:
-            self._staging_pool = StagingPool(self._cfg.staging)
+            self._staging_pool = StagingPool(self.config.staging)
         return self._staging_pool
+
+    def device_paths(self, device, stream):
+        """The DevicePaths (hpcolls/device_paths.py) of a call on device buffers of GPU `device` on
+        `stream`: opened at the first such call (collective: every rank makes it at the same
+        call), refusing a capturing stream; later, checked to be that GPU's."""
+        paths = self._paths
+        if paths.device is None:
+            refuse_capture(
+                stream, "a communicator's first collective on device buffers (it sets up peer memory: "
+                "collective, with device synchronization)", "make one such call with it before capturing",
+                comm=self.mpi)
+            self._open_paths(device)
+        elif device != paths.device:
+            raise InvalidBufferError(f"hpcolls: buffer is on GPU {device}, this communicator on GPU {paths.device}")
+        return paths
 
     def __repr__(self):
         if self == MPI.COMM_NULL:
             return f"<hpcolls.{type(self).__name__} COMM_NULL>"
         return (f"<hpcolls.{type(self).__name__} rank {self.Get_rank()}/{self.Get_size()} "
-                f"algo={self._overrides[0] or self._cfg.algo}>")
+                f"algo={self._overrides[0] or self.config.algo}>")
 
     def __reduce__(self):
         """Pickling as mpi4py's: a wrapper of COMM_WORLD or COMM_SELF unpickles to the live
@@ -159,6 +191,76 @@ class Communicator(NativePath, MPI.Intracomm):
         algo, timeout, validate = self._overrides
         return kind(made, algo=algo, timeout=timeout, validate=validate)
 
+    # -- hpcolls' own: the device paths -----------------------------------------------------------
+    def _open_paths(self, device):
+        self._paths.open(self.mpi, self.config, device)
+        # The fast path skips validation and the once-per-decision INFO log, so it stays off
+        # when either is asked for, and for algos that never use the native kernels. It launches
+        # on the flat native path only: a communicator over several nodes, which has none, never
+        # gets it, so nothing bypasses the hierarchical path.
+        if self._paths.native is not None and not self.config.validate and log.level < 2:
+            self._install_fast()
+
+    def _install_fast(self, full=None):
+        """Shadows each collective method the native kernels carry with native code for its common
+        call (fast_entry.cpp: the host time of a call is a budget: docs/ARCHITECTURE.md, "Targets
+        and floors"); that code hands every other call to `full[name]`, by default the method. A
+        method a subclass of hpcolls.Communicator defines itself keeps its definition. Needs cupy's
+        plain `_c_contiguous` attribute (cupy 13, 14)."""
+        if _CUPY_NDARRAY is None or not hasattr(_CUPY_NDARRAY, "_c_contiguous"):
+            return
+        native = native_module.load()
+        full = full or {}
+        for name in native.FAST_ENTRIES:
+            method = getattr(type(self), name)
+            if getattr(method, "__module__", None) != "hpcolls.communicator":
+                continue  # the user's own method (a subclass's), which the entry must not bypass
+            setattr(self, name, native.make_fast_entry(
+                name, self._paths.native, full.get(name, types.MethodType(method, self)), _CUPY_NDARRAY,
+                MPI.IN_PLACE, dtypes.mpi_ops_by_code(), dtypes.numpy_code_pairs(), self._paths.device))
+
+    def _release_native(self):
+        """Frees the native communicator, and the native entries that launch on it."""
+        self._paths.release_native()
+        for name in native_module.load().FAST_ENTRIES:
+            self.__dict__.pop(name, None)
+
+    def close(self):
+        """Releases scratch, peer mappings and NCCL (collective; the MPI communicator stays)."""
+        if self._paths.native is not None:
+            self._paths.native.synchronize()
+            MPI.Comm.Barrier(self)  # no peer may still be storing into our scratch
+            self._release_native()
+        self._paths.close()
+
+    def synchronize(self):
+        """Waits for this communicator's last stream and raises if a collective timed out."""
+        self._paths.synchronize()
+
+    def check(self):
+        """Raises CollectiveTimeout if an earlier collective timed out (no device wait)."""
+        self._paths.check()
+
+    @property
+    def native_path(self):
+        """'on', or why the native path is off (None before the first device-buffer call); over
+        several nodes, whether the hierarchical path took its place and why."""
+        return "on" if self._paths.native is not None else self._paths.off
+
+    def native_comm(self, device):
+        """The hpcolls._native.NativeComm carrying this communicator's device-buffer collectives
+        on GPU ``device`` (collective the first time: it opens the native path), or None when
+        that path is off (``native_path`` says why). For native code that issues its own
+        collectives, such as the solver's tridiagonalization loop. None over several nodes: no
+        NativeComm spans them (the communicator's own methods take the hierarchical path)."""
+        paths = self._paths
+        if paths.device is None:
+            self._open_paths(device)
+        elif device != paths.device:
+            raise InvalidBufferError(f"hpcolls: GPU {device} requested, this communicator is on GPU {paths.device}")
+        return paths.native
+
+    # -- mpi4py's methods that hpcolls changes ------------------------------------------------------
     def Free(self):
         """Releases hpcolls' resources (collective), then frees the MPI communicator."""
         self.close()
@@ -233,5 +335,5 @@ def wrap(comm=None, **kwargs):
 def _release_all():
     # Local clean-up only: at exit other ranks may be gone, so nothing collective here.
     for c in list(_live.values()):
-        if c._native is not None:
+        if c._paths.native is not None:
             c._release_native()

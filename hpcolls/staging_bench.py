@@ -95,19 +95,20 @@ def main(argv=None):
         print("staging_bench: needs cupy and a GPU", file=sys.stderr)
         return 2
     os.environ["HPCOLLS_MPI_CUDA_AWARE"] = "0"  # the tool's own process: the route under test
-    from . import wrap
-    from .staging import StagingPool, cuda_aware
+    from . import settings, wrap
+    from .staging import cuda_aware
     cuda_aware.cache_clear()
     comms = {}
     for kind in ("pinned", "pageable"):
-        c = wrap(MPI.COMM_WORLD, algo="mpi")
-        c._staging_pool = StagingPool(kind)
-        comms[kind] = c
+        with settings.overridden({"HPCOLLS_STAGING": kind}):
+            comms[kind] = wrap(MPI.COMM_WORLD, algo="mpi")
+            comms[kind].staging_pool  # noqa: B018 - made now, of the kind HPCOLLS_STAGING names here
     world = MPI.COMM_WORLD
     stream = cp.cuda.get_current_stream()
     if world.Get_rank() == 0:
         print(f"# staged MPI route, {world.Get_size()} ranks, {MPI.Get_library_version().splitlines()[0]}")
-        print(f"# staging: pinned = {comms['pinned']._staging.kind} (reused per communicator), pageable = fresh per call")
+        print(f"# staging: pinned = {comms['pinned'].staging_pool.kind} (reused per communicator), "
+              "pageable = fresh per call")
         print(f"# {'bytes':>8}  {'call':<20} {'pinned µs':>10} {'pageable µs':>12} {'pageable/pinned':>16}")
     wrong = 0
     for nbytes in sizes(args):

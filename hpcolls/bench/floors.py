@@ -57,6 +57,7 @@ def host_overhead(args, cupy):
     elementwise = cupy.ElementwiseKernel("", "float64 y", "y = y;", "hpcolls_bench_noop")
     c = communicator("oneshot")
     c.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)  # opens the native path
+    nc = c.native_comm(x.data.device_id)
     if "Allreduce" not in vars(c):
         print("# note: the native Allreduce entry is not installed (HPCOLLS_VALIDATE or HPCOLLS_LOG>=2): "
               f"the '{HPCOLLS_CALL}' row times the Python method")
@@ -69,12 +70,12 @@ def host_overhead(args, cupy):
                 lambda: c.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM, stream=user_stream),
             "hpcolls Allreduce, full Python method (calls the native entry hands on)":
                 lambda: type(c).Allreduce(c, MPI.IN_PLACE, x, op=MPI.SUM),
-            "hpcolls native call alone (integer arguments)": lambda: c._native.allreduce(*native_args),
+            "hpcolls native call alone (integer arguments)": lambda: nc.allreduce(*native_args),
             "the same on a non-blocking stream of the caller's (orders calls by an event)":
-                lambda: c._native.allreduce(*native_args[:-1], user_stream.ptr),
+                lambda: nc.allreduce(*native_args[:-1], user_stream.ptr),
             "the same alternating two streams of the caller's (each call also waits for the last)":
-                lambda: c._native.allreduce(*native_args[:-1], next(alternating)),
-            "pybind11 floor: native method, no CUDA call (select)": lambda: c._native.select(8),
+                lambda: nc.allreduce(*native_args[:-1], next(alternating)),
+            "pybind11 floor: native method, no CUDA call (select)": lambda: nc.select(8),
             "cupy ElementwiseKernel launch": lambda: elementwise(x)}
     y, blocks, ones = cupy.zeros(1), cupy.zeros(comm.size), [1] * comm.size
     entries = {"hpcolls Bcast, 8 B": lambda: c.Bcast(x, 0),

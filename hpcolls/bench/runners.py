@@ -35,7 +35,7 @@ def communicator(algo, dependent_launch=None, env=None):
     if key not in COMMS:
         with settings.overridden(env):
             COMMS[key] = hpcolls.Communicator(MPI.COMM_WORLD, algo=algo)
-            COMMS[key]._cfg  # noqa: B018 - reads the settings now, while `env` holds
+            COMMS[key].config  # noqa: B018 - reads the settings now, while `env` holds
     return COMMS[key]
 
 

@@ -38,7 +38,7 @@ def call(comm, method, target, args, kwargs, stream, validate=True):
     """mpi4py's `method` of `target` (the communicator, or a Message of it) on these arguments,
     through the route their buffers need. `comm` is the hpcolls communicator (its settings and
     staging pool); `stream` is the call's `stream=` argument, read only for device buffers."""
-    if validate and method.collective and comm._cfg.validate:
+    if validate and method.collective and comm.config.validate:
         validation.check(comm, method, args, kwargs)
     base = getattr(method.owner, method.name)
     device, unused = device_arguments(method, args, kwargs, MPI.Comm.Get_rank(comm))
@@ -53,8 +53,8 @@ def call(comm, method, target, args, kwargs, stream, validate=True):
         log.info_once((method.name, "direct"), f"{method.name} on device buffers: MPI directly, after the stream ({how})")
         return mpi_direct.call(method, base, target, args, kwargs, stream)
     log.info_once((method.name, "staged"), f"{method.name} on device buffers: MPI, staged through "
-                  f"{comm._staging.kind} host memory ({how})")
-    return mpi_staged.call(comm._staging, method, base, target, args, kwargs, device, unused, stream)
+                  f"{comm.staging_pool.kind} host memory ({how})")
+    return mpi_staged.call(comm.staging_pool, method, base, target, args, kwargs, device, unused, stream)
 
 
 def _staged(method):

@@ -62,14 +62,15 @@ def past_native(plan, itemsize, algo, native_off, nccl, refusal=None):
     return Choice("mpi", f"{native_why}; {why}", 0)
 
 
-def choice(comm, collective, call, stream):
-    """The Choice for `call` (a DeviceCall of `collective`) on communicator `comm`: "hierarchical"
-    (why: the scheme) where the ranks span nodes and that path takes it, "native" (why: the
-    kernel) where the kernels take it whole, else past_native's. Collective where it sets NCCL up."""
-    nc = comm._native
+def choice(paths, collective, call, stream):
+    """The Choice for `call` (a DeviceCall of `collective`) on a communicator's open DevicePaths
+    (hpcolls/device_paths.py): "hierarchical" (why: the scheme) where the ranks span nodes and that
+    path takes it, "native" (why: the kernel) where the kernels take it whole, else past_native's.
+    Collective where it sets NCCL up."""
+    nc = paths.native
     refusal = collective.refusal(call)
-    if comm._hier is not None:
-        takes, how = comm._hier.takes(collective, call)
+    if paths.hierarchy is not None:
+        takes, how = paths.hierarchy.takes(collective, call)
         if takes:
             return Choice("hierarchical", how, call.nbytes)
         refusal = refusal or how
@@ -79,8 +80,8 @@ def choice(comm, collective, call, stream):
         if p["pieces"] == 1 and refusal is None:
             return Choice("native", p["kernel"], call.nbytes)
         plan = (p["pieces"], p["piece_bytes"])
-    return past_native(plan, dtypes.ITEMSIZE[call.code], comm._cfg.algo, comm._native_off,
-                       lambda: comm._nccl_takes(collective, call, stream), refusal)
+    return past_native(plan, dtypes.ITEMSIZE[call.code], paths.config.algo, paths.off,
+                       lambda: paths.nccl_path(stream).takes(collective, call), refusal)
 
 
 def route_of(comm, name, *args, stream=0, **kwargs):
@@ -91,8 +92,7 @@ def route_of(comm, name, *args, stream=0, **kwargs):
     found = collective.read(comm, METHODS[name], args, kwargs)
     if isinstance(found, str):
         return Choice("mpi", found, 0)
-    comm._use_device(found.device, stream)
-    return choice(comm, collective, found, stream)
+    return choice(comm.device_paths(found.device, stream), collective, found, stream)
 
 
 def call(comm, method, args, kwargs, stream):
@@ -105,17 +105,17 @@ def call(comm, method, args, kwargs, stream):
         log.info_once((method.name, "mpi", found), f"{method.name} on device buffers: MPI ({found})")
         return False
     c = found
-    comm._use_device(c.device, stream)  # the first device call opens the native path (collective)
-    nc = comm._native
+    paths = comm.device_paths(c.device, stream)  # the first device call opens them (collective)
+    nc = paths.native
     if nc is not None and collective.refusal(c) is None and collective.launch(nc, c, stream):
         if log.level >= 2:
-            _log(method, c, choice(comm, collective, c, stream))
+            _log(method, c, choice(paths, collective, c, stream))
         return True
-    chosen = choice(comm, collective, c, stream)
+    chosen = choice(paths, collective, c, stream)
     if chosen.route == "hierarchical":
-        comm._hier.make(collective, c, stream)
+        paths.hierarchy.make(collective, c, stream)
     elif chosen.route == "nccl":
-        collective.nccl(comm._nccl, c, stream)
+        collective.nccl(paths.nccl, c, stream)
     elif chosen.route == "pieces":
         collective.in_pieces(nc, c, chosen.piece_bytes, stream)
     elif collective.reduces and c.code in (dtypes.F16, dtypes.BF16):

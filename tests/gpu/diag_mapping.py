@@ -22,7 +22,7 @@ def peek_scratch(nc, rank, offset):
 
 
 for k, c in enumerate(comms):
-    nc = c._native
+    nc = c._paths.native
     poke_scratch(nc, W.rank, 0, 1000 * (k + 1) + W.rank)           # own scratch, offset 0
     W.Barrier()
     seen = [peek_scratch(nc, r, 0) for r in range(W.size)]

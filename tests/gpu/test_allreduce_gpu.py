@@ -90,17 +90,17 @@ def test_which_one_shot_kernel(gpu, monkeypatch, seed):
     comm = hpcolls.Communicator(WORLD, algo="oneshot")
     try:
         comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
-        limit = comm._native.small_oneshot_max_bytes
-        assert limit == (comm._native.max_blocks * _native.SMALL_ONESHOT_BLOCK_BYTES if compiled else 0)
+        limit = comm._paths.native.small_oneshot_max_bytes
+        assert limit == (comm._paths.native.max_blocks * _native.SMALL_ONESHOT_BLOCK_BYTES if compiled else 0)
         small = SMALL_KERNEL if compiled else GENERAL_KERNEL
         sizes = (1, 8, 1000, 4096, 4097, max(limit, 8), max(limit, 8) + 1)
-        assert [comm._native.kernel(n) for n in sizes] == [small] * 6 + [GENERAL_KERNEL]
+        assert [comm._paths.native.kernel(n) for n in sizes] == [small] * 6 + [GENERAL_KERNEL]
         edges = (limit // 8 - 1, limit // 8, limit // 8 + 1) if compiled else ()
         for count in (511, 512, 513, 514, 1537) + edges:  # float64: 4088 .. 4112 bytes, 3 blocks and a bit, the limit
             for inplace in (False, True):
                 got = run_case(comm, dtypes.F64, dtypes.SUM, count, seed, inplace)
                 assert_bitwise(got, reference(dtypes.F64, dtypes.SUM, count, seed, WORLD.size),
-                               f"count={count} inplace={inplace} ({comm._native.kernel(8 * count)})")
+                               f"count={count} inplace={inplace} ({comm._paths.native.kernel(8 * count)})")
     finally:
         comm.close()
     forced_settings = (("HPCOLLS_THREADS_PER_BLOCK", "64"),) + ((("HPCOLLS_LL_MODE", "1"),) if not diagnostics_missing() else ())
@@ -110,7 +110,7 @@ def test_which_one_shot_kernel(gpu, monkeypatch, seed):
             forced = hpcolls.Communicator(WORLD, algo="oneshot")
             try:
                 forced.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
-                assert forced._native.kernel(8) == GENERAL_KERNEL, f"{name}={value}"
+                assert forced._paths.native.kernel(8) == GENERAL_KERNEL, f"{name}={value}"
             finally:
                 forced.close()
 
@@ -160,7 +160,7 @@ def test_dependent_launch(gpu, monkeypatch, seed):
         comm = hpcolls.Communicator(WORLD, algo="oneshot")
         try:
             comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
-            assert comm._native.dependent_launch == want, what
+            assert comm._paths.native.dependent_launch == want, what
         finally:
             comm.close()
 
@@ -186,7 +186,7 @@ def test_large_sizes_every_path(comms, seed, code, nbytes):
     for algo, comm in comms.items():
         got = run_case(comm, code, dtypes.SUM, count, seed, inplace=False)
         what = f"{algo} {nbytes} B"
-        if comm._native.select(count * dtypes.ITEMSIZE[code]) >= 0:
+        if comm._paths.native.select(count * dtypes.ITEMSIZE[code]) >= 0:
             assert_bitwise(got, want, what + " (native: rank order)")
         else:
             route, why, _ = route_of(comm, "Allreduce", MPI.IN_PLACE, cupy.empty(count, dtypes.numpy_dtype(code)))
@@ -208,10 +208,10 @@ def test_past_the_native_limit_in_pieces(comms, seed, inplace):
     size, the last one shorter: rank order, bitwise, for 2-, 8- and 16-byte elements, ops other
     than SUM, and a view that is not 16-byte aligned."""
     for algo, comm in comms.items():
-        largest = comm._native.largest_message()
+        largest = comm._paths.native.largest_message()
         assert largest > 0 and largest % 16 == 0, largest
-        assert comm._native.select(largest) >= 0, f"{algo}: the largest message is not taken"
-        assert comm._native.select(largest + 16) < 0, f"{algo}: a larger message is taken too"
+        assert comm._paths.native.select(largest) >= 0, f"{algo}: the largest message is not taken"
+        assert comm._paths.native.select(largest + 16) < 0, f"{algo}: a larger message is taken too"
         for code, op, offset in ((dtypes.C128, dtypes.SUM, 0), (dtypes.F64, dtypes.MAX, 1),
                                  (dtypes.F16, dtypes.PROD, 3)):
             itemsize = dtypes.ITEMSIZE[code]
@@ -327,7 +327,7 @@ def test_ops_a_type_does_not_take_raise(comms):
     """A (type, op) pair MPI does not define (BAND on floating point, SUM on bool, MIN on complex)
     is refused by the native layer with an error naming both, and launches nothing."""
     x = cupy.zeros(4, dtype=cupy.float64)
-    nc = comms["oneshot"]._native
+    nc = comms["oneshot"]._paths.native
     for code, op in ((dtypes.F64, dtypes.BAND), (dtypes.F16, dtypes.LAND), (dtypes.BOOL, dtypes.SUM),
                      (dtypes.BOOL, dtypes.BAND), (dtypes.C128, dtypes.MIN)):
         before = nc.host_epoch

@@ -63,7 +63,7 @@ def kernel_comm(gpu, request):
         c.Reduce(cupy.zeros(1), cupy.zeros(1), op=MPI.SUM, root=0)  # opens the native path under the settings
     small = request.param == "small-message kernel" and N in _native.SMALL_ONESHOT_RANKS
     for name in ("bcast", "reduce", "reduce_scatter", "allgather"):
-        kernel = c._native.plan(8, dtypes.F64, dtypes.SUM, NATIVE_ORDER.index(name))["kernel"]
+        kernel = c._paths.native.plan(8, dtypes.F64, dtypes.SUM, NATIVE_ORDER.index(name))["kernel"]
         assert kernel == (SMALL_KERNEL if small else "one-shot"), (request.param, name, kernel)
     yield c
     c.close()
@@ -198,7 +198,7 @@ def test_both_sides_of_the_native_limit(comm, seed, name):
     native whole, then past it pieces (or NCCL where every rank has its own GPU); bitwise."""
     collective = {"Bcast": "bcast", "Reduce": "reduce", "Allgather": "allgather",
                   "Reduce_scatter_block": "reduce_scatter"}[name]
-    largest = comm._native.plan(1 << 40, dtypes.F64, dtypes.SUM, NATIVE_ORDER.index(collective))["piece_bytes"]
+    largest = comm._paths.native.plan(1 << 40, dtypes.F64, dtypes.SUM, NATIVE_ORDER.index(collective))["piece_bytes"]
     assert largest > 0 and largest % 16 == 0, largest
     for count in (largest // 8 - 1, largest // 8, largest // 8 + 1):
         x = cupy.zeros(count * (N if name == "Reduce_scatter_block" else 1))
@@ -222,7 +222,7 @@ def test_both_sides_of_the_native_limit(comm, seed, name):
 def test_native_calls_decline_what_they_cannot_take_whole(comm):
     """The native object itself: past its limit a call returns -1 having launched nothing (the
     route then cuts it into pieces); what cannot be is refused with an error naming it."""
-    nc = comm._native
+    nc = comm._paths.native
     x = cupy.zeros(1 << 22, dtype=cupy.uint8)
     before = nc.host_epoch
     if N > 1:  # alone, a Bcast moves nothing, whatever its size

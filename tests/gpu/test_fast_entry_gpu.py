@@ -240,7 +240,7 @@ def test_other_calls_of_each_collective_go_to_their_method(counted, seed):
     handed("Allgather", lambda: comm.Allgather(base[rank][:4], out))  # host arrays: mpi4py's
     assert np.array_equal(out, np.concatenate([b[:4] for b in base]))
     if n > 1:  # alone, a Bcast moves nothing whatever its size, and the entry takes it
-        big = comm._native.plan(1 << 30, dtypes.U8, dtypes.SUM, 2)["piece_bytes"] + 5  # past the largest Bcast
+        big = comm._paths.native.plan(1 << 30, dtypes.U8, dtypes.SUM, 2)["piece_bytes"] + 5  # past the largest Bcast
         y = cupy.full(big, rank, dtype=cupy.uint8)
         handed("Bcast", lambda: comm.Bcast(y, root=0))
         assert bool(cupy.all(y == 0)), "a Bcast past the native limit"

@@ -72,10 +72,10 @@ def test_emulated_nodes_take_the_hierarchy_never_ipc_between_them(k):
     from hpcolls.routes.native import route_of
     comm = emulated(k)
     try:
-        assert comm._native is None, "the flat native path (CUDA IPC over every rank) is open"
-        assert comm._hier is not None, comm.native_path
-        assert comm._hier.node.nc.nranks == k  # the native kernels span one emulated node only
-        assert comm._hier.h.nodes == [list(range(s, s + k)) for s in range(0, N, k)]
+        assert comm._paths.native is None, "the flat native path (CUDA IPC over every rank) is open"
+        assert comm._paths.hierarchy is not None, comm.native_path
+        assert comm._paths.hierarchy.node.nc.nranks == k  # the native kernels span one emulated node only
+        assert comm._paths.hierarchy.h.nodes == [list(range(s, s + k)) for s in range(0, N, k)]
         assert "hierarchical path" in comm.native_path
         assert not set(COLLECTIVES) & set(vars(comm)), "a native entry shadows a method of a communicator over nodes"
         x, y = cupy.ones(4 * N), cupy.zeros(4 * N)
@@ -92,7 +92,7 @@ def test_reduce_scatter_takes_the_flat_routes(k, seed):
     sharing a GPU), the hierarchical path untouched; integer data, exact in MPI's order."""
     comm = emulated(k)
     try:
-        calls = comm._hier.calls
+        calls = comm._paths.hierarchy.calls
         inputs = [host_input(dtypes.I64, dtypes.SUM, 5 * N, seed, r) for r in range(N)]
         want = np.sum(inputs, axis=0)[5 * RANK:5 * RANK + 5]
         for name, extra in (("Reduce_scatter_block", ()), ("Reduce_scatter", ([5] * N,))):
@@ -100,7 +100,7 @@ def test_reduce_scatter_takes_the_flat_routes(k, seed):
             getattr(comm, name)(cupy.asarray(inputs[RANK]), got, *extra)
             finish(comm)
             assert np.array_equal(cupy.asnumpy(got), want), name
-        assert comm._hier.calls == calls
+        assert comm._paths.hierarchy.calls == calls
     finally:
         comm.close()
 
@@ -108,7 +108,7 @@ def test_reduce_scatter_takes_the_flat_routes(k, seed):
 @pytest.mark.parametrize("scheme", ["leaders", "slices"])
 def test_allreduce_every_type_and_op_bitwise_in_the_hierarchy_order(k, scheme, seed):
     comm = emulated(k, scheme)
-    path = comm._hier
+    path = comm._paths.hierarchy
     stream = cupy.cuda.get_current_stream().ptr
     try:
         for code in ALL_CODES:
@@ -137,7 +137,7 @@ def test_reduce_bcast_allgather_every_type_and_op(k, seed):
     """The path's Reduce for every type x op (the root moving with the case), Bcast and Allgather
     for every type, bitwise; a non-root's receive buffer untouched."""
     comm = emulated(k)
-    path = comm._hier
+    path = comm._paths.hierarchy
     stream = cupy.cuda.get_current_stream().ptr
     try:
         case = 0
@@ -175,7 +175,7 @@ def test_collectives_through_the_communicator_every_root(k, seed):
             code, opc = dtypes.code_of_numpy(dtype), dtypes.op_code(op)
             for count in (1, 24 * k, 5000):
                 inputs = [host_input(code, opc, count, seed, r) for r in range(N)]
-                want = hierarchy.reduce_in_hierarchy_order(code, opc, inputs, comm._hier.h.nodes)
+                want = hierarchy.reduce_in_hierarchy_order(code, opc, inputs, comm._paths.hierarchy.h.nodes)
                 x = cupy.asarray(inputs[RANK])
                 y = cupy.full_like(x, 7)
                 comm.Allreduce(x, y, op=op)
@@ -201,7 +201,7 @@ def test_collectives_through_the_communicator_every_root(k, seed):
                 comm.Allgather(x, gathered)
                 finish(comm)
                 assert cupy.asnumpy(gathered).tobytes() == np.concatenate(inputs).tobytes()
-        assert comm._hier.calls > 0
+        assert comm._paths.hierarchy.calls > 0
     finally:
         comm.close()
 
@@ -209,15 +209,16 @@ def test_collectives_through_the_communicator_every_root(k, seed):
 def test_past_the_node_kernels_the_flat_routes_take_over(k, seed):
     comm = emulated(k)
     try:
-        node = comm._hier.node
+        node = comm._paths.hierarchy.node
         largest = max(node.largest("reduce"), node.largest("bcast"),
                       k * min(node.largest("reduce_scatter"), node.largest("allgather")))
         count = largest // 8 + 1024 * k  # past both schemes
         x = cupy.arange(count, dtype=cupy.int64) + RANK
-        calls = comm._hier.calls
+        calls = comm._paths.hierarchy.calls
         comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
         finish(comm)
-        assert comm._hier.calls == calls, "the hierarchical path took a message its node kernels cannot carry"
+        assert comm._paths.hierarchy.calls == calls, \
+            "the hierarchical path took a message its node kernels cannot carry"
         assert np.array_equal(cupy.asnumpy(x), np.arange(count) * N + sum(range(N)))
     finally:
         comm.close()
@@ -236,7 +237,7 @@ def test_a_graph_of_the_hierarchical_collectives_replayed(k, scheme, seed):
     b, gathered = cupy.zeros(count), cupy.zeros(N * count)
     stream = cupy.cuda.Stream(non_blocking=True)
     try:
-        calls = comm._hier.calls
+        calls = comm._paths.hierarchy.calls
         with stream:
             stream.begin_capture()
             comm.Allreduce(x, summed, op=MPI.SUM, stream=stream)
@@ -244,7 +245,7 @@ def test_a_graph_of_the_hierarchical_collectives_replayed(k, scheme, seed):
             comm.Bcast(b, root=0, stream=stream)
             comm.Allgather(x, gathered, stream=stream)
             graph = stream.end_capture()
-        assert comm._hier.calls == calls + 4, "a call of the graph did not take the hierarchical path"
+        assert comm._paths.hierarchy.calls == calls + 4, "a call of the graph did not take the hierarchical path"
         for rep in range(GRAPH_REPLAYS):
             inputs = [np.random.default_rng([seed, rep, r]).standard_normal(count) for r in range(N)]
             with stream:
@@ -257,7 +258,7 @@ def test_a_graph_of_the_hierarchical_collectives_replayed(k, scheme, seed):
                     out.fill(np.nan)
             graph.launch(stream)
             stream.synchronize()
-            want = hierarchy.reduce_in_hierarchy_order(dtypes.F64, dtypes.SUM, inputs, comm._hier.h.nodes)
+            want = hierarchy.reduce_in_hierarchy_order(dtypes.F64, dtypes.SUM, inputs, comm._paths.hierarchy.h.nodes)
             got = cupy.asnumpy(summed)
             assert_bitwise(got, want, f"replay {rep}: Allreduce")
             same_everywhere(got, f"replay {rep}: Allreduce")
@@ -266,7 +267,7 @@ def test_a_graph_of_the_hierarchical_collectives_replayed(k, scheme, seed):
             assert cupy.asnumpy(b).tobytes() == inputs[0].tobytes(), f"replay {rep}: Bcast"
             assert cupy.asnumpy(gathered).tobytes() == np.concatenate(inputs).tobytes(), f"replay {rep}: Allgather"
         comm.check()
-        assert comm._hier.calls == calls + 4
+        assert comm._paths.hierarchy.calls == calls + 4
         comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
         finish(comm)
         assert cupy.asnumpy(x).tobytes() == want.tobytes()
@@ -291,7 +292,7 @@ def test_random_mix_of_every_hierarchical_collective(k, seed):
             x = cupy.asarray(inputs[RANK])
             if kind == 0:
                 comm.Allreduce(MPI.IN_PLACE, x, op=op)
-                got, want = x, hierarchy.reduce_in_hierarchy_order(code, opc, inputs, comm._hier.h.nodes)
+                got, want = x, hierarchy.reduce_in_hierarchy_order(code, opc, inputs, comm._paths.hierarchy.h.nodes)
             elif kind == 1:
                 comm.Bcast(x, root=root)
                 got, want = x, inputs[root]
@@ -299,7 +300,7 @@ def test_random_mix_of_every_hierarchical_collective(k, seed):
                 y = cupy.zeros_like(x)
                 comm.Reduce(x, y, op=op, root=root)
                 got = y if RANK == root else None
-                want = hierarchy.reduce_in_hierarchy_order(code, opc, inputs, comm._hier.h.nodes)
+                want = hierarchy.reduce_in_hierarchy_order(code, opc, inputs, comm._paths.hierarchy.h.nodes)
             else:
                 got = cupy.zeros(N * count, dtype)
                 comm.Allgather(x, got)

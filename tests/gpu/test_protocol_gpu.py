@@ -152,7 +152,7 @@ def test_capture_on_one_rank_fails_the_set_up_everywhere(gpu):
             finally:
                 if WORLD.rank == last:
                     stream.end_capture()  # raises if the refused call had invalidated the capture
-        assert comm._device is None, "a refused set-up left the communicator half open"
+        assert comm._paths.device is None, "a refused set-up left the communicator half open"
         comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM, stream=stream)
         stream.synchronize()
         assert bool(cupy.all(x == float(sum(range(WORLD.size))))), "the call after the refusal is wrong"
@@ -170,7 +170,7 @@ def test_capture_past_the_native_limit(gpu):
     try:
         comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)  # the native path's set-up
         large = cupy.full(2 << 20, float(WORLD.rank))  # 16 MiB: past every native limit
-        assert comm._native.select(large.nbytes) < 0, "16 MiB would stay on the native path"
+        assert comm._paths.native.select(large.nbytes) < 0, "16 MiB would stay on the native path"
 
         def captured_call():
             with stream:
@@ -186,7 +186,7 @@ def test_capture_past_the_native_limit(gpu):
         comm.Allreduce(MPI.IN_PLACE, large, op=MPI.SUM)  # sets the NCCL path up (or finds it off)
         want = float(sum(range(WORLD.size)))
         assert bool(cupy.all(large == want)), "the 16 MiB AllReduce outside the capture is wrong"
-        route = "NCCL" if comm._nccl.comm is not None else "native pieces"
+        route = "NCCL" if comm._paths.nccl.comm is not None else "native pieces"
         assert route_of(comm, "Allreduce", MPI.IN_PLACE, large).route == ("nccl" if route == "NCCL" else "pieces")
         graph = captured_call()
         for _ in range(3):
@@ -323,7 +323,7 @@ def test_forced_fallbacks_are_correct(gpu, algo):
         assert np.array_equal(cupy.asnumpy(x), want.astype(code_dtype)), f"{algo} {code_dtype}"
     if algo == "nccl":
         shared_gpu = WORLD.size > hpcolls.device_count()
-        assert (comm._nccl.comm is None) == shared_gpu, comm._nccl.reason
+        assert (comm._paths.nccl.comm is None) == shared_gpu, comm._paths.nccl.reason
     comm.close()
 
 

@@ -62,7 +62,7 @@ def test_every_buffer_call_staged_matches_mpi4py(staged, seed, kind):
         for g, w in zip(host, want, strict=True):
             assert g.tobytes() == w.tobytes(), f"{kind} {case}"
     if kind == "pinned":
-        assert staged._staging.kind == "pinned" and staged._staging._free, "no pinned block was reused"
+        assert staged.staging_pool.kind == "pinned" and staged.staging_pool._free, "no pinned block was reused"
 
 
 @pytest.mark.parametrize("how", COMPLETIONS)

@@ -254,7 +254,7 @@ def routed(monkeypatch, k, pretend_device):
     host model: what runs for real is the routing, from hpcolls.Communicator's methods through
     hpcolls.routes' one decision (routes/native.py) to the hierarchical path, and the path."""
     import hpcolls
-    from hpcolls import native_path
+    from hpcolls import device_paths
     monkeypatch.setenv("HPCOLLS_NODE_SIZE", str(k))
 
     def never(*args):
@@ -263,8 +263,8 @@ def routed(monkeypatch, k, pretend_device):
     def on_host(comm, cfg, nodes, device):
         nodes.free()
         return HierarchicalPath.on_host(comm, cfg), "the host model"
-    monkeypatch.setattr(native_path, "open_native", never)
-    monkeypatch.setattr(native_path, "open_path", on_host)
+    monkeypatch.setattr(device_paths, "open_native", never)
+    monkeypatch.setattr(device_paths, "open_path", on_host)
     comm = hpcolls.wrap(WORLD)
     yield comm, pretend_device
     comm.close()
@@ -277,8 +277,8 @@ def test_the_communicators_methods_reach_the_hierarchical_path(routed, seed):
         inputs = [host_input(code, opc, 12, seed, r) for r in range(N)]
         out = PretendDevice(np.zeros(12, dtype))
         comm.Allreduce(PretendDevice(inputs[RANK].copy()), out, op=op)
-        calls = comm._hier.calls
-        want = hierarchy.reduce_in_hierarchy_order(code, opc, inputs, comm._hier.h.nodes)
+        calls = comm._paths.hierarchy.calls
+        want = hierarchy.reduce_in_hierarchy_order(code, opc, inputs, comm._paths.hierarchy.h.nodes)
         assert_bitwise(out.memory, want, f"Allreduce {np.dtype(dtype).name}")
         in_place = PretendDevice(inputs[RANK].copy())
         comm.Allreduce(MPI.IN_PLACE, in_place, op=op)
@@ -298,8 +298,8 @@ def test_the_communicators_methods_reach_the_hierarchical_path(routed, seed):
         in_place.memory[RANK * 12:(RANK + 1) * 12] = inputs[RANK]
         comm.Allgather(MPI.IN_PLACE, in_place)
         assert in_place.memory.tobytes() == np.concatenate(inputs).tobytes()
-        assert comm._hier.calls == calls + 1 + 2 * N + 2, "a call went past the hierarchical path"
-    assert comm._native is None and comm.native_path == "the host model"
+        assert comm._paths.hierarchy.calls == calls + 1 + 2 * N + 2, "a call went past the hierarchical path"
+    assert comm._paths.native is None and comm.native_path == "the host model"
 
 
 def test_reduce_scatter_takes_the_flat_routes_and_nothing_bypasses_the_path(routed, seed):
@@ -314,9 +314,10 @@ def test_reduce_scatter_takes_the_flat_routes_and_nothing_bypasses_the_path(rout
     comm.Allreduce(x, y)  # opens the device paths (collective)
     for name, args in {"Allreduce": (x, y), "Bcast": (y,), "Reduce": (x, y), "Allgather": (PretendDevice(np.zeros(4)), y)}.items():
         chosen = route_of(comm, name, *args)
-        assert chosen.route == "hierarchical" and f"span {comm._hier.h.describe()}" in chosen.why, (name, chosen)
+        spans = f"span {comm._paths.hierarchy.h.describe()}"
+        assert chosen.route == "hierarchical" and spans in chosen.why, (name, chosen)
     assert "leaders" in route_of(comm, "Allreduce", x, y).why
-    calls = comm._hier.calls
+    calls = comm._paths.hierarchy.calls
     inputs = [host_input(dtypes.I64, dtypes.SUM, 3 * N, seed, r) for r in range(N)]
     want = np.sum(inputs, axis=0)  # integers: exact in MPI's order too
     for name, args in {"Reduce_scatter_block": (), "Reduce_scatter": ([3] * N,)}.items():
@@ -326,8 +327,8 @@ def test_reduce_scatter_takes_the_flat_routes_and_nothing_bypasses_the_path(rout
         got = PretendDevice(np.full(3, -1, np.int64))
         getattr(comm, name)(PretendDevice(inputs[RANK].copy()), got, *args)
         assert np.array_equal(got.memory, want[3 * RANK:3 * RANK + 3]), name
-    assert comm._hier.calls == calls, "Reduce_scatter went through the hierarchical path"
-    assert comm._native is None
+    assert comm._paths.hierarchy.calls == calls, "Reduce_scatter went through the hierarchical path"
+    assert comm._paths.native is None
     assert not set(COLLECTIVES) & set(vars(comm)), "a native entry shadows a method of a communicator over nodes"
 
 
@@ -339,8 +340,8 @@ def test_past_the_node_kernels_the_flat_routes_take_over(routed, monkeypatch):
     comm, PretendDevice = routed
     x = PretendDevice(np.arange(64.0) + RANK)
     comm.Allreduce(MPI.IN_PLACE, x)
-    monkeypatch.setattr(comm._hier.node, "largest", lambda collective: 256)
-    calls = comm._hier.calls
+    monkeypatch.setattr(comm._paths.hierarchy.node, "largest", lambda collective: 256)
+    calls = comm._paths.hierarchy.calls
     big = PretendDevice(np.arange(64.0) + RANK)
     chosen = route_of(comm, "Allreduce", MPI.IN_PLACE, big)
     assert chosen.route == "mpi" and "more than the node kernels take" in chosen.why, chosen
@@ -349,7 +350,7 @@ def test_past_the_node_kernels_the_flat_routes_take_over(routed, monkeypatch):
     monkeypatch.setattr(log, "info_once", lambda key, text: said.append(text))
     comm.Allreduce(MPI.IN_PLACE, big)
     comm.Bcast(big, root=0)
-    assert comm._hier.calls == calls
+    assert comm._paths.hierarchy.calls == calls
     assert np.array_equal(big.memory, np.arange(64.0) * N + sum(range(N)))
     assert any(t.startswith("Allreduce 512 B float64 sum: mpi (ranks span") for t in said), said
     small = PretendDevice(np.arange(4.0))
@@ -365,7 +366,7 @@ def test_a_call_mpi4py_would_refuse_raises_type_error(routed):
     comm, PretendDevice = routed
     x, y = PretendDevice(np.arange(4.0 * N)), PretendDevice(np.zeros(4 * N))
     comm.Allreduce(x, y)  # opens the device paths (collective)
-    calls = comm._hier.calls
+    calls = comm._paths.hierarchy.calls
     bad = {"stream by position": lambda: comm.Allreduce(x, y, MPI.SUM, None),
            "an unknown keyword": lambda: comm.Allreduce(x, y, opp=MPI.SUM),
            "op twice": lambda: comm.Allreduce(x, y, MPI.SUM, op=MPI.SUM),
@@ -376,4 +377,4 @@ def test_a_call_mpi4py_would_refuse_raises_type_error(routed):
         with pytest.raises(TypeError):
             call()
             pytest.fail(f"{what}: taken")
-    assert comm._hier.calls == calls, "a refused call reached the hierarchical path"
+    assert comm._paths.hierarchy.calls == calls, "a refused call reached the hierarchical path"

@@ -102,7 +102,7 @@ def test_nonblocking_requests_copy_back_however_they_complete(comm, pretend, see
     assert got.memory.tobytes() == want_recv.tobytes() and got.memory[5] == 7.0
     assert scanned.memory.tobytes() == want_scan.tobytes()
     assert gathered.memory.tobytes() == want_gather.tobytes()
-    assert wrapped._staging._free or wrapped._staging.kind == "pageable"
+    assert wrapped.staging_pool._free or wrapped.staging_pool.kind == "pageable"
 
 
 def test_sendrecv_replace_matched_receive_and_vector_calls(comm, pretend, seed):
