@@ -3,11 +3,14 @@ import sys
 
 PROG = "python -m hpcolls"
 
+# Each subcommand imports its tool (hpcolls/tools/) when it runs, not before: --help, --version and
+# preload start no MPI (importing mpi4py.MPI initializes it), info and bench do.
+
 
 def _info(argv):
     if argv:
         return _usage_error(f"info takes no arguments (got {' '.join(argv)})")
-    from .info import report
+    from .tools.info import report
     text = report()
     if text:  # rank 0 prints the report for every rank
         print(text)
@@ -28,7 +31,7 @@ def _preload(argv):
 
 
 def _bench(argv):
-    from .bench import main
+    from .tools.bench import main
     return main(argv)
 
 

@@ -5,7 +5,7 @@ memory and pinned memory runs at the bus' speed without the driver's own bounce 
 pinned buffer, and no allocation is made per call. Blocks come in powers of two, so a few sizes
 serve every message; one is taken per buffer of a call, and given back when the call (or its
 request) completes. HPCOLLS_STAGING=pageable takes fresh numpy memory per call instead (the
-comparison `python -m hpcolls.staging_bench` makes); so does a process without cupy, whose
+comparison `python -m hpcolls.tools.staging_bench` makes); so does a process without cupy, whose
 pinned allocator this uses.
 """
 import numpy as np

@@ -1,8 +1,8 @@
-"""The benchmark's kernel trace (hpcolls/kernel_trace.py) agrees across ranks: a failure on one
+"""The benchmark's kernel trace (hpcolls/tools/bench/kernel_trace.py) agrees across ranks: a failure on one
 rank is an error on every rank, so none is left in a barrier the others skipped."""
 import pytest
 
-from hpcolls import kernel_trace
+from hpcolls.tools.bench import kernel_trace
 
 
 def test_a_failure_on_one_rank_raises_on_all(comm):

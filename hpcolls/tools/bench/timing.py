@@ -8,6 +8,8 @@ import time
 import numpy as np
 from mpi4py import MPI
 
+from ...errors import GraphCaptureError
+
 
 def slowest_rank_summary(samples):
     """(median, min, max) over repetitions of per-call µs, each repetition taken at its slowest
@@ -43,7 +45,6 @@ def graph_timed(args, cupy, fn):
     uses) and replayed; replay() runs the graph once more and waits for it. None when the call
     cannot be captured: a call through MPI raises GraphCaptureError before it enqueues anything,
     and every rank takes the same route for the same call, so every rank refuses."""
-    from ..errors import GraphCaptureError
     comm = MPI.COMM_WORLD
     s = cupy.cuda.Stream(non_blocking=True)
     with s:

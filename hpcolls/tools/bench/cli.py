@@ -16,11 +16,12 @@ route the call took, the number of wrong elements in a checked call, and the rat
 are stated in: the device time against the native (auto) Allreduce of the same size ('xAR'), and
 the MPI route's time (device buffers: 'mpi/'; host buffers: 'mpih/') over this row's. With
 --hierarchy K, the hierarchical path's rows over emulated nodes of K ranks join them
-(hpcolls/bench/hierarchy.py).
+(hpcolls/tools/bench/hierarchy_rows.py).
 
 Also measured, once per run unless --no-floors: the host time of one Python Allreduce call next to
 a bare kernel launch and cupy's NCCL call, and the device time of a one-shot call in a graph beside
-an empty kernel's (hpcolls/bench/floors.py). Without a GPU it times MPI on host buffers only.
+an empty kernel's (hpcolls/tools/bench/floors.py). Without a GPU it times MPI on host buffers
+only.
 """
 import argparse
 import json
@@ -29,9 +30,9 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
-from .. import dtypes
-from . import cases, floors, runners
-from . import hierarchy as hierarchy_rows
+from ... import dtypes, native_module
+from ...binding import select_device
+from . import cases, floors, hierarchy_rows, runners
 from .timing import graph_timed, host_timed
 
 DEFAULT_ALGOS = ("auto", "nccl", "mpi-device", "mpi")
@@ -70,7 +71,7 @@ def parse_args(argv):
                         "(needs matplotlib: pip install hpcolls[plot])")
     p.add_argument("--no-inplace", action="store_true", help="skip the in-place rows")
     p.add_argument("--hierarchy", type=int, metavar="K",
-                   help="also the hierarchical path's rows (hpcolls/bench/hierarchy.py: "
+                   help="also the hierarchical path's rows (hpcolls/tools/bench/hierarchy_rows.py: "
                         f"{', '.join(hierarchy_rows.ALGOS)}) over emulated nodes of K ranks (HPCOLLS_NODE_SIZE=K; "
                         "0: the nodes MPI sees), beside the other --algos (mpi-device: flat MPI on the same device "
                         "buffers; auto: all ranks one node, the flat native upper bound); GPU runs")
@@ -204,17 +205,15 @@ def run(args, cupy):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     comm = MPI.COMM_WORLD
-    import hpcolls
     cupy = None
-    if hpcolls.gpu_available():
+    if native_module.gpu_available():
         try:
-            import cupy
-            from ..binding import select_device
+            import cupy  # optional: without it the run times host buffers only
             select_device(comm)
         except ImportError:
             cupy = None
     if comm.rank == 0:
-        where = f"{comm.size} ranks, {hpcolls.device_count()} GPU(s) visible" if cupy is not None else \
+        where = f"{comm.size} ranks, {native_module.device_count()} GPU(s) visible" if cupy is not None else \
             f"{comm.size} ranks, CPU only (host buffers, MPI)"
         device = "no device time" if args.no_graph or cupy is None else \
             f"device: graphs of {args.graph_calls} calls x {args.reps} replays"

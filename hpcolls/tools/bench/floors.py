@@ -10,7 +10,8 @@ import time
 
 from mpi4py import MPI
 
-from .. import dtypes, native_module
+from ... import dtypes, native_module
+from . import kernel_trace
 from .runners import communicator, nccl_peer
 from .timing import replay_timer
 
@@ -162,7 +163,6 @@ def traced_kernel_times(args, cupy):
     launch off: per rank, the median µs of a one-shot kernel of 8 B and of 1 KiB and of the empty
     kernel, and the median gap from a kernel's end to the next one's start; {} with the reason
     printed where no rank can trace."""
-    from .. import kernel_trace
     comm = MPI.COMM_WORLD
     ok, why = kernel_trace.available(comm)
     if not ok:

@@ -1,4 +1,5 @@
-"""Staged-route benchmark: python -m hpcolls.staging_bench (under mpiexec, with cupy and a GPU).
+"""Staged-route benchmark: python -m hpcolls.tools.staging_bench (under mpiexec, with cupy and a
+GPU).
 
 Times device-buffer Bcast, Send+Recv (a round trip between rank pairs 0-1, 2-3, ...)
 and Iallreduce+Wait through MPI staged through host memory, for messages of
@@ -17,9 +18,13 @@ import time
 
 from mpi4py import MPI
 
+from .. import settings
+from ..communicator import wrap
+from ..staging import cuda_aware
+
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m hpcolls.staging_bench", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m hpcolls.tools.staging_bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--min-bytes", type=int, default=8)
     p.add_argument("--max-bytes", type=int, default=1 << 20)
@@ -95,8 +100,6 @@ def main(argv=None):
         print("staging_bench: needs cupy and a GPU", file=sys.stderr)
         return 2
     os.environ["HPCOLLS_MPI_CUDA_AWARE"] = "0"  # the tool's own process: the route under test
-    from . import settings, wrap
-    from .staging import cuda_aware
     cuda_aware.cache_clear()
     comms = {}
     for kind in ("pinned", "pageable"):

@@ -2,7 +2,7 @@
 line per algorithm (device time where the calls were timed from CUDA graphs, host time where they
 could not be, as each legend says). matplotlib is an optional extra: pip install hpcolls[plot].
 
-  python -m hpcolls.bench.plot bench-n2.json [bench-n4.json ...] -o collectives.png
+  python -m hpcolls.tools.bench.plot bench-n2.json [bench-n4.json ...] -o collectives.png
 """
 import argparse
 import json
@@ -47,7 +47,7 @@ def draw(rows, path, title=""):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m hpcolls.bench.plot", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m hpcolls.tools.bench.plot", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("json", nargs="+", help="the benchmark's --json files (one picture each: -o gets the rank count)")
     p.add_argument("-o", "--output", required=True, help="the PNG; with several JSON files, {ranks} in it is replaced")

@@ -3,8 +3,12 @@ import os
 import platform
 import socket
 
-from . import __version__, config, hierarchy, native_module, settings
-from .staging import cuda_aware, pmpi_library
+from mpi4py import MPI
+
+from .. import __version__, config, hierarchy, native_module, settings
+from ..binding import select_device
+from ..routes.native import route_lines
+from ..staging import cuda_aware, pmpi_library
 
 
 def _version(module):
@@ -50,8 +54,6 @@ def _my_gpu():
     if native_module.device_count() == 0:
         return "none"
     try:
-        from .binding import select_device
-        from mpi4py import MPI
         d = select_device(MPI.COMM_WORLD)
     except Exception as exc:  # noqa: BLE001
         return f"? ({exc})"
@@ -71,7 +73,6 @@ def _stream_reader():
 def _node_lines(comm, cfg, aware):
     """The node groups of COMM_WORLD and the route each device-buffer collective takes on it
     (collective: every rank builds the groups)."""
-    from .routes.native import route_lines
     try:
         h = hierarchy.node_hierarchy(comm, cfg.node_size)
     except ValueError as exc:
@@ -85,8 +86,6 @@ def _node_lines(comm, cfg, aware):
 
 
 def report():
-    from mpi4py import MPI
-
     native = native_module.load()
     comm = MPI.COMM_WORLD
     mapping = comm.gather((comm.Get_rank(), socket.gethostname(), os.getpid(), _my_gpu()), root=0)

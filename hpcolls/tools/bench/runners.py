@@ -12,7 +12,12 @@
 """
 from mpi4py import MPI
 
-from .. import dtypes, settings
+from ... import dtypes, settings
+from ...communicator import Communicator
+from ...methods import METHODS
+from ...routes.collectives import COLLECTIVES
+from ...routes.native import route_of
+from ...routes.nccl import NcclPath
 from . import cases
 
 GPU_ALGOS = ("auto", "oneshot", "twoshot", "nccl", "mpi-device", "mpi")
@@ -27,14 +32,13 @@ def communicator(algo, dependent_launch=None, env=None):
     first use; with dependent_launch True/False, one of its own made with HPCOLLS_DEPENDENT_LAUNCH
     set so; with `env` ({HPCOLLS_* name: value}), one of its own made with those settings. A
     communicator reads its settings at its first use: that happens here, while they hold."""
-    import hpcolls
     env = dict(env or {})
     if dependent_launch is not None:
         env["HPCOLLS_DEPENDENT_LAUNCH"] = str(int(dependent_launch))
     key = "-".join([algo, *(f"{name}={value}" for name, value in sorted(env.items()))])
     if key not in COMMS:
         with settings.overridden(env):
-            COMMS[key] = hpcolls.Communicator(MPI.COMM_WORLD, algo=algo)
+            COMMS[key] = Communicator(MPI.COMM_WORLD, algo=algo)
             COMMS[key].config  # noqa: B018 - reads the settings now, while `env` holds
     return COMMS[key]
 
@@ -43,7 +47,6 @@ def nccl_peer(cupy):
     """hpcolls' own NcclPath over COMM_WORLD (called directly in the timing loop), or None where
     NCCL cannot run (not installed, or ranks sharing a GPU)."""
     if "path" not in _NCCL:
-        from ..routes.nccl import NcclPath
         _NCCL["path"] = NcclPath(MPI.COMM_WORLD, cupy.cuda.Device().id)
     path = _NCCL["path"]
     return path if path.comm is not None else None
@@ -79,15 +82,12 @@ def caller(cupy, algo, coll, case):
 def hpcolls_caller(comm, method, case):
     """(a callable making mpi4py's `method` on the Case's buffers through hpcolls communicator
     `comm`, the route it takes, why)."""
-    from ..routes.native import route_of
     chosen = route_of(comm, method, *case.args, **case.kwargs)  # opens the native path: its entries first
     fn = getattr(comm, method)
     return (lambda: fn(*case.args, **case.kwargs)), chosen.route, chosen.why
 
 
 def _nccl_caller(cupy, coll, case):
-    from ..methods import METHODS
-    from ..routes.collectives import COLLECTIVES
     path = nccl_peer(cupy)
     if path is None:
         return None
