@@ -3,7 +3,7 @@ form mpi4py takes (IN_PLACE, [buf, MPI.TYPE], [buf, count, MPI.TYPE], keywords, 
 rank count allows at both ends), with numpy buffers of random data and poisoned outputs.
 
 Shared by tests/mpi (the wrapped communicator against plain mpi4py, host buffers) and
-tests/gpu/test_protocol_gpu.py (the same calls on device copies against plain mpi4py on host
+tests/gpu/test_hpcolls_protocol_gpu.py (the same calls on device copies against plain mpi4py on host
 copies). Importable from both because pytest puts tests/ (where conftest.py is) on sys.path.
 """
 import numpy as np

@@ -2,7 +2,7 @@
 Datatype.Pack/Unpack/Pack_external/Unpack_external, Op.Reduce_local), made on every rank with
 several dtypes and sizes (0, 1, odd, large), outputs poisoned first; prints one digest line per
 rank of every output byte and every receive's status, so that runs can be compared bitwise
-(`records` gives them one by one, labelled: tests/gpu/test_pmpi_staging_gpu.py compares cupy
+(`records` gives them one by one, labelled: tests/gpu/test_hpcolls_pmpi_staging_gpu.py compares cupy
 arrays' with host arrays' so).
 
     mpiexec -n 3 python tests/pmpi_staging_calls.py [--buffers host|pretend-device]
@@ -11,7 +11,7 @@ arrays' with host arrays' so).
 access, which hpcolls' PMPI staging library (LD_PRELOAD) is told to treat as device memory
 (hpcolls_pmpi_staging_pretend_device): MPI touching it crashes the process as a device pointer
 would on an MPI that is not CUDA-aware, so the same digest as with host buffers shows that the
-library staged every buffer and copied the right bytes back. tests/cpu/test_pmpi_staging.py runs it.
+library staged every buffer and copied the right bytes back. tests/cpu/test_hpcolls_pmpi_staging.py runs it.
 """
 import argparse
 import ctypes

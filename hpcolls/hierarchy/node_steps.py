@@ -6,7 +6,7 @@ by hpcolls/peer_group.py on the intra-node communicator), on the call's stream, 
 rank order; `HostNodeSteps` runs the same steps on host memory through bounded MPI messages
 (hpcolls/hierarchy/group_exchange.py), reducing in the same order with hpcolls.reduction: the executable
 model of the native steps, on which the hierarchy's schemes, their fixed order and their failure
-handling are tested on CPUs (tests/mpi/test_hierarchical_mpi.py). Both take integer addresses, so
+handling are tested on CPUs (tests/mpi/test_hpcolls_hierarchy_path_mpi.py). Both take integer addresses, so
 the hierarchical path (hpcolls/hierarchy/path.py) drives either without knowing which.
 
 A step that gives up on a peer raises `Missing` naming it as a rank of the hierarchical

@@ -43,7 +43,7 @@ def test_diagnostic_probe_without_gpu_raises_clear_error():
 
 def test_a_diagnostic_ll_mode_without_the_diagnostic_module_says_what_to_build():
     """HPCOLLS_LL_MODE=1..3 with no hpcolls._native_diag: open_native raises (on every rank)
-    this reason; mode 0 needs nothing (tests/gpu/test_allreduce_gpu.py runs it on a GPU)."""
+    this reason; mode 0 needs nothing (tests/gpu/test_hpcolls_allreduce_gpu.py runs it on a GPU)."""
     from hpcolls.peer_group import _diagnostics_missing
     assert _diagnostics_missing(0) is None
     try:

@@ -1,7 +1,7 @@
 """A communicator's set-up refuses a CUDA-graph capture on every rank when any rank captures
 (hpcolls/capture.py): the ranks that do not capture raise too, naming the ranks that do, instead
 of waiting in the set-up's collectives for ranks that refused it. The decision given each rank's
-capture state runs here under real MPI; tests/gpu/test_protocol_gpu.py captures for real."""
+capture state runs here under real MPI; tests/gpu/test_hpcolls_protocol_gpu.py captures for real."""
 import pytest
 
 import hpcolls

@@ -10,7 +10,7 @@ HPCOLLS_TEST_STRESS_CALLS calls (default 100,000 at 1 and 2 ranks, 20,000 above)
 collective, type, op, root, size and place on two communicators, every rank drawing the same
 sequence from a shared seed, against the host reference; a rank skipping a call: CollectiveTimeout
 on the others, then CommunicatorBroken, never a hang; graph-capture refusals, HPCOLLS_VALIDATE
-and HPCOLLS_DEBUG=INFO. Allreduce has its own: test_allreduce_gpu.py."""
+and HPCOLLS_DEBUG=INFO. Allreduce has its own: test_hpcolls_allreduce_gpu.py."""
 import os
 import time
 

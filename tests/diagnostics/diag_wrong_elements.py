@@ -1,6 +1,6 @@
 """Diagnostic: wrong elements per call for one algorithm, int32 data, poisoned output.
 
-    mpiexec -n 2 python tests/gpu/diag_wrong_elements.py SYNC ALGO    (SYNC: sync|nosync)
+    mpiexec -n 2 python tests/diagnostics/diag_wrong_elements.py SYNC ALGO    (SYNC: sync|nosync)
 """
 import sys
 

@@ -4,7 +4,10 @@ import numpy as np
 import cupy
 from mpi4py import MPI
 import hpcolls
-from hpcolls._native_diag import peek, poke
+from hpcolls import native_module
+
+diagnostics = native_module.load_diagnostics()
+peek, poke = diagnostics.peek, diagnostics.poke
 
 W = MPI.COMM_WORLD
 cupy.cuda.Device(0).use()
@@ -22,7 +25,7 @@ def peek_scratch(nc, rank, offset):
 
 
 for k, c in enumerate(comms):
-    nc = c._paths.native
+    nc = c.native_comm(0)
     poke_scratch(nc, W.rank, 0, 1000 * (k + 1) + W.rank)           # own scratch, offset 0
     W.Barrier()
     seen = [peek_scratch(nc, r, 0) for r in range(W.size)]

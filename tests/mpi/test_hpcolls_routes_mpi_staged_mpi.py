@@ -4,7 +4,7 @@ real is everything else: the method table, the staging of each buffer into pool 
 spec's place, real MPI on the staged copies, the copy back of blocking calls, of nonblocking
 requests by every way of completing them (a request's buffers are let go by mpi4py at
 completion), of matched receives, and the refusals. On a GPU the same calls run on cupy arrays
-with CUDA's copies (tests/gpu/test_routes_gpu.py)."""
+with CUDA's copies (tests/gpu/test_hpcolls_routes_gpu.py)."""
 import ctypes
 import types
 

@@ -371,7 +371,7 @@ def test_buffer_calls_on_device_match_host(gpu, mpi_path, case):
     against plain mpi4py on host copies: every buffer, inputs included, must match. Staged, MPI
     runs the very same host call, so bytewise; a CUDA-aware MPI may reduce floating-point data
     in another order on device memory, so to 1e-12 there."""
-    comm = hpcolls.Communicator(WORLD, algo="mpi")  # the MPI routes (the native ones: test_collectives_gpu.py)
+    comm = hpcolls.Communicator(WORLD, algo="mpi")  # the MPI routes (the native ones: test_hpcolls_collectives_gpu.py)
     seed = WORLD.bcast(int(np.random.SeedSequence().entropy % 2**63))
     name, args, kwargs = buffer_calls(WORLD.rank, WORLD.size, seed)[case]
     host_args, host_kwargs, want = copy_call(args, kwargs, np.copy)

@@ -3,7 +3,7 @@ __cuda_array_interface__ over host memory, DLPack on the CPU, bytes with datatyp
 call must give exactly what plain mpi4py gives, and make no CUDA call.
 
 The staging of device buffers through host memory needs a GPU (its copies are CUDA copies): it
-is tested in tests/gpu/test_protocol_gpu.py and tests/gpu/test_routes_gpu.py with the same calls
+is tested in tests/gpu/test_hpcolls_protocol_gpu.py and tests/gpu/test_hpcolls_routes_gpu.py with the same calls
 (tests/buffer_calls.py).
 """
 import array
@@ -123,7 +123,7 @@ def test_host_buffers_of_every_kind_reach_mpi4py_with_no_cuda_call(comm, wrapped
     convert, view = HOST_KINDS[kind]
     if kind == "cuda-array-interface-on-host" and buffers.cuda_driver_installed():
         pytest.skip("a CUDA driver is installed: telling host from device memory behind __cuda_array_interface__ "
-                    "asks CUDA there (tests/gpu/test_routes_gpu.py covers it)")
+                    "asks CUDA there (tests/gpu/test_hpcolls_routes_gpu.py covers it)")
     done = 0
     for case, (name, args, kwargs) in buffer_calls(comm.rank, comm.size, seed).items():
         _, _, originals = copy_call(args, kwargs, np.copy)

@@ -7,7 +7,7 @@ import cupy
 from mpi4py import MPI
 
 import hpcolls
-from hpcolls import _native
+from hpcolls import native_module
 
 spin = cupy.RawKernel(r'''
 extern "C" __global__ void spin_then_set(double* x, int n, long long cycles, double v) {
@@ -21,7 +21,7 @@ cx = ctypes.c_void_p()
 c = hpcolls.Communicator(MPI.COMM_SELF)
 c.Allreduce(MPI.IN_PLACE, cupy.ones(1))
 cu.cuCtxGetCurrent(ctypes.byref(cx))
-print(f"contexts: native {_native.current_context():#x} libcuda(current) {cx.value or 0:#x}", flush=True)
+print(f"contexts: native {native_module.load().current_context():#x} libcuda(current) {cx.value or 0:#x}", flush=True)
 for name, stream in (("null stream", cupy.cuda.Stream.null), ("cupy non-blocking stream", cupy.cuda.Stream(non_blocking=True)),
                      ("cupy blocking stream", cupy.cuda.Stream())):
     with stream:

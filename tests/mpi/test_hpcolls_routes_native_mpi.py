@@ -3,7 +3,7 @@ on this machine without a GPU: "device" buffers are host arrays that hpcolls is 
 memory (tests/pretend_device.py). What a call becomes for the kernels (addresses, the count and
 type the plan is about, op, root, blocks, in place), which calls go to MPI and why, and which
 raise; every rank reads its own call, at every root. The launches themselves need a GPU
-(tests/gpu/test_collectives_gpu.py)."""
+(tests/gpu/test_hpcolls_collectives_gpu.py)."""
 import numpy as np
 import pytest
 from mpi4py import MPI

@@ -4,7 +4,7 @@ steps on host memory (HostNodeSteps, the model of the native ones) and the real 
 (bounded point-to-point MPI, host combine in node order). Every result is checked bitwise against
 the host reference of the fixed hierarchy order and across ranks; a rank that skips a call is named
 by every other rank, within two time-outs; the bounded exchanges and the notices that name the
-missing rank are tested on their own. The same path on the GPU: tests/gpu/test_hierarchy_gpu.py."""
+missing rank are tested on their own. The same path on the GPU: tests/gpu/test_hpcolls_hierarchy_gpu.py."""
 import dataclasses
 import sys
 import time
@@ -228,7 +228,7 @@ def test_notices_are_followed_to_the_rank_that_never_came():
 @pytest.fixture
 def pretend_device(monkeypatch):
     """Host arrays that hpcolls is told are device memory, with the native module's copies as
-    memmove and an MPI that is not CUDA-aware (as tests/mpi/test_staged_route_mpi.py does)."""
+    memmove and an MPI that is not CUDA-aware (as tests/mpi/test_hpcolls_routes_mpi_staged_mpi.py does)."""
     import ctypes
     import types
 

@@ -2,7 +2,7 @@
 root or method raises ValidationError on every rank, with host buffers too, instead of hanging
 or giving each rank another result; calls that agree go on as plain mpi4py's do.
 
-tests/run.sh runs this at 1, 2 and 4 ranks; tests/cpu/test_validation_3ranks.py runs it at 3
+tests/run.sh runs this at 1, 2 and 4 ranks; tests/cpu/test_hpcolls_validation_3ranks.py runs it at 3
 under a time-out (a hang fails it)."""
 import numpy as np
 import pytest
