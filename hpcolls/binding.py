@@ -75,7 +75,7 @@ def _node_facts(comm, mine):
 
     Collective over `comm`: every rank calls it, whatever it holds, so that no rank can wait alone.
     """
-    from mpi4py import MPI
+    from mpi4py import MPI  # here, not at the top: `import hpcolls` imports this module and starts no MPI
 
     node = comm.Split_type(MPI.COMM_TYPE_SHARED)
     try:

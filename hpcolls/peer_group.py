@@ -6,6 +6,7 @@ import secrets
 from mpi4py import MPI
 
 from . import log, native_module
+from .binding import ranks_bound_to_this_gpu
 
 
 def agreed_reason(comm, why):
@@ -41,7 +42,6 @@ def ranks_sharing_gpu(comm, uuid):
     the kernels of a row communicator's two ranks run beside those of every other rank on the GPU,
     and sized for two they could hold the SMs the others' waiting kernels need). The same on every
     rank, so that every rank sizes its grids alike; collective."""
-    from .binding import ranks_bound_to_this_gpu
     facts = comm.allgather((uuid, ranks_bound_to_this_gpu()))
     uuids = [u for u, _ in facts]
     return max(max(uuids.count(u), bound or 0) for u, bound in facts)

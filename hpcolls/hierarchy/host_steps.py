@@ -96,7 +96,7 @@ class CapturedHostSteps:
     def work(self, nbytes):
         """Node memory of its own for this call: the graph uses it at every replay, beside the eager
         calls that reuse the node steps' work memory."""
-        import cupy
+        import cupy  # optional dependency: only a captured call on the GPU gets here
         memory = cupy.cuda.alloc(max(nbytes, 256))
         self._device.append(memory)
         return memory.ptr

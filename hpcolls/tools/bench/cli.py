@@ -33,6 +33,7 @@ from mpi4py import MPI
 from ... import dtypes, native_module
 from ...binding import select_device
 from . import cases, floors, hierarchy_rows, runners
+from .plot import draw, require_matplotlib
 from .timing import graph_timed, host_timed
 
 DEFAULT_ALGOS = ("auto", "nccl", "mpi-device", "mpi")
@@ -90,7 +91,6 @@ def parse_args(argv):
             p.error("--hierarchy: K is a node size (0: the nodes MPI sees)")
         args.algo_list += list(hierarchy_rows.ALGOS)
     if args.plot:
-        from .plot import require_matplotlib
         require_matplotlib(p.error)
     return args
 
@@ -235,7 +235,6 @@ def main(argv=None):
             with open(args.json, "w") as f:
                 json.dump({"rows": rows, **extra, "argv": sys.argv, "ranks": comm.size}, f, indent=1)
         if args.plot:
-            from .plot import draw
             draw(rows, args.plot, f"{comm.size} ranks")
             print(f"# plot: {args.plot}")
     return 1 if total_wrong else 0
