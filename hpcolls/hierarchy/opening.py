@@ -1,7 +1,7 @@
-"""Whether and how a communicator opens the hierarchical path (hpcolls/hierarchy/path.py): the node layout of its
-ranks, what in the settings or the node shape leaves it without one, and the opening itself, with
-a NativeComm per node (hpcolls/peer_group.py, as for one node) under the node steps. Collective:
-every rank reaches the same verdict.
+"""Whether and how a communicator opens the hierarchical path (hpcolls/hierarchy/path.py): the
+node layout of its ranks, what in the settings or the node shape leaves it without one, and the
+opening itself, with a NativeComm per node (hpcolls/peer_group.py, as for one node) under the node
+steps. Collective: every rank reaches the same verdict.
 """
 from .. import log, native_module
 from ..peer_group import agreed_reason, open_native, ranks_sharing_gpu
