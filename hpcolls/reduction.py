@@ -1,7 +1,7 @@
 """Rank-order reduction on the host, with exactly the native kernels' semantics.
 
 Used by the MPI fallback for types MPI has no datatype for (float16, bfloat16), by the
-hierarchical path's combine across nodes (hpcolls/routes/hierarchical.py) and by the tests as
+hierarchical path's combine across nodes (hpcolls/hierarchy/path.py) and by the tests as
 the reference: reduce(x0, x1, ..., xN-1) applied left to right, one rounding per step;
 MIN/MAX propagate the first NaN and keep the earlier value on ties (-0.0 vs +0.0); complex
 PROD is (ar*br - ai*bi) + (ar*bi + ai*br)i with each product rounded; integers wrap; the

@@ -25,9 +25,9 @@ int copy_to_device(void* device, const void* host, std::size_t bytes, const Devi
 
 }  // namespace hpcolls_pmpi
 
-// Test hook (tests/pmpi_staging_calls.py, run by tests/cpu/test_hpcolls_pmpi_staging.py): makes [base,
-// base + bytes) count as device memory on a machine without a GPU. The caller maps that range
-// with no access (mprotect PROT_NONE), so MPI touching it crashes as it would on a device
+// Test hook (tests/pmpi_staging_calls.py, run by tests/cpu/test_hpcolls_pmpi_staging.py): makes
+// [base, base + bytes) count as device memory on a machine without a GPU. The caller maps that
+// range with no access (mprotect PROT_NONE), so MPI touching it crashes as it would on a device
 // pointer; the library's copies open it for the length of each copy. bytes = 0 ends the pretence.
 extern "C" __attribute__((visibility("default"))) void hpcolls_pmpi_staging_pretend_device(void* base,
                                                                                           std::size_t bytes);

@@ -4,7 +4,7 @@
 
 For Allreduce and Bcast of one float64 on COMM_SELF, the median over 7 rounds of the µs per call
 of CALLS calls (default 100000), through hpcolls.wrap(MPI.COMM_SELF) and through mpi4py's
-COMM_SELF, and the difference: the host path's cost above mpi4py's (DESIGN.md's budget: 0.3 µs).
+COMM_SELF, and the difference: the host path's cost above mpi4py's.
 Run it from each of two trees with that tree on PYTHONPATH to compare them.
 """
 import statistics
