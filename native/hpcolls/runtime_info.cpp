@@ -9,6 +9,17 @@
 namespace hpcolls {
 
 namespace {
+// A build for a machine without a GPU (HPCOLLS_CUDA_ARCHITECTURES=no-gpu, CMakeLists.txt) holds
+// unoptimized PTX only: it counts no device even where there are some, and says why.
+#ifdef HPCOLLS_NO_GPU_CODE
+constexpr bool kGpuCode = false;
+#else
+constexpr bool kGpuCode = true;
+#endif
+constexpr const char* kNoGpuCodeReason =
+    "no usable CUDA device: this build of hpcolls has no GPU code (HPCOLLS_CUDA_ARCHITECTURES=no-gpu, "
+    "jobs/local/setup.sh's choice on a machine without a GPU); rebuild it here (source jobs/local/setup.sh)";
+
 cudaError_t count_devices(int* n) {
   *n = 0;
   const cudaError_t err = cudaGetDeviceCount(n);
@@ -23,13 +34,13 @@ cudaError_t count_devices(int* n) {
 int device_count() {
   int n;
   count_devices(&n);
-  return n;
+  return kGpuCode ? n : 0;
 }
 
 std::string no_device_reason() {
   int n;
   const cudaError_t err = count_devices(&n);
-  if (err == cudaSuccess && n > 0) return "";
+  if (err == cudaSuccess && n > 0) return kGpuCode ? "" : kNoGpuCodeReason;
   if (err == cudaSuccess || err == cudaErrorNoDevice) return "no CUDA device visible (check CUDA_VISIBLE_DEVICES and the job's GPU request)";
   if (err == cudaErrorInsufficientDriver) return "no CUDA device visible: no NVIDIA driver found, or one older than the CUDA runtime hpcolls was built with";
   return std::string("no CUDA device visible: cudaGetDeviceCount failed with ") + cudaGetErrorName(err);

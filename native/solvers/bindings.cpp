@@ -28,10 +28,22 @@ namespace {
 
 struct NoDeviceError : std::runtime_error { using std::runtime_error::runtime_error; };
 
+// A build for a machine without a GPU (HPCOLLS_CUDA_ARCHITECTURES=no-gpu, CMakeLists.txt) holds
+// unoptimized PTX only: its GPU calls refuse even where there is a device, and say why.
+#ifdef HPCOLLS_NO_GPU_CODE
+constexpr bool kGpuCode = false;
+#else
+constexpr bool kGpuCode = true;
+#endif
+
 void require_device(const char* what) {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err == cudaSuccess && count > 0) return;
+  if (err == cudaSuccess && count > 0) {
+    if (kGpuCode) return;
+    throw NoDeviceError(std::string("solvers._kernels.") + what +
+                        ": built without GPU code (HPCOLLS_CUDA_ARCHITECTURES=no-gpu); rebuild it here");
+  }
   (void)cudaGetLastError();
   throw NoDeviceError(std::string("solvers._kernels.") + what + ": no CUDA device visible" +
                       (err != cudaSuccess ? std::string(" (") + cudaGetErrorName(err) + ": " + cudaGetErrorString(err) + ")"
