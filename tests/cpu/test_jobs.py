@@ -36,10 +36,25 @@ def _tool(name):
     return found
 
 
-def test_the_six_templates_exist():
+def test_the_seven_templates_exist():
     assert {t.name for t in TEMPLATES} == {"sygvd_gpu_per_task.sbatch", "sygvd_all_gpus_visible.sbatch",
                                            "sygvd_mps.sbatch", "bench_allreduce.sbatch",
-                                           "sygvd_multinode.sbatch", "bench_allreduce_multinode.sbatch"}
+                                           "sygvd_multinode.sbatch", "bench_allreduce_multinode.sbatch",
+                                           "sygvd_cpu.sbatch"}
+
+
+def _sbatch_options(template):
+    return [line.split(None, 1)[1] for line in template.read_text().splitlines() if line.startswith("#SBATCH ")]
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=lambda p: p.name)
+def test_only_the_cpu_template_asks_for_no_gpu(template):
+    gpu_requests = [o for o in _sbatch_options(template) if re.match(r"--(gpus|gres=gpu|gpus-per-\w+)\b", o)]
+    if template.name == "sygvd_cpu.sbatch":
+        assert gpu_requests == []
+        assert any(o.startswith("--cpus-per-task=") for o in _sbatch_options(template))
+    else:
+        assert gpu_requests, f"{template.name} asks for no GPU"
 
 
 @pytest.mark.parametrize("script", SHELL_FILES, ids=lambda p: p.name)
@@ -228,6 +243,18 @@ def test_sygvd_template_runs_on_cpu(cluster, template):
         assert {e["CUDA_MPS_PIPE_DIRECTORY"] for e in cluster.task_envs()} == {str(cluster.mps_dir / "pipe")}
     else:
         assert cluster.mps_calls() == []
+
+
+def test_cpu_template_runs_on_cpu_without_being_told(cluster):
+    """No DEVICE given: the CPU template still runs the CPU solver, each rank's BLAS threads set to
+    its own --cpus-per-task cores."""
+    env = cluster.env(ntasks=2, N=64, NB=8, REPEAT=1, SLURM_CPUS_PER_TASK=3, DEVICE=None,
+                      OMP_NUM_THREADS=None, OPENBLAS_NUM_THREADS=None)
+    result = cluster.run(["bash", str(JOBS / "sygvd_cpu.sbatch")], env)
+    call = _assert_job_ran(cluster, result, 2, "python -m solvers.sygvd --n 64 --nb 8 --check")
+    assert "--device cpu" in call
+    for task in cluster.task_envs():
+        assert task["OMP_NUM_THREADS"] == task["OPENBLAS_NUM_THREADS"] == "3"
 
 
 def test_sygvd_grid_is_passed_through(cluster):
