@@ -47,7 +47,9 @@ def comm():
 
 def pytest_report_header(config):
     comm = MPI.COMM_WORLD
-    return f"MPI: {comm.Get_size()} ranks, library {MPI.Get_library_version().splitlines()[0]}"
+    # Open MPI's version string ends in the C string's NUL (hpcolls/tools/info.py says more).
+    library = MPI.Get_library_version().split("\0", 1)[0].splitlines()[0]
+    return f"MPI: {comm.Get_size()} ranks, library {library}"
 
 
 @pytest.hookimpl(tryfirst=True)

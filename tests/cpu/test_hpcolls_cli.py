@@ -37,6 +37,20 @@ def test_every_listed_subcommand_runs():
     assert preload.returncode == 0 and os.path.isfile(preload.stdout.strip()), preload.stderr
 
 
+def test_info_prints_text_without_nul():
+    """Open MPI's version string ends in a NUL (its length counts the C string's end): `info` prints
+    the version without it, so its output is text (grep called it a binary file)."""
+    from mpi4py import MPI
+    raw = subprocess.run([sys.executable, "-m", "hpcolls", "info"], capture_output=True, timeout=120,
+                         env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert raw.returncode == 0, raw.stderr
+    assert b"\0" not in raw.stdout
+    lines = raw.stdout.decode().splitlines()
+    assert all(line.isprintable() for line in lines), [line for line in lines if not line.isprintable()]
+    library = MPI.Get_library_version().split("\0", 1)[0].splitlines()[0].strip()
+    assert f"MPI: {library}" in lines
+
+
 def test_unknown_subcommand_is_a_usage_error_naming_the_subcommands():
     for args, what in ((["frobnicate"], "unknown subcommand 'frobnicate'"), (["--frob"], "unknown option '--frob'"),
                        (["info", "extra"], "info takes no arguments"),
