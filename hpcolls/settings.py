@@ -110,13 +110,16 @@ SETTINGS = (
     Setting("HPCOLLS_ALLOW_GPU_SHARING", _flag, False,
             "`1`: allow more ranks than GPUs on a node without MPS", "`0`"),
     Setting("HPCOLLS_CUDA_ARCHITECTURES", _text, "90-real;100-real;100-virtual",
-            "at build time: CMake CUDA architectures (read by CMakeLists.txt, not at run time)",
-            "`90-real;100-real;100-virtual`"),
+            "at build time: CMake CUDA architectures (read by CMakeLists.txt, not at run time); `default` is "
+            "CMake's list, `no-gpu` a quick build that imports but runs on no GPU (machines without one). "
+            "Unset, jobs/local/setup.sh builds for the visible GPUs' own architectures "
+            "(jobs/local/cuda_architectures.sh), `no-gpu` where there is none; a plain `pip install` builds "
+            "CMake's list", "`90-real;100-real;100-virtual`"),
     Setting("HPCOLLS_DEPENDENT_LAUNCH", _int, 1,
             "`0`: launch each collective kernel after the kernel before it on the stream has ended, instead of "
             "as its programmatic dependent, which may start while that one drains (GPUs of compute capability "
-            "9.0+; native/include/hpcolls/dependent_launch.cuh). On by default since 2026-12-04: 0.4–1.1 µs "
-            "less device time per small call on one H200; never run on several GPUs (docs/PERFORMANCE.md). "
+            "9.0+; native/include/hpcolls/dependent_launch.cuh). On by default: less device time per small call "
+            "on one GPU (docs/PERFORMANCE.md#dependent-launch); not yet run on several GPUs. "
             "Where ranks share a GPU only grids of at most half a rank's share of the SMs use it: two waiting "
             "full-share grids on each rank held the SMs a late rank needed (time-outs seen at 4 ranks on one "
             "GPU)", "`1`"),

@@ -11,7 +11,7 @@ from ..routes.native import route_lines
 from ..staging import cuda_aware, pmpi_library
 
 
-def _mpi_library():
+def mpi_library():
     """The first line of the MPI library's version string. Open MPI counts the C string's closing
     NUL in its length, so mpi4py's string ends in one (grep then calls the output binary): the text
     is cut there."""
@@ -106,7 +106,7 @@ def report():
         f"mpi4py {_version('mpi4py')}, cupy {_version('cupy')})",
         f"CUDA: {_cuda_line()}",
         f"NCCL: {_nccl_version()}",
-        f"MPI: {_mpi_library()}",
+        f"MPI: {mpi_library()}",
         f"MPI CUDA-aware: {'yes' if aware else 'no'} ({how})",
         f"PMPI staging library (mpi4py's Message, Datatype.Pack*, Op.Reduce_local): {pmpi_library.status_line()}",
         f"Allreduce on cupy arrays reads the current stream by: {_stream_reader()}",

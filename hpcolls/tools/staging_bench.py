@@ -21,6 +21,7 @@ from mpi4py import MPI
 from .. import settings
 from ..communicator import wrap
 from ..staging import cuda_aware
+from .info import mpi_library
 
 
 def parse_args(argv):
@@ -109,7 +110,7 @@ def main(argv=None):
     world = MPI.COMM_WORLD
     stream = cp.cuda.get_current_stream()
     if world.Get_rank() == 0:
-        print(f"# staged MPI route, {world.Get_size()} ranks, {MPI.Get_library_version().splitlines()[0]}")
+        print(f"# staged MPI route, {world.Get_size()} ranks, {mpi_library()}")
         print(f"# staging: pinned = {comms['pinned'].staging_pool.kind} (reused per communicator), "
               "pageable = fresh per call")
         print(f"# {'bytes':>8}  {'call':<20} {'pinned µs':>10} {'pageable µs':>12} {'pageable/pinned':>16}")
