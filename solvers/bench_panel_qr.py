@@ -119,7 +119,7 @@ def _first_factor_call(xp, native, gram):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     from .panel_qr import geqrf_panel, panel_qr
-    from .sytrd_native import kernels
+    from .kernels import kernels
     native, why = kernels()
     if native is None:
         raise SystemExit(f"solvers.bench_panel_qr: CholeskyQR2's w × w part needs {why}")

@@ -41,7 +41,7 @@ def _median_us(cp, fn, calls, reps):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     import cupy as cp
-    from .sytrd_native import kernels
+    from .kernels import kernels
     native, why = kernels()
     if native is None:
         raise SystemExit(f"solvers.bench_symv: {why}")

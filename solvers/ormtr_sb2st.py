@@ -25,7 +25,7 @@ import numpy as np
 
 from .backend.arrays import adjoint_product, array_module, is_numpy, subtract_product
 from .householder import larft
-from .sytrd_native import kernels
+from .kernels import kernels
 
 FACTOR_CHUNK_BYTES = 256 << 20   # V T of the groups of consecutive slots formed at once
 GEMM_COLUMNS = 1024   # columns of Y per batched-GEMM pass: its temporaries (the slot's rows of Y

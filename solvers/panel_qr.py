@@ -31,7 +31,7 @@ import numpy as np
 from .backend.arrays import (add_product, adjoint_product, cholesky_lower_queued, cholesky_lower_whole, device_of,
                              is_numpy, solve_lower_adjoint_right)
 from .householder import larft
-from .sytrd_native import kernels
+from .kernels import kernels
 
 ORTHOGONALITY_LIMIT = 0.1   # ‖Q₁ᴴQ₁ - I‖_max at which the second pass still gives Q to working precision
 PANEL_METHODS = ("auto", "cholqr2", "geqrf")

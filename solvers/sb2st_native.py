@@ -7,7 +7,7 @@ import numpy as np
 
 from .backend.arrays import is_numpy, to_host
 from .backend.threads import blas_threads_lent
-from .sytrd_native import kernels
+from .kernels import kernels
 
 # The GPU kernel's block size, band 64: measured on one H100 (docs/PERFORMANCE.md, 2026-12-06,
 # python -m solvers.bench_sb2st): 768 took 0.83-0.86x 512's time at n = 8192 and 16384, 1024

@@ -37,7 +37,7 @@ from .distributed.columns import RankColumns
 from .phases import Phases
 from .stebz import lapack_bisect
 from .stemr import group_bounds, norm1, stein_cuts, tridiagonal_product
-from .sytrd_native import kernels
+from .kernels import kernels
 
 BATCH_BYTES = 2 << 30   # work arrays of one batch of inverse iterations
 WORK_BYTES = 49         # of them per element of a vector: a, 1/a, b, u2, l, y and the swap flag

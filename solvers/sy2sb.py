@@ -40,7 +40,7 @@ from .backend.arrays import add_product, array_module, device_of, is_numpy, subt
 from .distributed.panels import gather_columns
 from .panel_qr import AUTO_METHOD, panel_qr
 from .phases import Phases
-from .sytrd_native import kernels
+from .kernels import kernels
 
 # Columns of the trailing matrix per update GEMM (see above), by device. On H100s 4096 took
 # 0.72-0.99x the time of 2048 at n = 16384 in six same-run comparisons, 0.79-0.98x at 8192 in

@@ -26,16 +26,7 @@ panel) and sytrd notes the totals as ``sytrd_phase_ms``.
 import numpy as np
 
 from .backend.arrays import is_numpy
-
-
-def kernels():
-    """(solvers._kernels, None), or (None, why it is not there): it is built with hpcolls'
-    native module (nvcc at install); a CPU-only install has neither, and runs the Python loop."""
-    try:
-        from . import _kernels
-    except ImportError as exc:
-        return None, f"solvers._kernels not built ({exc}): the package was installed without nvcc"
-    return _kernels, None
+from .kernels import kernels
 
 
 class NativeColumnLoop:

@@ -74,7 +74,7 @@ import sys
 sys.modules["solvers._kernels"] = None   # as if it had not been built
 import numpy as np
 import solvers
-from solvers.sytrd_native import kernels
+from solvers.kernels import kernels
 module, why = kernels()
 assert module is None, module
 print(why)

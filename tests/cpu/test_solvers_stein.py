@@ -12,7 +12,7 @@ from solvers.backend import Collectives
 from solvers.distributed import DistMatrix, ProcessGrid
 from solvers.stebz import lapack_bisect, stebz
 from solvers.subset import EigenRange
-from solvers.sytrd_native import kernels
+from solvers.kernels import kernels
 from solvers.sygvd import sygvd
 from solvers.testing import (hard_tridiagonals, random_symmetric, shared_seed, straddled_tridiagonal,
                              tridiagonal_ratios)

@@ -13,7 +13,7 @@ from solvers import stein  # noqa: E402
 from solvers.backend import Collectives  # noqa: E402
 from solvers.distributed import ProcessGrid  # noqa: E402
 from solvers.stebz import stebz  # noqa: E402
-from solvers.sytrd_native import kernels  # noqa: E402
+from solvers.kernels import kernels  # noqa: E402
 from solvers.testing import hard_tridiagonals, shared_seed, straddled_tridiagonal  # noqa: E402
 
 from mpi4py import MPI  # noqa: E402
