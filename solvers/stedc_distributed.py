@@ -32,8 +32,9 @@ import numpy as np
 from .backend.arrays import is_numpy
 from .phases import Phases
 from .stebz import share
-from .stedc import (loewner_z, merge_finish, merge_prepare, merged_eigenvalues,
-                    row_norms, secular_roots, stedc_rows, torn_blocks, wanted_roots)
+from .stedc import stedc_rows, torn_blocks
+from .stedc_merge import merge_finish, merge_prepare, merged_eigenvalues, wanted_roots
+from .stedc_secular import loewner_z, row_norms, secular_roots
 
 
 @dataclass(frozen=True)

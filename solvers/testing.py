@@ -211,8 +211,9 @@ def merge_by_parts(xp, d, e, leaves, shares=2, block=3):
     [part 1 | part 2] the eigenvectors of T (as rows)."""
     from .phases import Phases
     from .stebz import share
-    from .stedc import (loewner_z, merge_finish, merge_prepare, row_norms, secular_roots,
-                        stedc_rows, torn_blocks)
+    from .stedc import stedc_rows, torn_blocks
+    from .stedc_merge import merge_finish, merge_prepare
+    from .stedc_secular import loewner_z, row_norms, secular_roots
 
     def in_shares(k, compute):
         pieces = [compute(*share(k, shares, r)) for r in range(shares)]

@@ -8,9 +8,10 @@ import scipy.linalg
 from solvers.backend.lapack import secular_roots as lapack_secular_roots
 from solvers.backend.threads import blas_threads_lent
 from solvers.phases import Phases
-import solvers.stedc as stedc_module
-from solvers.stedc import (_leaf_blocks, _secular_roots, merge_finish, merge_prepare,
-                           merged_eigenvalues, secular_roots, stedc, torn_blocks)
+import solvers.stedc_merge as stedc_merge
+from solvers.stedc import _leaf_blocks, stedc, torn_blocks
+from solvers.stedc_merge import merge_finish, merge_prepare, merged_eigenvalues
+from solvers.stedc_secular import _secular_roots, secular_roots
 from solvers.testing import (hard_tridiagonals, merge_by_parts, selections_straddling, shared_seed,
                              straddled_tridiagonal)
 from solvers.tridiagonal import _stevd_host, _stevd_leaves
@@ -28,7 +29,7 @@ def _leaves(blocks):
 @pytest.mark.parametrize("leaf_size", [1, 7, 32])
 def test_stedc_against_lapack(leaf_size, merge_block, monkeypatch):
     if merge_block:     # every merge's ẑ and U a few roots at a time (what n > 4096 does)
-        monkeypatch.setattr(stedc_module, "MERGE_BLOCK", merge_block)
+        monkeypatch.setattr(stedc_merge, "MERGE_BLOCK", merge_block)
     seed = shared_seed()
     for name, d, e in hard_tridiagonals(np.random.default_rng(seed)):
         n = d.shape[0]
@@ -259,7 +260,7 @@ def test_a_selection_is_the_whole_solves_columns(leaf_size):
 
 def test_only_the_wanted_rows_of_u_are_formed(monkeypatch):
     """The top merge of a selection forms U's rows for the wanted roots only: the roots' count
-    handed to _rank_one_rows is the number of kept eigenpairs in the selection (a tenth of the
+    handed to rank_one_rows is the number of kept eigenpairs in the selection (a tenth of the
     spectrum, the lowest that holds kept and deflated eigenpairs both: the lowest tenth itself
     held only deflated ones for about 1 seed in 70)."""
     seed = shared_seed()
@@ -274,13 +275,13 @@ def test_only_the_wanted_rows_of_u_are_formed(monkeypatch):
     first = next(f for f in range(n - width + 1) if 0 < kept_in(f) < width)
     last, kept = first + width, kept_in(first)
     formed = []
-    real = stedc_module._rank_one_rows
+    real = stedc_merge.rank_one_rows
 
     def counting(xp, dk, zhat, origin, tau, *rest):
         formed.append(tau.shape[0])
         return real(xp, dk, zhat, origin, tau, *rest)
 
-    monkeypatch.setattr(stedc_module, "_rank_one_rows", counting)
+    monkeypatch.setattr(stedc_merge, "rank_one_rows", counting)
     ws, qt = merge_finish(np, state, origin, tau, Phases(np, None), select=(first, last))
     assert sum(formed) == kept and 0 < kept < last - first < state.k, (seed, formed, kept)
     assert qt.shape == (last - first, n) and ws.tobytes() == w[first:last].tobytes()

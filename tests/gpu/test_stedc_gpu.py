@@ -9,8 +9,9 @@ import scipy.linalg
 
 from solver_gpu import COMM, cupy
 
-import solvers.stedc as stedc_module  # noqa: E402
-from solvers.stedc import _secular_roots, stedc  # noqa: E402
+import solvers.stedc_merge as stedc_merge  # noqa: E402
+from solvers.stedc import stedc  # noqa: E402
+from solvers.stedc_secular import _secular_roots  # noqa: E402
 from solvers.testing import shared_seed  # noqa: E402
 from solvers.tridiagonal import _stevd_leaves  # noqa: E402
 
@@ -30,7 +31,7 @@ def _tridiagonals(rng, n):
 
 def _distinct(d):
     """Ascending d with every tie moved up to the next double: the secular equation's poles are
-    distinct once deflation has run (stedc's _deflate), and a clustered draw of 3000 poles 1e-9
+    distinct once deflation has run (stedc_deflate.deflate), and a clustered draw of 3000 poles 1e-9
     apart repeats a value in about one seed of fifty (found on the CPU: seed 2918457392, whose
     equal poles made the numpy reference divide by zero)."""
     d = d.copy()
@@ -44,14 +45,14 @@ def _merge_problems(rng, monkeypatch):
     """(name, d, z, ρ) of the secular equations that numpy stedc's merges solve (deflated, as
     the device sees them), and synthetic ones: random, clustered poles with graded z, graded."""
     problems = []
-    reference = stedc_module.secular_roots
+    reference = stedc_merge.secular_roots
 
     def record(xp, d, z, rho, first=0, last=None):
         problems.append(("merge", d.copy(), z.copy(), rho))
         return reference(xp, d, z, rho, first, last)
 
     with monkeypatch.context() as patch:
-        patch.setattr(stedc_module, "secular_roots", record)
+        patch.setattr(stedc_merge, "secular_roots", record)
         for d, e in _tridiagonals(rng, 300).values():
             stedc(np, d, e, _stevd_leaves, 16)
 
