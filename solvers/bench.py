@@ -46,7 +46,7 @@ from mpi4py import MPI
 
 
 def parse_args(argv):
-    from .tridiagonal import TRIDIAGONAL
+    from .stevd import TRIDIAGONAL
     p = argparse.ArgumentParser(prog="python -m solvers.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, nargs="+", default=[8192, 16384], help="orders (default 8192 16384)")

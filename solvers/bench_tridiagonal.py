@@ -25,7 +25,7 @@ from mpi4py import MPI
 
 
 def parse_args(argv):
-    from .tridiagonal import TRIDIAGONAL
+    from .stevd import TRIDIAGONAL
     p = argparse.ArgumentParser(prog="python -m solvers.bench_tridiagonal", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, nargs="+", default=[2000, 4000], help="orders (default 2000 4000)")
@@ -39,11 +39,11 @@ def parse_args(argv):
                    help="also multisection + inverse iteration of each subset (stein.py)")
     p.add_argument("--sterf", action="store_true",
                    help="also eigenvalues alone by host LAPACK dsterf, what jobz N takes below "
-                        "tridiagonal.DEVICE_EIGENVALUES_FROM in a GPU run")
+                        "stevd.DEVICE_EIGENVALUES_FROM in a GPU run")
     p.add_argument("--multisection", action="store_true",
                    help="also every eigenvalue alone by the kernels' multisection (stein.py: a warp "
                         "per eigenvalue in a GPU run; here one rank finds them all), what jobz N "
-                        "takes from tridiagonal.DEVICE_EIGENVALUES_FROM in a GPU run")
+                        "takes from stevd.DEVICE_EIGENVALUES_FROM in a GPU run")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
     p.add_argument("--repeat", type=int, default=3, help="timed rounds (default 3)")
     p.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
@@ -71,7 +71,7 @@ def main(argv=None):
     from .backend.arrays import module_for_device, synchronize
     from .backend.device import resolve_device, select_device
     from .distributed import DistMatrix, ProcessGrid
-    from .tridiagonal import stevd
+    from .stevd import stevd
     comm = MPI.COMM_WORLD
     device, _ = resolve_device(args.device)
     xp = module_for_device(device)
@@ -104,10 +104,10 @@ def main(argv=None):
 
         def invit(k):
             from .subset import EigenRange
-            from .tridiagonal_subset import tridiagonal_subset
+            from .stevr import stevr
             coll = Collectives(grid, "mpi", xp)
             layout = DistMatrix.empty(n, k, args.nb, grid, np.float64, xp=xp)
-            tridiagonal_subset(xp.array(d), xp.array(e), EigenRange.by_index(1, k, "invit"), layout, coll, True)
+            stevr(xp.array(d), xp.array(e), EigenRange.by_index(1, k, "invit"), layout, coll, True)
             stages[k] = {name: st.wall_s for name, st in coll.stats.items()}
             notes = coll.stats["stein"].notes
             stages[k].update({name: value for name, value in notes.items() if name.endswith("_s")})

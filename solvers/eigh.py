@@ -31,7 +31,7 @@ DEFAULT_NB = {"cpu": 32, "gpu": 256}
 
 # scipy.linalg.eigh's drivers, and what runs for each in the distributed stages.
 SCIPY_DRIVERS = ("ev", "evd", "evr", "evx", "gv", "gvd", "gvx")
-# The drivers that take subsets, and the tridiagonal method each runs (tridiagonal_subset.py), as
+# The drivers that take subsets, and the tridiagonal method each runs (stevr.py), as
 # LAPACK's: dsyevr bisection + MRRR, dsyevx / dsygvx bisection + inverse iteration.
 _SUBSET_DRIVERS = {"evr": "mrrr", "evx": "invit", "gvx": "invit"}
 
@@ -49,7 +49,7 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     distributed stages 'ev', 'evd', 'gv', 'gvd' run divide and conquer (stedc) for all
     eigenpairs, 'evr' bisection + MRRR (stebz + stemr) and 'evx', 'gvx' bisection + inverse
     iteration (stein.py), for subsets or all; a subset without a
-    driver takes whichever is faster for its size (tridiagonal_subset.py); the one-call methods
+    driver takes whichever is faster for its size (stevr.py); the one-call methods
     on CPU pass it to scipy itself. ``b`` may also be a
     ``solvers.cholesky(b)`` factor: potrf is then skipped (the distributed method, on the
     factor's grid and block size). Extra keywords: ``comm`` (default MPI.COMM_WORLD), ``grid``

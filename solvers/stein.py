@@ -3,7 +3,7 @@ dstebz and dstein, their steps written once for the host and the GPU (native/sol
 on the GPU in a GPU run.
 
 Why: a GPU run's other subset method, divide and conquer, computes every eigenvalue and every
-merge below the top whatever k is (tridiagonal_subset.py). Here an eigenvalue is a chain of n
+merge below the top whatever k is (stevr.py). Here an eigenvalue is a chain of n
 dependent steps per multisection pass (a warp each, its 32 lanes 32 points of the interval) and
 an eigenvector a few chains of n steps (a thread each, dlagtf's pivoted LU of T - λI then
 dlagts's solves), so k of them run side by side in about the time of one.

@@ -5,7 +5,7 @@
                                    (LAPACK / ScaLAPACK gvx: 1 <= il <= iu <= n)
     EigenRange.by_value(vl, vu)    every eigenvalue in the half-open interval (vl, vu]
 
-``solver`` says how a subset's eigenpairs of the tridiagonal are found (tridiagonal_subset.py):
+``solver`` says how a subset's eigenpairs of the tridiagonal are found (stevr.py):
 'mrrr' (bisection + MRRR, work and memory O(n k / P)), 'invit' (multisection + inverse
 iteration, on the GPU in a GPU run), 'dc' (divide and conquer of all of them, the k wanted
 kept), or 'auto' (by the measured crossover).

@@ -4,7 +4,7 @@
     sytrd | hetrd   the full matrix from A's referenced triangle, scaled into LAPACK's range
                     where its largest entry is not (scaling.py), then Qᴴ A Q = T
     stedc | sterf   T = Y Λ Yᵀ (real, replicated; sterf when only eigenvalues are wanted)
-      or, for a subset (subset.py, tridiagonal_subset.py):
+      or, for a subset (subset.py, stevr.py):
     stebz           which eigenpairs; their eigenvalues by bisection, each rank a share (stebz.py)
     stemr           their eigenvectors by MRRR, each rank a group, into Y's layout (stemr.py)
       (or stedc | sterf of all of them, the wanted kept: at larger k, and in GPU runs)
@@ -42,8 +42,8 @@ from .single import single_distributed
 from .subset import EigenRange
 from .sy2sb import sy2sb
 from .sytrd import sytrd
-from .tridiagonal import stevd, stevd_columns, vectors_by
-from .tridiagonal_subset import tridiagonal_subset
+from .stevd import stevd, stevd_columns, vectors_by
+from .stevr import stevr
 
 
 def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=None,
@@ -55,7 +55,7 @@ def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=
     is n × k, in A's block size and grid. ``reduction`` ('auto', '1stage', '2stage';
     reduction.py) and ``band`` (two-stage's bandwidth, a divisor of A's nb; default
     reduction.BAND_TARGET) choose the reduction to tridiagonal form. ``tridiagonal`` ('auto',
-    'rows', 'replicated'; tridiagonal.vectors_by): how divide and conquer makes the
+    'rows', 'replicated'; stevd.vectors_by): how divide and conquer makes the
     tridiagonal's eigenvectors over the ranks ('replicated' is for measuring). ``overwrite_a``
     (as scipy's): ``a`` may be destroyed, which saves an n × n temporary on one rank."""
     subset = subset or EigenRange.all()
@@ -98,7 +98,7 @@ def _one_stage(a, coll, lower, vectors, subset, tridiagonal, overwrite):
         with coll.stage("stedc" if vectors else "sterf"):
             w, z = stevd(d, e, coll, c if vectors else None, tridiagonal=tridiagonal)
     else:
-        w, z = tridiagonal_subset(d, e, subset, c, coll, vectors, tridiagonal=tridiagonal)
+        w, z = stevr(d, e, subset, c, coll, vectors, tridiagonal=tridiagonal)
     if vectors:
         with coll.stage(lapack_name("ormtr", a.dtype)):
             ormtr(c, tau, z, coll)
@@ -121,8 +121,7 @@ def _two_stage(a, coll, lower, vectors, subset, band, why, tridiagonal, overwrit
                 return (*stevd(d, e, coll), sigma)
             w, columns = stevd_columns(d, e, coll, tridiagonal=tridiagonal)
     else:
-        w, columns = tridiagonal_subset(d, e, subset, c, coll, vectors, whole_columns=True,
-                                        tridiagonal=tridiagonal)
+        w, columns = stevr(d, e, subset, c, coll, vectors, whole_columns=True, tridiagonal=tridiagonal)
         if not vectors:
             return w, None, sigma
     with coll.stage(lapack_name("ormtr_sb2st", dtype)):

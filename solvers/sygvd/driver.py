@@ -32,7 +32,7 @@ from ..single import single_distributed
 from ..subset import EigenRange
 from ..sygst import sygst
 from ..syevd import syevd
-from ..tridiagonal import vectors_by
+from ..stevd import vectors_by
 from ..trsm import trmm, trsm
 
 
@@ -51,7 +51,7 @@ def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="au
     factor in its ``uplo`` triangle (see above). ``reduction`` ('auto', '1stage', '2stage')
     and ``band`` choose the reduction to tridiagonal form (syevd, solvers/reduction.py);
     ``tridiagonal`` ('auto', 'rows', 'replicated') how its eigenvectors are made over the ranks
-    (syevd, solvers/tridiagonal.py). Raises InputError or NotPositiveDefiniteError — on every rank alike.
+    (syevd, solvers/stevd.py). Raises InputError or NotPositiveDefiniteError — on every rank alike.
     """
     policy_for(a.grid.comm)   # the CLI's BLAS threads per rank, whichever way the solver is entered
     if b is None:

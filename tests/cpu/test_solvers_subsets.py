@@ -13,7 +13,7 @@ from solvers.errors import InputError
 from solvers.stemr import group_bounds, root_cuts
 from solvers.subset import EigenRange, count_at_most, positions
 from solvers.testing import random_symmetric, shared_seed, spd_with_condition, tridiagonal_ratios
-from solvers.tridiagonal_subset import choose_solver
+from solvers.stevr import choose_solver
 
 
 @pytest.fixture

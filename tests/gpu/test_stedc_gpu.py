@@ -13,7 +13,7 @@ import solvers.stedc_merge as stedc_merge  # noqa: E402
 from solvers.stedc import stedc  # noqa: E402
 from solvers.stedc_secular import _secular_roots  # noqa: E402
 from solvers.testing import shared_seed  # noqa: E402
-from solvers.tridiagonal import _stevd_leaves  # noqa: E402
+from solvers.stevd import _stevd_leaves  # noqa: E402
 
 EPS = np.finfo(np.float64).eps
 
@@ -153,7 +153,7 @@ def test_rows_by_rank_on_gpu(seed, kind):
     from solvers.backend import Collectives
     from solvers.distributed import DistMatrix, ProcessGrid
     from solvers.stedc_distributed import for_backend, stedc_distributed
-    from solvers.tridiagonal import STEDC_LEAF, stevd
+    from solvers.stevd import STEDC_LEAF, stevd
     grid = ProcessGrid(COMM)
     try:
         coll = Collectives(grid, kind, cupy)
@@ -190,7 +190,7 @@ def test_eigenvalues_alone_come_from_the_device_multisection_from_its_order(seed
     order below, host dsterf (no such note). Both against LAPACK."""
     from solvers.backend import Collectives
     from solvers.distributed import ProcessGrid
-    from solvers.tridiagonal import DEVICE_EIGENVALUES_FROM, stevd
+    from solvers.stevd import DEVICE_EIGENVALUES_FROM, stevd
     grid = ProcessGrid(COMM)
     try:
         coll = Collectives(grid, "mpi", cupy)
@@ -245,7 +245,7 @@ def test_a_selection_at_this_rank_count_on_gpu(seed, real, tridiagonal):
     from solvers.backend import Collectives
     from solvers.distributed import DistMatrix, ProcessGrid
     from solvers.testing import selections_straddling, straddled_tridiagonal
-    from solvers.tridiagonal import STEDC_LEAF, stevd
+    from solvers.stevd import STEDC_LEAF, stevd
     grid = ProcessGrid(COMM)
     try:
         coll = Collectives(grid, "mpi", cupy)

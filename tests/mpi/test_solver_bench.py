@@ -66,7 +66,7 @@ def test_subset_and_factored_rows(comm, tmp_path_factory, capsys):
             continue
         with open(path) as f:
             row, = json.load(f)["rows"]
-        # A twentieth of n by bisection + MRRR, half of it by divide and conquer (tridiagonal_subset.py).
+        # A twentieth of n by bisection + MRRR, half of it by divide and conquer (stevr.py).
         solved_by = "stemr" if selection[0] == "--lowest" else "stedc"
         assert {"stebz", solved_by} <= set(row["ours_stages_s"]), row["ours_stages_s"]
         assert row["ours_max_eig_err"] < 1e-10 and "factored B" in out

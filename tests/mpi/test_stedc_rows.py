@@ -16,7 +16,7 @@ from solvers.distributed import DistMatrix
 from solvers.errors import InputError
 from solvers.testing import (hard_tridiagonals, selections_straddling, share_node_cores,
                              straddled_tridiagonal)
-from solvers.tridiagonal import stevd
+from solvers.stevd import stevd
 
 share_node_cores(MPI.COMM_WORLD)
 EPS = np.finfo(np.float64).eps
@@ -159,7 +159,7 @@ def test_whole_columns_per_rank_from_the_rows(grid, seed):
     the eigenvector columns comes whole from the rows per rank by one Alltoallv; the columns
     are T's eigenvectors (against the replicated path's up to sign), for all and for a
     selection."""
-    from solvers.tridiagonal import stevd_columns
+    from solvers.stevd import stevd_columns
     rng = np.random.default_rng(seed)
     n = 70
     d, e = rng.standard_normal(n), rng.standard_normal(n - 1)

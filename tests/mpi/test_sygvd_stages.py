@@ -15,7 +15,7 @@ from solvers.sygst import sygst
 from solvers.sytrd import sytrd
 from solvers.testing import (grid_shapes, poison_unreferenced, random_symmetric, share_node_cores,
                              spd_with_condition)
-from solvers.tridiagonal import stevd
+from solvers.stevd import stevd
 from solvers.trsm import trmm, trsm
 
 share_node_cores(MPI.COMM_WORLD)

@@ -1,4 +1,5 @@
-"""The wanted eigenpairs il..iu of the tridiagonal T, by one of three methods.
+"""stevr: the wanted eigenpairs il..iu (or those in (vl, vu]) of the symmetric tridiagonal T,
+as LAPACK's dstevr and dstevx find them, by one of three methods.
 
     mrrr   bisection (stebz.py) of the k wanted eigenvalues, each rank a share, then their
            eigenvectors by MRRR (stemr.py), each rank a group: work and memory O(n k / P),
@@ -8,7 +9,7 @@
            orthonormalized together and checked): on the GPU in a GPU run, k eigenpairs side
            by side in about the time of one (on the host, LAPACK's dstebz and the kernels'
            host build of the iteration); divide and conquer instead where a check fails
-    dc     divide and conquer (tridiagonal.stevd: on the device in a GPU run, each rank its
+    dc     divide and conquer (stevd.py: on the device in a GPU run, each rank its
            rows over P > 1 ranks): every eigenvalue, and only the k wanted eigenvectors formed
            by the top merge (its GEMM, about three quarters of the work of all, shrinks to
            k/n of itself; the merges below stay whole): memory O(n² / P)
@@ -27,7 +28,7 @@ from .stebz import replicated_tridiagonal, stebz
 from .stein import bisector
 from .stein import vectors as stein_vectors
 from .stemr import stemr, stemr_columns
-from .tridiagonal import stevd, stevd_columns
+from .stevd import stevd, stevd_columns
 
 CPU_DC_FRACTION = 0.05  # 'auto' on the CPU: divide and conquer for k > this share of n
 # 'auto' in a GPU run: invit for k <= this share of n. Measured at n = 8192 on an H100 (the stage
@@ -51,13 +52,12 @@ def choose_solver(subset, k, n, on_gpu):
     return "mrrr", f"auto: k = {k} <= {CPU_DC_FRACTION:g} n on the CPU"
 
 
-def tridiagonal_subset(d, e, subset, layout, coll, vectors, whole_columns=False,
-                       tridiagonal="auto"):
+def stevr(d, e, subset, layout, coll, vectors, whole_columns=False, tridiagonal="auto"):
     """(w, Y or None) of the ``subset`` of the tridiagonal (d, e): w on every rank (the real
     dtype of the problem, on its backend), Y an n × k DistMatrix in ``layout``'s block size,
     grid and dtype, or with ``whole_columns`` each rank's vectors whole (RankColumns: what
     two-stage's Q2 is applied to). ``tridiagonal``: how divide and conquer makes the
-    eigenvectors over the ranks (tridiagonal.vectors_by)."""
+    eigenvectors over the ranks (stevd.vectors_by)."""
     xp = coll.xp
     with coll.stage("stebz"):
         d_host, e_host = replicated_tridiagonal(d, e, coll)
