@@ -276,7 +276,7 @@ def main(argv=None):
     from .distributed.distmatrix import DistMatrix
     from .distributed.grid import ProcessGrid
     from .subset import positions
-    from .sygvd.problem import known_spectrum_problem
+    from .problems import known_spectrum_problem
 
     blas_line = policy_for(comm).line   # as the CLI does: ranks on a node split its cores
     device, _ = resolve_device(args.device)
@@ -369,7 +369,7 @@ def _prime(args, coll, problem, peer):
     """One untimed solve of order min(n, PRIME_ORDER) in every configuration asked, ours and
     cuSOLVER's, before anything is timed: a process's first use of a GPU kernel loads (or
     compiles) it, seconds in all, which a --warmup 0 row at a large n would otherwise time."""
-    from .sygvd.driver import sygvd
+    from .sygvd import sygvd
     smallest = min(args.n)
     n = min(smallest, PRIME_ORDER)
     a, b, a_root, b_root, _ = problem(n)
@@ -396,8 +396,8 @@ def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto
     """One row: solvers.sygvd by ``method`` and ``reduction``, timed as ``timed`` does, with its
     stage table."""
     from .backend.arrays import synchronize
-    from .sygvd.driver import sygvd
-    from .sygvd.report import stage_table
+    from .sygvd import sygvd
+    from .cli.report import stage_table
     comm = coll.grid.comm
 
     def ours():
@@ -453,7 +453,7 @@ def _time_factored(args, coll, a, b, method, xp, subset, ours_s, reduction="auto
     from .backend.arrays import synchronize
     from .distributed.redistribute import lower_triangle
     from .potrf import potrf
-    from .sygvd.driver import sygvd
+    from .sygvd import sygvd
     chosen = "distributed" if method in ("auto", "single") else method
 
     def factor():

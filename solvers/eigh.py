@@ -24,7 +24,6 @@ from .method import choose_method
 from .reduction import choose_reduction
 from .single import single_global
 from .subset import EigenRange, positions
-from .sygvd.driver import sygvd
 from .whole import referenced_finite, whole_eig
 
 DEFAULT_NB = {"cpu": 32, "gpu": 256}
@@ -108,10 +107,8 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
         block = nb or min(n, DEFAULT_NB["gpu" if is_cupy_array(a) else "cpu"])
         da = DistMatrix.from_global(a, pgrid, block)
         db = DistMatrix.from_global(b, pgrid, block) if b is not None else None
-        w, z = sygvd(da, db, coll, itype=type, jobz="N" if eigvals_only else "V",
-                     uplo="L" if lower else "U", check_finite=check_finite, method=chosen,
-                     subset=subset, reduction=reduction)
-        return w if eigvals_only else (w, z.to_global(coll))
+        return _by_sygvd(da, db, coll, eigvals_only, itype=type, uplo="L" if lower else "U",
+                         check_finite=check_finite, method=chosen, subset=subset, reduction=reduction)
     finally:
         pgrid.free()
 
@@ -127,9 +124,17 @@ def _factored(a, factor, lower, eigvals_only, itype, check_finite, subset, metho
         a = a.conj().T
     coll = create_collectives(factor.grid, factor.collectives, factor.xp)
     da = DistMatrix.from_global(factor.xp.ascontiguousarray(a), factor.grid, factor.nb)
-    w, z = sygvd(da, factor.factor, coll, itype=itype, jobz="N" if eigvals_only else "V",
-                 uplo="L", check_finite=check_finite, method="distributed", subset=subset,
-                 b_factored=True, reduction=reduction)
+    return _by_sygvd(da, factor.factor, coll, eigvals_only, itype=itype, uplo="L",
+                     check_finite=check_finite, method="distributed", subset=subset, b_factored=True,
+                     reduction=reduction)
+
+
+def _by_sygvd(a, b, coll, eigvals_only, **options):
+    """sygvd on the DistMatrix inputs; the eigenvectors gathered whole on every rank."""
+    # Imported here, not at the top: `python -m solvers.sygvd` runs that module as __main__, and
+    # runpy warns where the package's own import (which imports this module) loaded it already.
+    from .sygvd import sygvd
+    w, z = sygvd(a, b, coll, jobz="N" if eigvals_only else "V", **options)
     return w if eigvals_only else (w, z.to_global(coll))
 
 

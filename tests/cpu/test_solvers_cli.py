@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from solvers.sygvd.cli import parse_args
+from solvers.cli.main import parse_args
 from solvers.testing import (not_positive_definite, random_symmetric, shared_seed, spd_with_condition,
                              with_junk)
 

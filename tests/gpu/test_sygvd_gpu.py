@@ -17,7 +17,7 @@ from solvers.backend import Collectives  # noqa: E402
 from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.sytrd import sytrd  # noqa: E402
-from solvers.sygvd.check import THRESHOLD, eigen_ratios, eigenvalue_ratio  # noqa: E402
+from solvers.cli.check import THRESHOLD, eigen_ratios, eigenvalue_ratio  # noqa: E402
 from solvers.testing import (not_positive_definite, random_symmetric, spd_with_condition,  # noqa: E402
                              with_junk)
 

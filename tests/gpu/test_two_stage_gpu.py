@@ -28,7 +28,7 @@ from solvers.sb2st_native import THREADS_PER_BLOCK  # noqa: E402
 from solvers.subset import EigenRange  # noqa: E402
 from solvers.sy2sb import sy2sb  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
-from solvers.sygvd.check import THRESHOLD, eigen_ratios  # noqa: E402
+from solvers.cli.check import THRESHOLD, eigen_ratios  # noqa: E402
 from solvers.stevr import choose_solver  # noqa: E402
 from solvers.testing import (band_to_full, householder_qr_errors, panel_with_condition, random_band,  # noqa: E402
                              random_symmetric, spd_with_condition, with_junk)

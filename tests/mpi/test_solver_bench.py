@@ -148,7 +148,7 @@ def test_the_tridiagonal_stage_alone(comm, capsys):
 def test_a_small_untimed_solve_comes_first(comm, monkeypatch, capsys):
     """_prime: one solve of order min(n, PRIME_ORDER) before any timed one, even with --warmup 0
     (a process's first use of a GPU kernel loads it: a large n's single sample would time it)."""
-    import solvers.sygvd.driver as driver
+    import solvers.sygvd as driver
     orders, real = [], driver.sygvd
 
     def recording(a, *args, **kwargs):
@@ -167,7 +167,7 @@ def test_the_untimed_solve_takes_an_index_range_as_its_share(comm, monkeypatch, 
     """_prime at an order below the rows': --range I:il:iu becomes the same share of its spectrum
     (the rows' own bounds are no range there: I:1:1638 at order 1024 stopped a GPU run); a value
     range and --lowest stay as they are."""
-    import solvers.sygvd.driver as driver
+    import solvers.sygvd as driver
     solves, real = [], driver.sygvd
 
     def recording(a, *args, **kwargs):

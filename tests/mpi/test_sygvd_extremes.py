@@ -16,7 +16,7 @@ from solvers.lapack_names import lapack_name
 from solvers.scaling import limits, scale_factor
 from solvers.subset import EigenRange
 from solvers.sygvd import sygvd
-from solvers.sygvd.check import THRESHOLD, eigen_ratios
+from solvers.cli.check import THRESHOLD, eigen_ratios
 from solvers.testing import random_symmetric, share_node_cores
 
 share_node_cores(MPI.COMM_WORLD)

@@ -15,7 +15,7 @@ import solvers
 from solvers.backend import Collectives
 from solvers.distributed import DistMatrix, ProcessGrid
 from solvers.sygvd import sygvd
-from solvers.sygvd.check import THRESHOLD, eigen_ratios, eigenvalue_ratio
+from solvers.cli.check import THRESHOLD, eigen_ratios, eigenvalue_ratio
 from solvers.testing import (SPECTRA, grid_shapes, poison_unreferenced, random_symmetric,
                              share_node_cores, spd_with_condition, spectrum,
                              symmetric_with_spectrum, with_junk)

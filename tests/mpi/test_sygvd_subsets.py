@@ -19,7 +19,7 @@ from solvers.stebz import stebz
 from solvers.stemr import stemr
 from solvers.subset import EigenRange
 from solvers.sygvd import sygvd
-from solvers.sygvd.check import THRESHOLD, eigen_ratios, eigenvalue_ratio
+from solvers.cli.check import THRESHOLD, eigen_ratios, eigenvalue_ratio
 from solvers.testing import (random_symmetric, share_node_cores, spd_with_condition,
                              symmetric_with_spectrum, with_junk)
 

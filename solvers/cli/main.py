@@ -14,9 +14,21 @@ import traceback
 import numpy as np
 
 from ..arguments import DTYPES
+from ..backend.arrays import module_for_device, to_host
+from ..backend.collectives import create_collectives
+from ..backend.device import resolve_device, select_device
+from ..backend.threads import policy_for
+from ..distributed.distmatrix import DistMatrix
+from ..distributed.grid import ProcessGrid, parse_shape
+from ..distributed.io import check_writable, read_matrix, write_results
 from ..errors import InputError, NotPositiveDefiniteError
-from ..method import METHODS
-from ..reduction import REDUCTIONS
+from ..method import METHODS, choose_method
+from ..problems import known_spectrum_problem
+from ..reduction import REDUCTIONS, band_for, choose_reduction
+from ..subset import EigenRange, positions
+from ..sygvd import sygvd
+from .check import THRESHOLD, eigen_ratios, eigenvalue_ratio, full_from_triangle
+from .report import print_header, stage_table, versions
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -70,7 +82,6 @@ def _positive_int(text):
 
 
 def _eigen_range(text):
-    from ..subset import EigenRange
     try:
         return EigenRange.parse(text)
     except ValueError as exc:
@@ -78,7 +89,6 @@ def _eigen_range(text):
 
 
 def _grid_shape(text):
-    from ..distributed.grid import parse_shape
     try:
         return parse_shape(text)
     except ValueError as exc:
@@ -169,6 +179,8 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
+    # Imported after the arguments parse, not at the top: importing mpi4py.MPI initializes MPI,
+    # which --help and a bad command line need not (solvers/__init__.py).
     from mpi4py import MPI
     comm = MPI.COMM_WORLD
     try:
@@ -187,12 +199,6 @@ def main(argv=None):
 
 
 def _run(args, comm):
-    from ..backend.arrays import module_for_device
-    from ..backend.collectives import create_collectives
-    from ..backend.device import resolve_device, select_device
-    from ..distributed.grid import ProcessGrid
-
-    from ..backend.threads import policy_for
     rank = comm.Get_rank()
     say = _printer(rank)
     blas_line = policy_for(comm).line
@@ -213,7 +219,6 @@ def _run(args, comm):
 
     a_root, b_root, exact, n, source = _load_problem(args, coll, xp)
     nb = min(args.nb or (256 if device == "gpu" else 32), n)
-    from .report import print_header, versions
     reduction_line = _reduction_line(args, n, nb, device)   # a bad --band fails on every rank
     if rank == 0:
         print_header([
@@ -235,7 +240,6 @@ def _run(args, comm):
 
     if args.progress or n >= 4096:
         coll.on_stage_end = lambda name, seconds: say(f"  stage {name} done ({seconds:.2f} s)")
-    from .driver import sygvd
     times = []
     for rep in range(args.repeat):
         coll.reset()
@@ -247,17 +251,14 @@ def _run(args, comm):
         if args.repeat > 1:
             say(f"repetition {rep + 1}/{args.repeat}: {times[-1]:.4f} s")
 
-    from .report import stage_table
     say(f"\nstage breakdown (rank 0; collective times are host wall-clock per call):\n"
         f"{stage_table(coll.stats, times[-1])}")
     if args.repeat > 1:
         say(f"time per solve: best {min(times):.4f} s, mean {sum(times) / len(times):.4f} s")
 
-    from ..backend.arrays import to_host
     w_host = to_host(w)   # the real dtype of the working precision (float32 for float32/complex64)
     say(f"eigenpairs: {w_host.shape[0]} of {n}" + (f" (range {args.range})" if args.range else ""))
     if exact is not None:
-        from ..subset import positions
         exact = exact[positions(exact, args.range)]
         if exact.shape != w_host.shape:   # an exact eigenvalue within rounding of VL or VU
             say(f"known spectrum: {exact.size} exact eigenvalues in the range, {w_host.size} computed")
@@ -270,7 +271,6 @@ def _run(args, comm):
     if args.check:
         status = _check(args, coll, a_root, b_root, w_host, z_root, dtype, say)
     if args.output and rank == 0:
-        from ..distributed.io import write_results
         written = write_results(args.output, w_host, z_root, itype=args.itype, uplo=args.uplo)
         say(f"wrote {written}")
     grid.free()
@@ -278,13 +278,11 @@ def _run(args, comm):
 
 
 def _method_line(requested, n, nranks, device):
-    from ..method import choose_method
     method, why = choose_method(requested, n, nranks, device == "gpu")
     return f"{method} [{why}]"
 
 
 def _reduction_line(args, n, nb, device):
-    from ..reduction import band_for, choose_reduction
     reduction, why = choose_reduction(args.reduction, n, device == "gpu", args.dtype.startswith("complex"))
     if reduction == "1stage":
         return f"1stage [{why}]"
@@ -326,10 +324,8 @@ def _load_problem(args, coll, xp):
     if rank == 0:
         try:
             if args.output:
-                from ..distributed.io import check_writable
                 check_writable(args.output)
             if args.input:
-                from ..distributed.io import read_matrix
                 a, b = (read_matrix(path) for path in args.input)
                 for name, m in (("A", a), ("B", b)):
                     if m.shape[0] != m.shape[1]:
@@ -342,7 +338,6 @@ def _load_problem(args, coll, xp):
                                      f"{b.shape[0]}x{b.shape[1]}")
                 verdict = ("ok", a.shape[0], f"files {args.input[0]}, {args.input[1]}")
             else:
-                from .problem import known_spectrum_problem
                 seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**31)
                 a, b, exact = known_spectrum_problem(args.n, args.itype, seed, xp,
                                                      hermitian=np.dtype(args.dtype).kind == "c")
@@ -358,14 +353,11 @@ def _load_problem(args, coll, xp):
 
 
 def _scatter(global_root, n, dtype, grid, nb, coll, xp):
-    from ..distributed.distmatrix import DistMatrix
     return DistMatrix.scatter(global_root, (n, n), dtype, grid, nb, coll, root=0, xp=xp)
 
 
 def _check(args, coll, a_root, b_root, w_host, z_root, dtype, say):
     """Residual ratios on rank 0; the PASS/FAIL verdict is broadcast (the exit code of all)."""
-    from ..backend.arrays import to_host
-    from .check import THRESHOLD, eigen_ratios, eigenvalue_ratio, full_from_triangle
     ratios = None
     if coll.grid.rank == 0:
         lower = args.uplo == "L"

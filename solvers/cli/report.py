@@ -2,13 +2,14 @@
 import platform
 import sys
 
+import mpi4py
+import numpy
+import scipy
+
 
 def versions(xp):
     """One line of library versions (the MPI library's first line included)."""
-    import numpy
-    import scipy
-    import mpi4py
-    from mpi4py import MPI
+    from mpi4py import MPI   # here, not at the top: its import initializes MPI (solvers/__init__.py)
     parts = [f"python {platform.python_version()}", f"numpy {numpy.__version__}",
              f"scipy {scipy.__version__}", f"mpi4py {mpi4py.__version__}",
              f"MPI: {MPI.Get_library_version().splitlines()[0].split(',')[0].strip()}"]

@@ -17,23 +17,27 @@ Inputs and outputs are DistMatrix objects in the user's ScaLAPACK layout; every 
 messages go. By ``method`` (method.py) the whole problem may instead be one LAPACK / cuSOLVER
 call on one rank (single.py). Input errors are decided collectively before any numerical work,
 so they are raised identically on every rank.
+
+``python -m solvers.sygvd`` runs the command line (solvers/cli) from this module.
 """
-from ..arguments import check_finite as check_finite_inputs
-from ..arguments import validate_arguments
-from ..backend.arrays import is_numpy
-from ..backend.threads import policy_for
-from ..distributed.redistribute import lower_triangle
-from ..errors import InputError
-from ..lapack_names import lapack_name
-from ..method import choose_method
-from ..potrf import potrf
-from ..reduction import band_for, choose_reduction
-from ..single import single_distributed
-from ..subset import EigenRange
-from ..sygst import sygst
-from ..syevd import syevd
-from ..stevd import vectors_by
-from ..trsm import trmm, trsm
+import sys
+
+from .arguments import check_finite as check_finite_inputs
+from .arguments import validate_arguments
+from .backend.arrays import is_numpy
+from .backend.threads import policy_for
+from .distributed.redistribute import lower_triangle
+from .errors import InputError
+from .lapack_names import lapack_name
+from .method import choose_method
+from .potrf import potrf
+from .reduction import band_for, choose_reduction
+from .single import single_distributed
+from .stevd import vectors_by
+from .subset import EigenRange
+from .sygst import sygst
+from .syevd import syevd
+from .trsm import trmm, trsm
 
 
 def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="auto",
@@ -95,3 +99,9 @@ def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="au
             else:
                 trsm(lfac, z, coll, trans=True)
     return w, z
+
+
+if __name__ == "__main__":
+    # python -m solvers.sygvd: the command line, imported only when run as one.
+    from .cli.main import main
+    sys.exit(main())

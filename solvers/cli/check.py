@@ -15,6 +15,7 @@ import numpy as np
 import scipy.linalg
 
 from ..backend.arrays import array_module, solve_triangular
+from ..subset import positions
 
 THRESHOLD = 400.0
 
@@ -50,7 +51,6 @@ def eigen_ratios(a, b, w, z, itype, eps):
 def eigenvalue_ratio(a, b, w, itype, eps, subset=None):
     """Eigenvalue error against scipy, relative to the perturbation bound (jobz = N); with
     ``subset`` (subset.EigenRange), against the eigenvalues it selects."""
-    from ..subset import positions
     n = a.shape[0]
     ref = scipy.linalg.eigh(a, b, type=itype, eigvals_only=True)
     ref = ref[positions(ref, subset)]
