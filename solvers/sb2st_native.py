@@ -10,7 +10,7 @@ from .backend.threads import blas_threads_lent
 from .kernels import kernels
 
 # The GPU kernel's block size, band 64: measured on one H100 (docs/PERFORMANCE.md, 2026-12-06,
-# python -m solvers.bench_sb2st): 768 took 0.83-0.86x 512's time at n = 8192 and 16384, 1024
+# python -m solvers.bench.sb2st): 768 took 0.83-0.86x 512's time at n = 8192 and 16384, 1024
 # 0.87-0.90x, and 512 0.73x 128's; the same d and e to the bit for every size.
 THREADS_PER_BLOCK = 768
 WAIT_TIMEOUT_S = 10.0     # longest a GPU worker waits for the sweep before its own
@@ -19,7 +19,7 @@ WAIT_TIMEOUT_S = 10.0     # longest a GPU worker waits for the sweep before its 
 def chase(work, layout, v, tau, coll, threads_per_block=None):
     """Chase the band ``work`` (n × 2b, on the run's backend) in place, the reflectors into
     ``v``, ``tau`` (None: not kept); ``threads_per_block``: the GPU kernel's (default
-    THREADS_PER_BLOCK; solvers.bench_sb2st compares them)."""
+    THREADS_PER_BLOCK; solvers.bench.sb2st compares them)."""
     threads_per_block = threads_per_block or THREADS_PER_BLOCK
     native, why = kernels()
     if native is None:

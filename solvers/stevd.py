@@ -42,7 +42,7 @@ TRIDIAGONAL = ("auto", "rows", "replicated")   # how the eigenvectors are made o
 # Eigenvalues only (jobz N) in a GPU run: from this order they come from the kernels' multisection
 # on the device (stein.py; each rank a share of them, as stebz.py), instead of host dsterf, which
 # is O(n²) on one core. Measured on one H100 (docs/PERFORMANCE.md, 2026-12-06, python -m
-# solvers.bench_tridiagonal --device gpu --sterf --multisection): every eigenvalue by multisection
+# solvers.bench.tridiagonal --device gpu --sterf --multisection): every eigenvalue by multisection
 # took 0.003, 0.010 and 0.035 s at n = 2048, 4096 and 8192, dsterf 0.079, 0.287 and 1.151 s, and
 # the device's divide and conquer with all eigenvectors 0.044, 0.061 and 0.122 s. Below the
 # smallest order measured dsterf's milliseconds are kept.

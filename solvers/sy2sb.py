@@ -74,7 +74,7 @@ def sy2sb(c, coll, band, chunk=None, timings=None, panel="auto"):
     trailing-update GEMM (default DEFAULT_CHUNK of the array's device). ``timings``: a dict that
     gets the seconds of each panel's phases summed ("panel": gather, QR, broadcast; "product": X
     and W; "update": the trailing update), the device synchronized around each
-    (solvers.bench_sy2sb); None (the solver's) times nothing and synchronizes nothing. ``panel``: the panels' factorization,
+    (solvers.bench.sy2sb); None (the solver's) times nothing and synchronizes nothing. ``panel``: the panels' factorization,
     panel_qr.PANEL_METHODS ("auto": the one measured faster on the array's device)."""
     n = c.shape[0]
     check_band(band, c.nb)

@@ -34,7 +34,7 @@ LOWER_SOLVE_BLOCK = 1024   # columns of C per step of the one-rank lower-triangl
 BLOCKED_NB = 2048          # columns per diagonal block of the blocked way (below)
 HER2K_CHUNK = 2048         # columns of the trailing triangle per update GEMM of the blocked way
 ONE_RANK_METHODS = ("solves", "blocked")
-# One rank, itype 1, by device. On an H100 (python -m solvers.bench_sygst, docs/PERFORMANCE.md,
+# One rank, itype 1, by device. On an H100 (python -m solvers.bench.sygst, docs/PERFORMANCE.md,
 # 2026-12-06) the blocked way with blocks of 2048 took 0.145 s where the solves took 0.191 s
 # (float64, n = 16384; blocks of 512 / 1024: 0.220 / 0.167 s), 0.029 against 0.033 s at 8192,
 # and with blocks of 1024 0.081 against 0.090 s in complex128 at 8192. On CPUs the solves (not

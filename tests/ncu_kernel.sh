@@ -2,7 +2,7 @@
 # Nsight Compute on one launch of a kernel in a Python program, for the GPU machine (outside
 # tests/gpu_harness.sh: under its CUDA MPS, ncu stalled past a step's time limit):
 #
-#   bash tests/ncu_kernel.sh KERNEL_REGEX SKIP -- python3 -m solvers.bench_ormtr_sb2st --n 8192
+#   bash tests/ncu_kernel.sh KERNEL_REGEX SKIP -- python3 -m solvers.bench.ormtr_sb2st --n 8192
 #
 # profiles the (SKIP+1)-th launch whose name matches KERNEL_REGEX (skip the warm-up and early
 # launches: a Q2 at n = 8192 makes ~256 slot kernels) with the sections that told us what bounds a

@@ -10,8 +10,8 @@ import pytest
 import hpcolls
 import solvers
 
-# Entry points that run when imported (python -m hpcolls) are not libraries.
-_MAIN = {"hpcolls.__main__"}
+# Entry points that run when imported (python -m hpcolls / solvers.bench) are not libraries.
+_MAIN = {"hpcolls.__main__", "solvers.bench.__main__"}
 # A shared library in the package that is not a Python module (LD_PRELOAD's: hpcolls/staging/pmpi_library.py).
 _NOT_MODULES = {"hpcolls.libhpcolls_pmpi_staging"}
 

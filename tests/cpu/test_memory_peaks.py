@@ -1,10 +1,10 @@
-"""solvers.memory_peaks on the host: each stage gets its own temporaries' peak and what it left."""
+"""solvers.bench.memory_peaks on the host: each stage gets its own temporaries' peak and what it left."""
 import numpy as np
 from mpi4py import MPI
 
 from solvers.backend.collectives import create_collectives
 from solvers.distributed.grid import ProcessGrid
-from solvers.memory_peaks import StagePeaks
+from solvers.bench.memory_peaks import StagePeaks
 
 MIB = 1 << 20
 

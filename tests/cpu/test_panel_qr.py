@@ -241,7 +241,7 @@ def test_unknown_panel_method_is_refused():
 
 
 def test_bench_panel_qr_runs_on_the_cpu(capsys):
-    from solvers import bench_panel_qr
+    from solvers.bench import panel_qr as bench_panel_qr
     assert bench_panel_qr.main(["--device", "cpu", "--m", "100", "--w", "8", "--repeat", "1",
                                 "--dtype", "float64", "complex64"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| float64 | 100 ")

@@ -1,4 +1,4 @@
-"""solvers.memory_peaks on the GPU (cupy's pool, through a MemoryHook), and bench --memory's line
+"""solvers.bench.memory_peaks on the GPU (cupy's pool, through a MemoryHook), and bench --memory's line
 for a two-stage solve. Skips where cupy or a GPU is missing."""
 import re
 
@@ -7,10 +7,10 @@ from mpi4py import MPI
 
 from solver_gpu import cupy
 
-from solvers import bench  # noqa: E402
+from solvers.bench import sygvd as bench  # noqa: E402
 from solvers.backend.collectives import create_collectives  # noqa: E402
 from solvers.distributed.grid import ProcessGrid  # noqa: E402
-from solvers.memory_peaks import StagePeaks  # noqa: E402
+from solvers.bench.memory_peaks import StagePeaks  # noqa: E402
 
 MIB = 1 << 20
 

@@ -101,9 +101,9 @@ def test_tight_clusters_on_the_device():
 
 
 def test_a_tenth_of_a_uniform_spectrum_of_order_4096():
-    """The bench's spectrum (solvers.bench_tridiagonal): one group (no gap of 10⁻³ ‖T‖₁), every
+    """The bench's spectrum (solvers.bench.tridiagonal): one group (no gap of 10⁻³ ‖T‖₁), every
     check passed, eigenvalues within an ulp of ‖T‖ of the host's dstebz on a sample."""
-    from solvers.bench_tridiagonal import spectrum_tridiagonal
+    from solvers.bench.tridiagonal import spectrum_tridiagonal
     from solvers.stebz import lapack_bisect
     n, k = 4096, 410
     d, e = spectrum_tridiagonal(n, 1234)

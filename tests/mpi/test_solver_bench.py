@@ -2,7 +2,7 @@
 known spectrum, writes JSON, and says for each GPU peer why it does not run here."""
 import json
 
-from solvers import bench
+from solvers.bench import sygvd as bench
 
 
 def test_cpu_run_reports_its_solve_and_why_no_peer_runs(comm, tmp_path_factory, capsys):
@@ -128,10 +128,10 @@ def _bench_rows(comm, tmp_path_factory, capsys, argv):
 
 
 def test_the_tridiagonal_stage_alone(comm, capsys):
-    """python -m solvers.bench_tridiagonal: all, the lowest tenth by divide and conquer and by
+    """python -m solvers.bench.tridiagonal: all, the lowest tenth by divide and conquer and by
     MRRR, and the eigenvalues alone by host dsterf and by multisection, each with its median,
     samples and its time as a share of all's."""
-    from solvers import bench_tridiagonal
+    from solvers.bench import tridiagonal as bench_tridiagonal
     assert bench_tridiagonal.main(["--device", "cpu", "--n", "64", "--lowest", "0.1", "0.5", "--mrrr", "--sterf",
                                    "--multisection", "--repeat", "2", "--warmup", "0", "--nb", "8"]) == 0
     out = capsys.readouterr().out
@@ -148,14 +148,13 @@ def test_the_tridiagonal_stage_alone(comm, capsys):
 def test_a_small_untimed_solve_comes_first(comm, monkeypatch, capsys):
     """_prime: one solve of order min(n, PRIME_ORDER) before any timed one, even with --warmup 0
     (a process's first use of a GPU kernel loads it: a large n's single sample would time it)."""
-    import solvers.sygvd as driver
-    orders, real = [], driver.sygvd
+    orders, real = [], bench.sygvd
 
     def recording(a, *args, **kwargs):
         orders.append(a.shape[0])
         return real(a, *args, **kwargs)
 
-    monkeypatch.setattr(driver, "sygvd", recording)
+    monkeypatch.setattr(bench, "sygvd", recording)
     monkeypatch.setattr(bench, "PRIME_ORDER", 20)
     assert bench.main(["--device", "cpu", "--n", "30", "50", "--nb", "8", "--repeat", "1", "--warmup", "0",
                        "--method", "distributed"]) == 0
@@ -167,14 +166,13 @@ def test_the_untimed_solve_takes_an_index_range_as_its_share(comm, monkeypatch, 
     """_prime at an order below the rows': --range I:il:iu becomes the same share of its spectrum
     (the rows' own bounds are no range there: I:1:1638 at order 1024 stopped a GPU run); a value
     range and --lowest stay as they are."""
-    import solvers.sygvd as driver
-    solves, real = [], driver.sygvd
+    solves, real = [], bench.sygvd
 
     def recording(a, *args, **kwargs):
         solves.append((a.shape[0], str(kwargs["subset"])))
         return real(a, *args, **kwargs)
 
-    monkeypatch.setattr(driver, "sygvd", recording)
+    monkeypatch.setattr(bench, "sygvd", recording)
     monkeypatch.setattr(bench, "PRIME_ORDER", 20)
     assert bench.main(["--device", "cpu", "--n", "40", "--nb", "8", "--repeat", "1", "--warmup", "0",
                        "--range", "I:25:40", "V:-0.5:0.5", "--lowest", "0.1"]) == 0

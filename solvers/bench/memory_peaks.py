@@ -10,7 +10,8 @@ host arrays are not). Tracking costs a Python call per allocation: measure an un
 import tracemalloc
 from contextlib import contextmanager
 
-from .backend.arrays import is_numpy
+from ..backend.arrays import is_numpy
+
 
 
 class StagePeaks:
@@ -71,7 +72,7 @@ class _DeviceMeter:
         meter = self
 
         class Hook(xp.cuda.MemoryHook):
-            name = "solvers.memory_peaks"
+            name = "solvers.bench.memory_peaks"
 
             def malloc_postprocess(self, **kwargs):
                 meter.peak = max(meter.peak, pool.used_bytes())

@@ -1,4 +1,4 @@
-"""The tridiagonal stage alone: python -m solvers.bench_tridiagonal [--n 2000 4000] (under mpiexec).
+"""The tridiagonal stage alone: python -m solvers.bench.tridiagonal [--n 2000 4000] (under mpiexec).
 
 Per n, on the tridiagonal of Q Λ Qᵀ with Λ uniform in [−1, 1] and Q random orthogonal (the
 bench's spectrum; made on rank 0 by LAPACK's dsytrd, O(n³) on its host: meant for n of a few
@@ -21,12 +21,21 @@ import time
 
 import numpy as np
 import scipy.linalg
-from mpi4py import MPI
+
+from ..backend import Collectives
+from ..backend.arrays import module_for_device, synchronize
+from ..backend.device import resolve_device, select_device
+from ..distributed import DistMatrix, ProcessGrid
+from ..stebz import stebz
+from ..stein import multisection
+from ..stemr import stemr
+from ..stevd import stevd, TRIDIAGONAL
+from ..stevr import stevr
+from ..subset import EigenRange
 
 
 def parse_args(argv):
-    from .stevd import TRIDIAGONAL
-    p = argparse.ArgumentParser(prog="python -m solvers.bench_tridiagonal", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m solvers.bench.tridiagonal", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, nargs="+", default=[2000, 4000], help="orders (default 2000 4000)")
     p.add_argument("--lowest", type=float, nargs="+", default=[0.1], metavar="F",
@@ -53,7 +62,6 @@ def parse_args(argv):
 
 def spectrum_tridiagonal(n, seed):
     """(d, e) of Q diag(uniform[−1, 1]) Qᵀ by LAPACK's dsytrd (host)."""
-    import scipy.linalg
     rng = np.random.default_rng(seed)
     q, _ = np.linalg.qr(rng.standard_normal((n, n)))
     a = (q * rng.uniform(-1, 1, n)) @ q.T
@@ -67,11 +75,7 @@ def spectrum_tridiagonal(n, seed):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from .backend import Collectives
-    from .backend.arrays import module_for_device, synchronize
-    from .backend.device import resolve_device, select_device
-    from .distributed import DistMatrix, ProcessGrid
-    from .stevd import stevd
+    from mpi4py import MPI   # here: its import initializes MPI, which --help must not (solvers/__init__.py)
     comm = MPI.COMM_WORLD
     device, _ = resolve_device(args.device)
     xp = module_for_device(device)
@@ -79,7 +83,7 @@ def main(argv=None):
         select_device(comm)
     grid = ProcessGrid(comm)
     say = (lambda s: print(s, flush=True)) if comm.rank == 0 else (lambda s: None)
-    say(f"# solvers.bench_tridiagonal: {comm.size} rank(s), device {device}, tridiagonal "
+    say(f"# solvers.bench.tridiagonal: {comm.size} rank(s), device {device}, tridiagonal "
         f"{args.tridiagonal}, nb {args.nb}, repeat {args.repeat} (warm-up {args.warmup})")
     for n in args.n:
         d, e = comm.bcast(spectrum_tridiagonal(n, args.seed) if comm.rank == 0 else None)
@@ -92,8 +96,6 @@ def main(argv=None):
                       args.tridiagonal)
 
         def mrrr(k):
-            from .stebz import stebz
-            from .stemr import stemr
             coll = Collectives(grid, "mpi", xp)
             with coll.stage("stebz"):
                 w = stebz(d, e, 1, k, coll)
@@ -103,8 +105,6 @@ def main(argv=None):
         stages = {}
 
         def invit(k):
-            from .subset import EigenRange
-            from .stevr import stevr
             coll = Collectives(grid, "mpi", xp)
             layout = DistMatrix.empty(n, k, args.nb, grid, np.float64, xp=xp)
             stevr(xp.array(d), xp.array(e), EigenRange.by_index(1, k, "invit"), layout, coll, True)
@@ -116,7 +116,6 @@ def main(argv=None):
 
         solves = {"all": lambda: divide_and_conquer(n)}
         if args.multisection:
-            from .stein import multisection
             solves["multisection"] = lambda: multisection(xp)(d, e, 1, n)
         if args.sterf:
             solves["sterf (host)"] = lambda: scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True,

@@ -1,4 +1,4 @@
-"""sb2st's GPU chase against itself at several block sizes: python -m solvers.bench_sb2st
+"""sb2st's GPU chase against itself at several block sizes: python -m solvers.bench.sb2st
 [--n 8192 16384] [--threads 128 256 512].
 
 The chase is latency-bound: each sweep starts two steps after the one before, so a chase takes
@@ -17,9 +17,14 @@ import time
 
 import numpy as np
 
+from ..backend.arrays import synchronize
+from ..sb2st import sb2st
+from ..testing import random_band
+from .one_gpu import one_gpu
+
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m solvers.bench_sb2st", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m solvers.bench.sb2st", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, nargs="+", default=[8192, 16384], help="orders (default 8192 16384)")
     p.add_argument("--band", type=int, default=64, help="bandwidth (default 64, the GPU default)")
@@ -33,12 +38,8 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from .backend.arrays import synchronize
-    from .bench_one_gpu import one_gpu
-    from .sb2st import sb2st
-    from .testing import random_band
-    cupy, coll, gpu = one_gpu("solvers.bench_sb2st", "the GPU chase")
-    print(f"# solvers.bench_sb2st: {args.dtype}, band {args.band}, median of {args.repeat} chases "
+    cupy, coll, gpu = one_gpu("solvers.bench.sb2st", "the GPU chase")
+    print(f"# solvers.bench.sb2st: {args.dtype}, band {args.band}, median of {args.repeat} chases "
           f"after a warm-up, reflectors kept; {gpu}")
     print("| n | threads | median s | samples | µs per step (median / 2n) | × first | max rel. diff of d, e |")
     print("| --- | --- | --- | --- | --- | --- | --- |")

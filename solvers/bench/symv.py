@@ -1,4 +1,4 @@
-"""sytrd's one-rank local product against cuBLAS: python -m solvers.bench_symv [--m 8192 4096 ...].
+"""sytrd's one-rank local product against cuBLAS: python -m solvers.bench.symv [--m 8192 4096 ...].
 
 For each order m: solvers._kernels.hemv_lower (reads the lower triangle, m²/2 elements; a symv
 for real types) and cuBLAS gemv through cupy (``a @ x``, reads all m² elements) on the same
@@ -13,9 +13,11 @@ import sys
 
 import numpy as np
 
+from ..kernels import kernels
+
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m solvers.bench_symv", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m solvers.bench.symv", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--m", type=int, nargs="+", default=[16384, 8192, 4096, 2048, 1024], help="orders")
     p.add_argument("--dtype", choices=("float64", "float32", "complex128", "complex64"), default="float64")
@@ -40,16 +42,15 @@ def _median_us(cp, fn, calls, reps):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    import cupy as cp
-    from .kernels import kernels
+    import cupy as cp   # an optional dependency: this benchmark is a GPU run's only
     native, why = kernels()
     if native is None:
-        raise SystemExit(f"solvers.bench_symv: {why}")
+        raise SystemExit(f"solvers.bench.symv: {why}")
     dtype = np.dtype(args.dtype)
     code = native.DTYPES[dtype.name]
     stream = cp.cuda.get_current_stream().ptr
     device = cp.cuda.Device().id
-    print(f"# solvers.bench_symv: {dtype.name}, {args.calls} calls x {args.reps} reps (median), "
+    print(f"# solvers.bench.symv: {dtype.name}, {args.calls} calls x {args.reps} reps (median), "
           f"GB/s = bytes each must read / time")
     print("| m | hemv_lower µs | GB/s | cuBLAS gemv µs | GB/s | copy of A GB/s (read+write) | max rel diff |")
     print("| --- | --- | --- | --- | --- | --- | --- |")

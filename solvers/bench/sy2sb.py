@@ -1,4 +1,4 @@
-"""sy2sb's dense → band reduction on one GPU, whole and by phase: python -m solvers.bench_sy2sb
+"""sy2sb's dense → band reduction on one GPU, whole and by phase: python -m solvers.bench.sy2sb
 [--n 8192 16384] [--chunk 1024 2048 4096] [--panel cholqr2 geqrf].
 
 Per n, --chunk (columns per trailing-update GEMM) and --panel (the panels' factorization), on
@@ -19,12 +19,15 @@ import time
 
 import numpy as np
 
-from .panel_qr import PANEL_METHODS
-from .sy2sb import DEFAULT_CHUNK
+from ..backend.arrays import synchronize
+from ..distributed import DistMatrix
+from ..panel_qr import PANEL_METHODS
+from ..sy2sb import DEFAULT_CHUNK, sy2sb
+from .one_gpu import one_gpu
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m solvers.bench_sy2sb", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m solvers.bench.sy2sb", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, nargs="+", default=[8192, 16384], help="orders (default 8192 16384)")
     p.add_argument("--band", type=int, default=64, help="bandwidth (default 64, the GPU default)")
@@ -42,13 +45,9 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from .backend.arrays import synchronize
-    from .bench_one_gpu import one_gpu
-    from .distributed import DistMatrix
-    from .sy2sb import sy2sb
-    cupy, coll, gpu = one_gpu("solvers.bench_sy2sb", "the GPU reduction")
+    cupy, coll, gpu = one_gpu("solvers.bench.sy2sb", "the GPU reduction")
     grid = coll.grid
-    print(f"# solvers.bench_sy2sb: {args.dtype}, band {args.band}, nb {args.nb}, median of {args.repeat} "
+    print(f"# solvers.bench.sy2sb: {args.dtype}, band {args.band}, nb {args.nb}, median of {args.repeat} "
           f"after a warm-up; {gpu}")
     print("| n | chunk | panel QR | median s | TFLOP/s | samples | panel / product / update s (synchronized) | "
           "phases / median |")

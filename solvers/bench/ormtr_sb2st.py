@@ -1,5 +1,5 @@
 """Q2's back-transformation (ormtr_sb2st) by its fused slot kernel against its batched GEMMs:
-python -m solvers.bench_ormtr_sb2st [--n 8192 16384] [--columns 1.0 0.1] [--dtype float64].
+python -m solvers.bench.ormtr_sb2st [--n 8192 16384] [--columns 1.0 0.1] [--dtype float64].
 
 Per n, one GPU chase of a random band (bandwidth 64) gives the reflectors; per fraction of
 --columns, Q2 Y for a random n × k Y (k = fraction · n, the columns a solve with a subset
@@ -16,9 +16,15 @@ import time
 
 import numpy as np
 
+from ..backend.arrays import synchronize
+from ..ormtr_sb2st import ormtr_sb2st
+from ..sb2st import sb2st
+from ..testing import random_band
+from .one_gpu import one_gpu
+
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m solvers.bench_ormtr_sb2st", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m solvers.bench.ormtr_sb2st", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, nargs="+", default=[8192, 16384], help="orders (default 8192 16384)")
     p.add_argument("--columns", type=float, nargs="+", default=[1.0, 0.1],
@@ -31,14 +37,9 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from .backend.arrays import synchronize
-    from .bench_one_gpu import one_gpu
-    from .ormtr_sb2st import ormtr_sb2st
-    from .sb2st import sb2st
-    from .testing import random_band
-    cupy, coll, gpu = one_gpu("solvers.bench_ormtr_sb2st", "Q2's back-transformation")
+    cupy, coll, gpu = one_gpu("solvers.bench.ormtr_sb2st", "Q2's back-transformation")
     band = 64
-    print(f"# solvers.bench_ormtr_sb2st: {args.dtype}, band = group = {band}, median of {args.repeat} "
+    print(f"# solvers.bench.ormtr_sb2st: {args.dtype}, band = group = {band}, median of {args.repeat} "
           f"calls after a warm-up; {gpu}")
     print("| n | columns | kernel s | GEMMs s | kernel / GEMMs | kernel TFLOP/s | GEMMs TFLOP/s | max diff / max abs Y |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")

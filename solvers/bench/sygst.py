@@ -1,4 +1,4 @@
-"""sygst's one-rank ways for itype 1 on one GPU, in the same run: python -m solvers.bench_sygst
+"""sygst's one-rank ways for itype 1 on one GPU, in the same run: python -m solvers.bench.sygst
 [--n 8192 16384] [--dtype float64 complex128] [--block 512 1024 2048].
 
 Per n and dtype, on one random Hermitian A and the Cholesky factor L of a random Hermitian
@@ -15,11 +15,15 @@ import time
 
 import numpy as np
 
-from . import sygst as sygst_module
+from .. import sygst as sygst_module
+from ..backend.arrays import synchronize
+from ..distributed import DistMatrix
+from .one_gpu import one_gpu
+
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m solvers.bench_sygst", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m solvers.bench.sygst", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, nargs="+", default=[8192, 16384], help="orders (default 8192 16384)")
     p.add_argument("--dtype", nargs="+", choices=("float64", "complex128"), default=["float64"])
@@ -33,12 +37,9 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from .backend.arrays import synchronize
-    from .bench_one_gpu import one_gpu
-    from .distributed import DistMatrix
-    cupy, coll, gpu = one_gpu("solvers.bench_sygst", "sygst's one-rank ways")
+    cupy, coll, gpu = one_gpu("solvers.bench.sygst", "sygst's one-rank ways")
     grid = coll.grid
-    print(f"# solvers.bench_sygst: itype 1, lower, nb {args.nb}, median of {args.repeat} after a warm-up; {gpu}")
+    print(f"# solvers.bench.sygst: itype 1, lower, nb {args.nb}, median of {args.repeat} after a warm-up; {gpu}")
     print("| n | dtype | way | block | median s | samples | max difference / max entry |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for n in args.n:

@@ -18,7 +18,12 @@ import sys
 import time
 
 import numpy as np
-from mpi4py import MPI
+import scipy.linalg
+
+import solvers
+
+from ..backend.threads import node_cores_lent, policy_for
+from ..testing import spd_with_condition
 
 
 def parse_args(argv):
@@ -49,15 +54,16 @@ def _timed(call, comm):
     comm.Barrier()
     start = time.perf_counter()
     result = call()
+    from mpi4py import MPI   # here: its import initializes MPI, which --help must not (solvers/__init__.py)
     return comm.allreduce(time.perf_counter() - start, op=MPI.MAX), result
 
 
 def _scipy_on_root(call, comm, policy):
     """(seconds on rank 0, result there) of a single-process call, the other ranks idle."""
-    from .backend.threads import node_cores_lent
     comm.Barrier()
     seconds = result = None
     if comm.rank == 0:
+        from mpi4py import MPI   # here: its import initializes MPI, which --help must not (solvers/__init__.py)
         with node_cores_lent(policy):
             seconds, result = _timed(call, MPI.COMM_SELF)
     _idle_barrier(comm)
@@ -65,7 +71,6 @@ def _scipy_on_root(call, comm, policy):
 
 
 def _pencil(n, dtype, seed, standard):
-    from .testing import spd_with_condition
     rng = np.random.default_rng([seed, n])
     x = rng.standard_normal((n, n))
     if dtype.kind == "c":
@@ -81,10 +86,8 @@ def _pencil(n, dtype, seed, standard):
 
 
 def main(argv=None):
-    import scipy.linalg
-    import solvers
-    from .backend.threads import policy_for
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    from mpi4py import MPI   # here: its import initializes MPI, which --help must not (solvers/__init__.py)
     comm = MPI.COMM_WORLD
     policy = policy_for(comm)
     dtype = np.dtype(args.dtype)

@@ -6,7 +6,7 @@ collectives, by each ``--method`` (default distributed: the stages; single: one 
 LAPACK call on rank 0), and beside it, on the same matrices: on a one-rank GPU run, in the same
 process on the same GPU, cuSOLVER's single-GPU ``cusolverDn<t>sygvd`` (``<t>hegvd`` for
 complex: chegvd, zhegvd); on a GPU run with every rank on its own GPU (one rank included),
-cuSOLVERMp's distributed ``sygvd`` on the same grid and layout (bench_cusolvermp.py; needs
+cuSOLVERMp's distributed ``sygvd`` on the same grid and layout (bench/cusolvermp.py; needs
 nvmath-python and the cuSOLVERMp library). The header says which peers run and, for each that
 does not, why. Every solve is repeated; warm-up solves are excluded; medians are reported, with
 the per-stage times of the median solve and its ratio to each peer. Eigenvalues are checked
@@ -27,13 +27,12 @@ adds, per n, the time of solves against B's factor computed once (potrf timed ap
 ``sygvd(..., b_factored=True)``): what an SCF loop reusing B pays per A.
 
 ``python -m solvers.bench --cpu-vs-scipy ...`` times solvers.eigh beside scipy.linalg.eigh
-instead (bench_scipy.py; its own --help).
+instead (bench/scipy.py; its own --help).
 
 cuSOLVER is called through ctypes on the libcusolver that cupy loads (the library nvmath-python's
 cusolverDn bindings call too), so no extra package is needed on the GPU machine.
 """
 import argparse
-import ctypes
 import dataclasses
 import json
 import math
@@ -41,12 +40,31 @@ import statistics
 import sys
 import time
 
+import resource
+
 import numpy as np
-from mpi4py import MPI
+
+from ..backend.arrays import module_for_device, synchronize, to_host
+from ..backend.collectives import create_collectives
+from ..backend.device import resolve_device, select_device
+from ..backend.threads import policy_for
+from ..cli.report import stage_table
+from ..distributed.distmatrix import DistMatrix
+from ..distributed.grid import ProcessGrid
+from ..distributed.redistribute import lower_triangle
+from ..lapack_names import lapack_name
+from ..potrf import potrf
+from ..problems import known_spectrum_problem
+from ..stevd import TRIDIAGONAL
+from ..subset import EigenRange, positions
+from ..sygvd import sygvd
+from .cusolver import CusolverSygvd
+from .cusolvermp import CusolverMpSygvd
+from .memory_peaks import StagePeaks
+from .scipy import main as versus_scipy
 
 
 def parse_args(argv):
-    from .stevd import TRIDIAGONAL
     p = argparse.ArgumentParser(prog="python -m solvers.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, nargs="+", default=[8192, 16384], help="orders (default 8192 16384)")
@@ -84,14 +102,13 @@ def parse_args(argv):
     p.add_argument("--memory", action="store_true",
                    help="after the timed solves, one more (untimed) with its allocations tracked: "
                         "each stage's peak and final live memory above the inputs, in n × n "
-                        "matrices (solvers/memory_peaks.py; device memory on GPUs, numpy's on CPUs)")
+                        "matrices (solvers/bench/memory_peaks.py; device memory on GPUs, numpy's on CPUs)")
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     return p.parse_args(argv)
 
 
 def _eigen_range(text):
-    from .subset import EigenRange
     try:
         return EigenRange.parse(text)
     except ValueError as exc:
@@ -101,7 +118,6 @@ def _eigen_range(text):
 def subsets_for(args, n):
     """The EigenRanges of --range and --lowest for order n, in order (None: all; [None]
     without either)."""
-    from .subset import EigenRange
     for fraction in args.lowest:
         if not 0 < fraction <= 1:
             raise SystemExit(f"--lowest must be in (0, 1], got {fraction}")
@@ -110,143 +126,15 @@ def subsets_for(args, n):
     return chosen or [None]
 
 
-class CusolverSygvd:
-    """cusolverDn<t>sygvd / <t>hegvd on one GPU through ctypes (column-major: our symmetric
-    matrices read as themselves, a Hermitian one as its conjugate, which has the same
-    eigenvalues and the conjugate eigenvectors)."""
-
-    ROUTINE = {np.dtype(np.float64): "Dsygvd", np.dtype(np.float32): "Ssygvd",
-               np.dtype(np.complex64): "Chegvd", np.dtype(np.complex128): "Zhegvd"}
-    RANGE = {"A": 1001, "I": 1002, "V": 1003}   # cusolverEigRange_t
-    INVALID_VALUE = 3                            # CUSOLVER_STATUS_INVALID_VALUE
-    CUDA_DATA_TYPE = {np.dtype(np.float32): 0, np.dtype(np.float64): 1,   # cudaDataType
-                      np.dtype(np.complex64): 4, np.dtype(np.complex128): 5}
-
-    def __init__(self, cupy):
-        self.cp = cupy
-        self.last_routine = None    # what the last solve called, and why when not <t>sygvd
-        self.lib = ctypes.CDLL(_loaded_library_path(cupy, "libcusolver"))
-        self.handle = ctypes.c_void_p()
-        self._ok(self.lib.cusolverDnCreate(ctypes.byref(self.handle)), "cusolverDnCreate")
-
-    def _ok(self, status, what):
-        if status != 0:
-            raise RuntimeError(f"{what} failed with cusolverStatus {status}")
-
-    @classmethod
-    def routine(cls, dtype, subset=None):
-        """cuSOLVER's name of the call: <t>sygvd, or <t>sygvdx for a subset."""
-        return cls.ROUTINE[np.dtype(dtype)] + ("x" if subset is not None else "")
-
-    def solve(self, a, b, jobz, subset=None):
-        """Overwrites copies of a, b; returns (w, z or None) as cupy arrays (the subset's k
-        eigenpairs with ``subset``, by <t>sygvdx)."""
-        cp = self.cp
-        n = a.shape[0]
-        a, b = a.copy(order="F"), b.copy(order="F")
-        w = cp.empty(n, dtype=a.real.dtype)
-        t = self.routine(a.dtype, subset)
-        stream = cp.cuda.get_current_stream().ptr
-        self._ok(self.lib.cusolverDnSetStream(self.handle, ctypes.c_void_p(stream)), "cusolverDnSetStream")
-        args = (self.handle, 1, 1 if jobz == "V" else 0)   # itype 1, jobz
-        ptr = lambda x: ctypes.c_void_p(x.data.ptr)  # noqa: E731
-        shape = (0, n)                                       # lower, n
-        selection, meig = (), ctypes.c_int(n)
-        if subset is not None:
-            real = ctypes.c_double if a.real.dtype == np.float64 else ctypes.c_float
-            shape = (self.RANGE[subset.kind], 0, n)
-            selection = (real(subset.vl if subset.kind == "V" else 0.0),
-                         real(subset.vu if subset.kind == "V" else 0.0),
-                         subset.il if subset.kind == "I" else 0, subset.iu if subset.kind == "I" else 0,
-                         ctypes.byref(meig))
-        lwork = ctypes.c_int()
-        info = cp.zeros(1, dtype=np.int32)
-        status = getattr(self.lib, f"cusolverDn{t}_bufferSize")(
-            *args, *shape, ptr(a), n, ptr(b), n, *selection, ptr(w), ctypes.byref(lwork))
-        if status == self.INVALID_VALUE and subset is None:
-            self._solve_64(t, jobz, n, a, b, w, info)
-        else:
-            self._ok(status, f"{t}_bufferSize")
-            self.last_routine = t
-            work = cp.empty(max(lwork.value, 1), dtype=a.dtype)
-            self._ok(getattr(self.lib, f"cusolverDn{t}")(
-                *args, *shape, ptr(a), n, ptr(b), n, *selection, ptr(w), ptr(work), lwork.value,
-                ptr(info)), t)
-        if int(info[0]) != 0:
-            raise RuntimeError(f"cuSOLVER {self.last_routine} info = {int(info[0])}")
-        k = meig.value
-        return w[:k], (a[:, :k] if jobz == "V" else None)
-
-    def _solve_64(self, t, jobz, n, a, b, w, info):
-        """All eigenpairs through the 64-bit interface, where <t>sygvd's int workspace size
-        overflows: cusolverDnXsygvd where this cuSOLVER has it, else its steps as LAPACK's sygvd
-        takes them (Xpotrf; C = L⁻¹ A L⁻ᴴ by two triangular solves, cuBLAS through cupyx, in
-        place of sygst; Xsyevd; Z = L⁻ᴴ Y), all column-major in a and b."""
-        from cupyx.scipy.linalg import solve_triangular
-        why = f"64-bit API: {t}_bufferSize refuses n = {n}, its int workspace size overflows"
-        vectors = 1 if jobz == "V" else 0
-        lower, wide = 0, ctypes.c_int64(n)
-        kind, real = self.CUDA_DATA_TYPE[a.dtype], self.CUDA_DATA_TYPE[w.dtype]
-        ptr = lambda x: ctypes.c_void_p(x.data.ptr)  # noqa: E731
-        if hasattr(self.lib, "cusolverDnXsygvd"):
-            self.last_routine = f"Xsygvd ({why})"
-            self._x_call("Xsygvd", (1, vectors, lower, wide), (kind, ptr(a), wide, kind, ptr(b), wide,
-                                                                real, ptr(w), kind), info)
-            return
-        self.last_routine = f"Xpotrf + cuBLAS trsm x2 + Xsyevd + trsm ({why}; this cuSOLVER has no Xsygvd)"
-        self._x_call("Xpotrf", (lower, wide), (kind, ptr(b), wide, kind), info)
-        if int(info[0]) != 0:
-            return
-        lfac = b      # L in the lower triangle (column-major), the upper one not referenced
-        y = solve_triangular(lfac, a, lower=True, overwrite_b=True)                  # L⁻¹ A
-        a[...] = solve_triangular(lfac, y.conj().T, lower=True, overwrite_b=False)   # L⁻¹ (L⁻¹ A)ᴴ
-        del y
-        self._x_call("Xsyevd", (vectors, lower, wide), (kind, ptr(a), wide, real, ptr(w), kind), info)
-        if vectors and int(info[0]) == 0:
-            a[...] = solve_triangular(lfac, a, trans="C", lower=True, overwrite_b=False)
-
-    def _x_call(self, name, head, operands, info):
-        """cusolverDn<name> of the 64-bit interface: its bufferSize, then the call, with a fresh
-        cusolverDnParams."""
-        params = ctypes.c_void_p()
-        self._ok(self.lib.cusolverDnCreateParams(ctypes.byref(params)), "cusolverDnCreateParams")
-        try:
-            device_bytes, host_bytes = ctypes.c_size_t(), ctypes.c_size_t()
-            self._ok(getattr(self.lib, f"cusolverDn{name}_bufferSize")(
-                self.handle, params, *head, *operands, ctypes.byref(device_bytes),
-                ctypes.byref(host_bytes)), f"{name}_bufferSize")
-            device_work = self.cp.empty(max(device_bytes.value, 1), dtype=np.uint8)
-            host_work = ctypes.create_string_buffer(max(host_bytes.value, 1))
-            self._ok(getattr(self.lib, f"cusolverDn{name}")(
-                self.handle, params, *head, *operands, ctypes.c_void_p(device_work.data.ptr),
-                device_bytes, host_work, host_bytes, ctypes.c_void_p(info.data.ptr)), name)
-        finally:
-            self.lib.cusolverDnDestroyParams(params)
-
-    def close(self):
-        self.lib.cusolverDnDestroy(self.handle)
-
-
 def _peer_routines(dtype, args, n_first):
     """cuSOLVER's routines for the rows asked: <t>sygvd for all eigenpairs, <t>sygvdx for a subset."""
     return " / ".join(dict.fromkeys(CusolverSygvd.routine(dtype, s) for s in subsets_for(args, n_first)))
 
 
-def _loaded_library_path(cupy, stem):
-    """Path of the shared library ``stem`` that cupy's own binding has loaded in this process."""
-    if stem == "libcusolver":
-        from cupy_backends.cuda.libs import cusolver  # noqa: F401  (loads libcusolver)
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            path = line.split()[-1]
-            if f"/{stem}.so" in path:
-                return path
-    raise RuntimeError(f"{stem} is not loaded by cupy in this process")
-
-
 def timed(fn, repeat, warmup, sync):
     """Median wall seconds of fn() over ``repeat`` calls after ``warmup`` calls, and the last
     result of the median call."""
+    from mpi4py import MPI   # here: its import initializes MPI, which --help must not (solvers/__init__.py)
     samples, results = [], []
     for rep in range(warmup + repeat):
         result = None   # the last call's result goes before the next call allocates its own
@@ -265,19 +153,10 @@ def timed(fn, repeat, warmup, sync):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if "--cpu-vs-scipy" in argv:
-        from .bench_scipy import main as versus_scipy
         return versus_scipy([arg for arg in argv if arg != "--cpu-vs-scipy"])
     args = parse_args(argv)
+    from mpi4py import MPI   # here: its import initializes MPI, which --help must not (solvers/__init__.py)
     comm = MPI.COMM_WORLD
-    from .backend.arrays import module_for_device
-    from .backend.collectives import create_collectives
-    from .backend.device import resolve_device, select_device
-    from .backend.threads import policy_for
-    from .distributed.distmatrix import DistMatrix
-    from .distributed.grid import ProcessGrid
-    from .subset import positions
-    from .problems import known_spectrum_problem
-
     blas_line = policy_for(comm).line   # as the CLI does: ranks on a node split its cores
     device, _ = resolve_device(args.device)
     xp = module_for_device(device)
@@ -290,12 +169,11 @@ def main(argv=None):
     peer = None
     if device == "gpu" and comm.size == 1 and not args.no_cusolver:
         peer = CusolverSygvd(xp)
-    from .bench_cusolvermp import CusolverMpSygvd
     subset_asked = any(r is not None for r in subsets_for(args, 1))
     if args.no_cusolvermp or dtype.kind == "c" or subset_asked:
         mp_peer, mp_why = None, "--no-cusolvermp" if args.no_cusolvermp else \
             "its sygvd has no subsets" if subset_asked else \
-            f"{dtype.name}: bench_cusolvermp.py binds the real types only"
+            f"{dtype.name}: bench/cusolvermp.py binds the real types only"
     else:
         mp_peer, mp_why = CusolverMpSygvd.create(grid, xp, device, args.jobz)
     say(f"# solvers.bench: {comm.size} rank(s), grid {grid.nprow}x{grid.npcol}, device {device}, "
@@ -369,7 +247,6 @@ def _prime(args, coll, problem, peer):
     """One untimed solve of order min(n, PRIME_ORDER) in every configuration asked, ours and
     cuSOLVER's, before anything is timed: a process's first use of a GPU kernel loads (or
     compiles) it, seconds in all, which a --warmup 0 row at a large n would otherwise time."""
-    from .sygvd import sygvd
     smallest = min(args.n)
     n = min(smallest, PRIME_ORDER)
     a, b, a_root, b_root, _ = problem(n)
@@ -395,9 +272,6 @@ def _index_range_at(subset, n, n_asked):
 def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto"):
     """One row: solvers.sygvd by ``method`` and ``reduction``, timed as ``timed`` does, with its
     stage table."""
-    from .backend.arrays import synchronize
-    from .sygvd import sygvd
-    from .cli.report import stage_table
     comm = coll.grid.comm
 
     def ours():
@@ -410,7 +284,6 @@ def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto
     med, samples, (w, stages, table) = timed(ours, args.repeat, args.warmup, lambda: synchronize(xp))
     memory = _memory_high_water(comm, xp)
     if args.memory:     # one more solve, untimed, its allocations tracked
-        from .memory_peaks import StagePeaks
         peaks = StagePeaks(xp)
         with peaks.track(coll):
             ours()
@@ -430,7 +303,6 @@ def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto
 def _sy2sb_tflops(stages, n, dtype):
     """Achieved TFLOP/s of sy2sb / he2hb in this solve (None without that stage): 4n³/3 real
     flops, 4 times that for complex data (a complex multiply-add is four real ones)."""
-    from .lapack_names import lapack_name
     seconds = stages.get(lapack_name("sy2sb", dtype))
     if not seconds:
         return None
@@ -441,7 +313,7 @@ def _memory_high_water(comm, xp):
     """The largest, over ranks, of this process's peak resident host memory and (GPU runs) of
     cupy's memory pool, which keeps every block it ever handed out: high-water marks of the
     whole process so far, so one configuration per process measures that configuration."""
-    import resource
+    from mpi4py import MPI   # here: its import initializes MPI, which --help must not (solvers/__init__.py)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024   # KiB on Linux
     pool = 0 if xp is np else xp.get_default_memory_pool().total_bytes()
     return dict(max_rank_host_peak_bytes=comm.allreduce(rss, op=MPI.MAX),
@@ -450,10 +322,6 @@ def _memory_high_water(comm, xp):
 
 def _time_factored(args, coll, a, b, method, xp, subset, ours_s, reduction="auto"):
     """B's factor once (potrf, timed alone), then solves against it (b_factored=True)."""
-    from .backend.arrays import synchronize
-    from .distributed.redistribute import lower_triangle
-    from .potrf import potrf
-    from .sygvd import sygvd
     chosen = "distributed" if method in ("auto", "single") else method
 
     def factor():
@@ -471,7 +339,6 @@ def _time_factored(args, coll, a, b, method, xp, subset, ours_s, reduction="auto
 
 def _time_peer(args, peer, a_root, b_root, exact, xp, subset=None):
     """cuSOLVER's row; a failure of its call (the row of ours is kept) as cusolver_error."""
-    from .backend.arrays import synchronize
     try:
         # Its eigenvalues alone are kept: an n × n of eigenvectors per call held through the
         # next call did not fit beside cuSOLVER's workspace at n = 32768 on an 80 GB card.
@@ -492,7 +359,6 @@ def _error(w, exact):
 
 
 def _time_cusolvermp(args, mp_peer, a, b, exact, xp):
-    from .backend.arrays import synchronize
     med, samples, w = timed(lambda: mp_peer.solve(a, b), args.repeat, args.warmup, lambda: synchronize(xp))
     row = dict(cusolvermp_median_s=med, cusolvermp_samples_s=samples)
     if a.grid.rank == 0:
@@ -564,7 +430,6 @@ def _report_savings(say, rows):
 
 
 def _host(x):
-    from .backend.arrays import to_host
     return to_host(x).astype(np.float64)
 
 

@@ -1,4 +1,4 @@
-"""One panel of sy2sb, factored both ways: python -m solvers.bench_panel_qr [--m 16320 8128 1024]
+"""One panel of sy2sb, factored both ways: python -m solvers.bench.panel_qr [--m 16320 8128 1024]
 [--w 64] [--dtype float64 complex128] [--device auto|cpu|gpu] [--repeat 50].
 
 Per dtype and panel height m (w columns, random Gaussian entries), the median microseconds of
@@ -12,7 +12,7 @@ its Cholesky factorization, the triangular solve Q₁ = A R₁⁻¹, Q₁ᴴQ₁
 call, with its status read back) and V₂ = Q₁[w:] K; on the GPU for w <= 64 also the one call's
 first-pass w × w part ("first w×w": the first Cholesky and R₁⁻¹). Parts that each wait for the
 device add up to more than the whole, which queues them back to back. What sy2sb's
-panel_qr.AUTO_METHOD is chosen from is sy2sb as a whole (python -m solvers.bench_sy2sb --panel
+panel_qr.AUTO_METHOD is chosen from is sy2sb as a whole (python -m solvers.bench.sy2sb --panel
 cholqr2 geqrf); this shows why.
 """
 import argparse
@@ -22,9 +22,14 @@ import time
 
 import numpy as np
 
+from ..backend import arrays
+from ..backend.arrays import get_cupy, module_for_device, synchronize
+from ..kernels import kernels
+from ..panel_qr import _factors, composed_cholqr2, geqrf_panel, panel_qr
+
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m solvers.bench_panel_qr", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m solvers.bench.panel_qr", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--m", type=int, nargs="+", default=[16320, 8128, 1024],
                    help="panel heights (default 16320 8128 1024: sy2sb's first, middle and late "
@@ -45,7 +50,6 @@ def parse_args(argv):
 
 
 def _array_module(device):
-    from .backend.arrays import get_cupy, module_for_device
     if device != "auto":
         return module_for_device(device)
     try:
@@ -59,7 +63,6 @@ WARM_UP_CALLS = 3
 
 
 def _median_us(xp, call, repeat):
-    from .backend.arrays import synchronize
     for _ in range(WARM_UP_CALLS):
         call()
     synchronize(xp)
@@ -74,8 +77,6 @@ def _median_us(xp, call, repeat):
 
 def _parts(xp, native, panel, w):
     """CholeskyQR2's steps as panel_qr runs them, each a call to time (its inputs made once)."""
-    from .backend import arrays
-    from .panel_qr import _factors, composed_cholqr2
     gram = arrays.adjoint_product(xp, panel, panel)
     if arrays.is_numpy(xp):
         l1, _ = arrays.cholesky_lower_whole(xp, gram)
@@ -118,15 +119,13 @@ def _first_factor_call(xp, native, gram):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from .panel_qr import geqrf_panel, panel_qr
-    from .kernels import kernels
     native, why = kernels()
     if native is None:
-        raise SystemExit(f"solvers.bench_panel_qr: CholeskyQR2's w × w part needs {why}")
+        raise SystemExit(f"solvers.bench.panel_qr: CholeskyQR2's w × w part needs {why}")
     xp = _array_module(args.device)
     where = "CPU (numpy)" if xp is np else \
         xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)["name"].decode()
-    print(f"# solvers.bench_panel_qr: w = {args.w}, median µs of {args.repeat} calls after {WARM_UP_CALLS} "
+    print(f"# solvers.bench.panel_qr: w = {args.w}, median µs of {args.repeat} calls after {WARM_UP_CALLS} "
           f"warm-up calls, the device synchronized after each call; {where}")
     print("| dtype | m | geqrf µs | CholeskyQR2 µs | × geqrf's | CholeskyQR2's parts µs (each synchronized) |")
     print("| --- | --- | --- | --- | --- | --- |")
