@@ -19,7 +19,7 @@ import numpy as np
 
 from ..backend.arrays import synchronize
 from ..sb2st import sb2st
-from ..testing import random_band
+from ..problems import random_band
 from .one_gpu import one_gpu
 
 

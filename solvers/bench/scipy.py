@@ -23,7 +23,7 @@ import scipy.linalg
 import solvers
 
 from ..backend.threads import node_cores_lent, policy_for
-from ..testing import spd_with_condition
+from ..problems import spd_with_condition
 
 
 def parse_args(argv):

@@ -10,8 +10,8 @@ import pytest
 import scipy.linalg
 
 from solvers.cli.main import parse_args
-from solvers.testing import (not_positive_definite, random_symmetric, shared_seed, spd_with_condition,
-                             with_junk)
+from solvers.problems import random_symmetric, spd_with_condition
+from solver_testing import not_positive_definite, shared_seed, with_junk
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -5,8 +5,8 @@ import pytest
 import scipy.linalg
 
 import solvers
-from solvers.testing import (not_positive_definite, poison_unreferenced, random_symmetric,
-                             shared_seed, spd_with_condition, with_junk)
+from solvers.problems import random_symmetric, spd_with_condition
+from solver_testing import not_positive_definite, poison_unreferenced, shared_seed, with_junk
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ import pytest
 import scipy.linalg
 
 import solvers
-from solvers.testing import random_symmetric, shared_seed, spd_with_condition, with_junk
+from solvers.problems import random_symmetric, spd_with_condition
+from solver_testing import shared_seed, with_junk
 
 
 @pytest.fixture
@@ -132,7 +133,7 @@ def test_factor_reused_for_several_a(seed, dtype):
 
 def test_cholesky_refuses_what_potrf_refuses(seed):
     rng = np.random.default_rng(seed)
-    from solvers.testing import not_positive_definite
+    from solver_testing import not_positive_definite
     with pytest.raises(np.linalg.LinAlgError) as info:
         solvers.cholesky(not_positive_definite(rng, 12, 5))
     assert info.value.info == 5

@@ -12,8 +12,8 @@ import solvers.stedc_merge as stedc_merge
 from solvers.stedc import _leaf_blocks, stedc, torn_blocks
 from solvers.stedc_merge import merge_finish, merge_prepare, merged_eigenvalues
 from solvers.stedc_secular import _secular_roots, secular_roots
-from solvers.testing import (hard_tridiagonals, merge_by_parts, selections_straddling, shared_seed,
-                             straddled_tridiagonal)
+from solver_testing import (hard_tridiagonals, merge_by_parts, selections_straddling, shared_seed,
+                            straddled_tridiagonal)
 from solvers.stevd import _stevd_host, _stevd_leaves
 
 EPS = np.finfo(np.float64).eps

@@ -14,8 +14,9 @@ from solvers.stebz import lapack_bisect, stebz
 from solvers.subset import EigenRange
 from solvers.kernels import kernels
 from solvers.sygvd import sygvd
-from solvers.testing import (hard_tridiagonals, random_symmetric, shared_seed, straddled_tridiagonal,
-                             tridiagonal_ratios)
+from solvers.problems import random_symmetric
+from solver_testing import (hard_tridiagonals, shared_seed, straddled_tridiagonal,
+                            tridiagonal_ratios)
 
 pytestmark = pytest.mark.skipif(kernels()[0] is None, reason=f"{kernels()[1]}")
 

@@ -12,7 +12,8 @@ from solvers.backend.lapack import MrrrRoot, stein_vectors, stemr_vectors
 from solvers.errors import InputError
 from solvers.stemr import group_bounds, root_cuts
 from solvers.subset import EigenRange, count_at_most, positions
-from solvers.testing import random_symmetric, shared_seed, spd_with_condition, tridiagonal_ratios
+from solvers.problems import random_symmetric, spd_with_condition
+from solver_testing import shared_seed, tridiagonal_ratios
 from solvers.stevr import choose_solver
 
 

@@ -18,7 +18,8 @@ from solvers import reduction
 from solvers.reduction import band_for, choose_reduction
 from solvers.sb2st import BulgeLayout, BulgeReflectors, sb2st, steps
 from solvers.sy2sb import default_band, panel_count
-from solvers.testing import band_to_full, random_band, shared_seed
+from solvers.problems import band_to_full, random_band
+from solver_testing import shared_seed
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 DTYPE_IDS = ["f32", "f64", "c64", "c128"]

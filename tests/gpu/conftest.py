@@ -36,13 +36,13 @@ def gpu(request):
 def seed():
     """A seed fresh each run and the same on every rank (the solver tests' random matrices)."""
     from mpi4py import MPI
-    from solvers.testing import shared_seed
+    from solver_testing import shared_seed
     return shared_seed(MPI.COMM_WORLD)
 
 
 def _grid_shapes():
     from mpi4py import MPI
-    from solvers.testing import grid_shapes
+    from solver_testing import grid_shapes
     return grid_shapes(MPI.COMM_WORLD.Get_size())
 
 

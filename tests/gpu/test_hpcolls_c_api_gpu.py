@@ -14,7 +14,7 @@ from mpi4py import MPI  # noqa: E402
 
 import hpcolls  # noqa: E402
 from hpcolls import c_api  # noqa: E402
-from solvers.testing import shared_seed  # noqa: E402
+from solver_testing import shared_seed  # noqa: E402
 
 WORLD = MPI.COMM_WORLD
 

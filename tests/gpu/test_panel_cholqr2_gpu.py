@@ -12,8 +12,8 @@ from solver_gpu import DTYPE_IDS, DTYPES, cupy
 from solvers import _kernels as native  # noqa: E402
 from solvers.panel_qr import (ORTHOGONALITY_LIMIT, composed_cholqr2, geqrf_panel, native_cholqr2,  # noqa: E402
                               panel_qr)
-from solvers.testing import (householder_qr_errors, panel_cholqr2_poisoned, panel_with_condition,  # noqa: E402
-                             within_eps)
+from solver_testing import (householder_qr_errors, panel_cholqr2_poisoned, panel_with_condition,  # noqa: E402
+                            within_eps)
 
 
 def _random(rng, shape, dtype):

@@ -12,7 +12,7 @@ from solver_gpu import COMM, cupy
 import solvers.stedc_merge as stedc_merge  # noqa: E402
 from solvers.stedc import stedc  # noqa: E402
 from solvers.stedc_secular import _secular_roots  # noqa: E402
-from solvers.testing import shared_seed  # noqa: E402
+from solver_testing import shared_seed  # noqa: E402
 from solvers.stevd import _stevd_leaves  # noqa: E402
 
 EPS = np.finfo(np.float64).eps
@@ -127,7 +127,7 @@ def test_a_merge_by_parts_on_gpu(seed):
     components each, roots (each found alone by the kernel), ẑ and U's norms in three shares,
     U a few rows at a time and only the columns each half needs: the same eigenvalue bits for
     both, and together T's eigenvectors."""
-    from solvers.testing import merge_by_parts
+    from solver_testing import merge_by_parts
     n = 333
     for name, (d, e) in _tridiagonals(np.random.default_rng(seed), n).items():
         (w1, part1), (w2, part2) = merge_by_parts(cupy, d, e, _stevd_leaves, shares=3, block=50)
@@ -221,7 +221,7 @@ def test_a_selection_on_gpu_is_the_whole_solves_columns(seed):
     eigenvectors (its GEMM on the wanted rows of U); eigenvalues bitwise the whole solve's, the
     eigenvectors its columns to rounding, with clusters and deflated eigenpairs across the
     edges (testing.straddled_tridiagonal) and on the usual shapes."""
-    from solvers.testing import selections_straddling, straddled_tridiagonal
+    from solver_testing import selections_straddling, straddled_tridiagonal
     rng = np.random.default_rng(seed)
     cases = {"straddled": straddled_tridiagonal(rng, 250), **_tridiagonals(rng, 1000)}
     for name, (d, e) in cases.items():
@@ -244,7 +244,7 @@ def test_a_selection_at_this_rank_count_on_gpu(seed, real, tridiagonal):
     eigenvalues bitwise, Z's columns to rounding, for both real types, blocks cupy."""
     from solvers.backend import Collectives
     from solvers.distributed import DistMatrix, ProcessGrid
-    from solvers.testing import selections_straddling, straddled_tridiagonal
+    from solver_testing import selections_straddling, straddled_tridiagonal
     from solvers.stevd import STEDC_LEAF, stevd
     grid = ProcessGrid(COMM)
     try:

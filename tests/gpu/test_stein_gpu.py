@@ -14,7 +14,7 @@ from solvers.backend import Collectives  # noqa: E402
 from solvers.distributed import ProcessGrid  # noqa: E402
 from solvers.stebz import stebz  # noqa: E402
 from solvers.kernels import kernels  # noqa: E402
-from solvers.testing import hard_tridiagonals, shared_seed, straddled_tridiagonal  # noqa: E402
+from solver_testing import hard_tridiagonals, shared_seed, straddled_tridiagonal  # noqa: E402
 
 from mpi4py import MPI  # noqa: E402
 
@@ -85,7 +85,7 @@ def test_device_vectors_pass_their_checks(rng):
 def test_tight_clusters_on_the_device():
     """The straddled tridiagonals of tests/cpu/test_solvers_stein.py's tight-cluster test: their
     clusters' vectors come from the host's dstein into the device's Z, and pass dstt21's ratios."""
-    from solvers.testing import tridiagonal_ratios
+    from solver_testing import tridiagonal_ratios
     grid = ProcessGrid(MPI.COMM_SELF)
     try:
         coll = Collectives(grid, "mpi", cupy)

@@ -20,7 +20,8 @@ from solvers.distributed import DistMatrix, numroc  # noqa: E402
 from solvers.subset import EigenRange  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.cli.check import THRESHOLD, eigen_ratios  # noqa: E402
-from solvers.testing import random_symmetric, spd_with_condition, with_junk  # noqa: E402
+from solvers.problems import random_symmetric, spd_with_condition  # noqa: E402
+from solver_testing import with_junk  # noqa: E402
 
 
 def _pencil(rng, n, dtype):

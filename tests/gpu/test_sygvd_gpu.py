@@ -18,8 +18,8 @@ from solvers.distributed import DistMatrix, ProcessGrid  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.sytrd import sytrd  # noqa: E402
 from solvers.cli.check import THRESHOLD, eigen_ratios, eigenvalue_ratio  # noqa: E402
-from solvers.testing import (not_positive_definite, random_symmetric, spd_with_condition,  # noqa: E402
-                             with_junk)
+from solver_testing import not_positive_definite, with_junk  # noqa: E402
+from solvers.problems import random_symmetric, spd_with_condition  # noqa: E402
 
 
 def _solve_and_check(grid, seed, itype, uplo, jobz, dtype, kind, method, reduction="1stage"):

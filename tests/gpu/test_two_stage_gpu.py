@@ -30,8 +30,8 @@ from solvers.sy2sb import sy2sb  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.cli.check import THRESHOLD, eigen_ratios  # noqa: E402
 from solvers.stevr import choose_solver  # noqa: E402
-from solvers.testing import (band_to_full, householder_qr_errors, panel_with_condition, random_band,  # noqa: E402
-                             random_symmetric, spd_with_condition, with_junk)
+from solver_testing import householder_qr_errors, panel_with_condition, with_junk  # noqa: E402
+from solvers.problems import band_to_full, random_band, random_symmetric, spd_with_condition  # noqa: E402
 
 
 def _random(rng, shape, dtype):

@@ -3,7 +3,7 @@ import pytest
 from mpi4py import MPI
 
 from solvers.distributed import ProcessGrid
-from solvers.testing import grid_shapes, shared_seed
+from solver_testing import grid_shapes, shared_seed
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from solvers.distributed import Descriptor, DistMatrix, ProcessGrid
 from solvers.distributed.indexing import local_indices
 from solvers.distributed.panels import replicate_block_col, replicate_block_row
 from solvers.distributed.redistribute import lower_triangle, symmetrize, transpose
-from solvers.testing import grid_shapes, share_node_cores
+from solver_testing import grid_shapes, share_node_cores
 
 SIZE = MPI.COMM_WORLD.Get_size()
 share_node_cores(MPI.COMM_WORLD)

@@ -14,8 +14,8 @@ from mpi4py import MPI
 from solvers.backend import Collectives
 from solvers.distributed import DistMatrix
 from solvers.errors import InputError
-from solvers.testing import (hard_tridiagonals, selections_straddling, share_node_cores,
-                             straddled_tridiagonal)
+from solver_testing import (hard_tridiagonals, selections_straddling, share_node_cores,
+                            straddled_tridiagonal)
 from solvers.stevd import stevd
 
 share_node_cores(MPI.COMM_WORLD)
@@ -103,7 +103,7 @@ def test_the_drivers_pass_the_option_down(comm, seed, standard):
     refused on every rank before any work."""
     from solvers.distributed import ProcessGrid
     from solvers.sygvd import sygvd
-    from solvers.testing import random_symmetric, spd_with_condition
+    from solvers.problems import random_symmetric, spd_with_condition
     rng = np.random.default_rng(seed)
     grid = ProcessGrid(comm)
     try:

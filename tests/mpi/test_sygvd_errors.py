@@ -8,8 +8,8 @@ from solvers.backend import Collectives
 from solvers.distributed import DistMatrix, ProcessGrid
 from solvers.errors import InputError, NotPositiveDefiniteError
 from solvers.sygvd import sygvd
-from solvers.testing import (grid_shapes, not_positive_definite, random_symmetric,
-                             share_node_cores, spd_with_condition)
+from solvers.problems import random_symmetric, spd_with_condition
+from solver_testing import grid_shapes, not_positive_definite, share_node_cores
 
 share_node_cores(MPI.COMM_WORLD)
 SHAPES = grid_shapes(MPI.COMM_WORLD.Get_size())

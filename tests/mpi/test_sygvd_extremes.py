@@ -17,7 +17,8 @@ from solvers.scaling import limits, scale_factor
 from solvers.subset import EigenRange
 from solvers.sygvd import sygvd
 from solvers.cli.check import THRESHOLD, eigen_ratios
-from solvers.testing import random_symmetric, share_node_cores
+from solvers.problems import random_symmetric
+from solver_testing import share_node_cores
 
 share_node_cores(MPI.COMM_WORLD)
 # Scales beyond dsyevx's [RMIN, RMAX] on both sides, where the unscaled solve loses the answer

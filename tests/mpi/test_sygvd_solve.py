@@ -16,9 +16,9 @@ from solvers.backend import Collectives
 from solvers.distributed import DistMatrix, ProcessGrid
 from solvers.sygvd import sygvd
 from solvers.cli.check import THRESHOLD, eigen_ratios, eigenvalue_ratio
-from solvers.testing import (SPECTRA, grid_shapes, poison_unreferenced, random_symmetric,
-                             share_node_cores, spd_with_condition, spectrum,
-                             symmetric_with_spectrum, with_junk)
+from solvers.problems import (SPECTRA, random_symmetric, spd_with_condition, spectrum,
+                              symmetric_with_spectrum)
+from solver_testing import grid_shapes, poison_unreferenced, share_node_cores, with_junk
 
 share_node_cores(MPI.COMM_WORLD)
 SHAPES = grid_shapes(MPI.COMM_WORLD.Get_size())

@@ -13,8 +13,8 @@ from solvers.potrf import potrf
 import solvers.sygst as sygst_module
 from solvers.sygst import sygst
 from solvers.sytrd import sytrd
-from solvers.testing import (grid_shapes, poison_unreferenced, random_symmetric, share_node_cores,
-                             spd_with_condition)
+from solvers.problems import random_symmetric, spd_with_condition
+from solver_testing import grid_shapes, poison_unreferenced, share_node_cores
 from solvers.stevd import stevd
 from solvers.trsm import trmm, trsm
 

@@ -20,8 +20,8 @@ from solvers.stemr import stemr
 from solvers.subset import EigenRange
 from solvers.sygvd import sygvd
 from solvers.cli.check import THRESHOLD, eigen_ratios, eigenvalue_ratio
-from solvers.testing import (random_symmetric, share_node_cores, spd_with_condition,
-                             symmetric_with_spectrum, with_junk)
+from solvers.problems import random_symmetric, spd_with_condition, symmetric_with_spectrum
+from solver_testing import share_node_cores, with_junk
 
 share_node_cores(MPI.COMM_WORLD)
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]

@@ -14,8 +14,8 @@ from solvers.errors import InputError
 from solvers.ormtr import ormtr
 from solvers.sy2sb import panel_count, sy2sb
 from solvers.sygvd import sygvd
-from solvers.testing import (band_to_full, random_symmetric, share_node_cores, spd_with_condition,
-                             with_junk)
+from solvers.problems import band_to_full, random_symmetric, spd_with_condition
+from solver_testing import share_node_cores, with_junk
 
 share_node_cores(MPI.COMM_WORLD)
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]

@@ -1,13 +1,23 @@
-"""Test-data helpers shared by the test suites (CPU, MPI, GPU) and usable by anyone checking
-the solver: fresh random seeds agreed by all ranks, symmetric (real) or Hermitian (complex)
-matrices with chosen spectra, positive definite matrices of chosen condition, and junk in what
-the solver must not read (the other triangle; the imaginary parts of a Hermitian diagonal).
-
-Every generator takes ``hermitian=False``: True gives complex128 data (Haar-unitary Q).
+"""What the solver's test suites (tests/cpu, tests/mpi, tests/gpu) share, beside the public
+generators of solvers.problems: fresh random seeds agreed by all ranks, junk and poison in what
+the solver must not read (the other triangle; the imaginary parts of a Hermitian diagonal), grid
+shapes, tridiagonals that stress divide and conquer, and the ratios and factorizations the checks
+compare. Importable from every suite: pytest puts tests/ (where conftest.py is) on sys.path.
 """
 import os
 
 import numpy as np
+
+from solvers.backend.threads import policy_for
+from solvers.householder import larft
+from solvers.kernels import kernels
+from solvers.panel_qr import ORTHOGONALITY_LIMIT
+from solvers.problems import gaussian, random_orthogonal, spd_with_condition
+from solvers.phases import Phases
+from solvers.stebz import share
+from solvers.stedc import stedc_rows, torn_blocks
+from solvers.stedc_merge import merge_finish, merge_prepare
+from solvers.stedc_secular import loewner_z, row_norms, secular_roots
 
 
 def shared_seed(comm=None):
@@ -18,80 +28,13 @@ def shared_seed(comm=None):
     return comm.bcast(seed, root=0) if comm is not None else seed
 
 
-def _gaussian(rng, shape, hermitian):
-    x = rng.standard_normal(shape)
-    return x + 1j * rng.standard_normal(shape) if hermitian else x
-
-
-def random_orthogonal(rng, n, hermitian=False):
-    """Haar-distributed orthogonal (unitary if ``hermitian``) matrix."""
-    q, r = np.linalg.qr(_gaussian(rng, (n, n), hermitian))
-    d = np.diag(r)
-    return q * (d / np.abs(d))
-
-
-def symmetric_with_spectrum(rng, eigenvalues, hermitian=False):
-    q = random_orthogonal(rng, len(eigenvalues), hermitian)
-    a = (q * np.asarray(eigenvalues)) @ q.conj().T
-    return (a + a.conj().T) / 2
-
-
-SPECTRA = ("random", "clustered", "graded")
-
-
-def spectrum(rng, n, kind):
-    """Eigenvalues of a test matrix: 'random' (uniform in [-1, 1]), 'clustered' (three tight
-    clusters, spacing 1e-12 — stresses eigenvector orthogonality), 'graded' (magnitudes from 1
-    down to 1e-10 with random signs)."""
-    if kind == "random":
-        return rng.uniform(-1, 1, n)
-    if kind == "clustered":
-        centers = rng.choice([-1.0, 0.25, 2.0], size=n)
-        return centers + 1e-12 * rng.standard_normal(n)
-    if kind == "graded":
-        return rng.choice([-1.0, 1.0], size=n) * np.logspace(0, -10, n)
-    raise ValueError(f"unknown spectrum kind {kind!r}; choose from {SPECTRA}")
-
-
-def spd_with_condition(rng, n, cond, hermitian=False):
-    """SPD (HPD) matrix with eigenvalues log-spaced in [1, cond]."""
-    return symmetric_with_spectrum(rng, np.logspace(0, np.log10(cond), n), hermitian)
-
-
-def random_symmetric(rng, n, hermitian=False):
-    a = _gaussian(rng, (n, n), hermitian)
-    return (a + a.conj().T) / 2
-
-
-def random_band(rng, n, band, dtype):
-    """A random Hermitian band in lower band storage, ab[j, d] = B[j+d, j] (n × (band+1); the
-    entries past row n-1 zero), of ``dtype``."""
-    ab = _gaussian(rng, (n, band + 1), np.dtype(dtype).kind == "c")
-    for d in range(1, band + 1):
-        ab[max(n - d, 0):, d] = 0
-    return ab.astype(dtype)
-
-
-def band_to_full(ab):
-    """The Hermitian matrix of the lower band storage ab[j, d] = B[j+d, j] (diagonal taken real)."""
-    n, width = ab.shape
-    full = np.zeros((n, n), dtype=ab.dtype)
-    for d in range(min(width, n)):
-        j = np.arange(n - d)
-        full[j + d, j] = ab[:n - d, d]
-        if d:
-            full[j, j + d] = ab[:n - d, d].conj()
-    full[np.diag_indices(n)] = full.diagonal().real
-    return full
-
-
 def with_junk(rng, x, lower):
     """Copy of x whose strictly upper (lower=True) or strictly lower triangle holds random junk
     and, for complex x, whose diagonal has random imaginary parts: what LAPACK's s/d/c/z
     drivers never read."""
     out = np.array(x, copy=True)
     mask = np.triu(np.ones(out.shape, dtype=bool), 1) if lower else np.tril(np.ones(out.shape, dtype=bool), -1)
-    out[mask] = 1e3 * _gaussian(rng, int(mask.sum()), np.iscomplexobj(out))
+    out[mask] = 1e3 * gaussian(rng, int(mask.sum()), np.iscomplexobj(out))
     if np.iscomplexobj(out):
         out[np.diag_indices(out.shape[0])] += 1j * rng.standard_normal(out.shape[0])
     return out
@@ -131,7 +74,6 @@ def grid_shapes(nprocs):
 def share_node_cores(comm):
     """Limit BLAS threads so the ranks sharing a node do not oversubscribe its cores (the
     solver's own policy, threads.policy_for)."""
-    from .backend.threads import policy_for
     return policy_for(comm).line
 
 
@@ -209,11 +151,6 @@ def merge_by_parts(xp, d, e, leaves, shares=2, block=3):
     put together, U formed ``block`` rows at a time (only the columns each part needs).
     Returns the two (w, Qᵀ part) results; the eigenvalues must be the same bits and
     [part 1 | part 2] the eigenvectors of T (as rows)."""
-    from .phases import Phases
-    from .stebz import share
-    from .stedc import stedc_rows, torn_blocks
-    from .stedc_merge import merge_finish, merge_prepare
-    from .stedc_secular import loewner_z, row_norms, secular_roots
 
     def in_shares(k, compute):
         pieces = [compute(*share(k, shares, r)) for r in range(shares)]
@@ -254,7 +191,6 @@ def householder_qr_errors(panel, v, t, r, tau):
     layout), in units of the dtype's epsilon: (‖HᴴH - I‖_max, ‖H [R; 0] - panel‖_max / ‖panel‖_max,
     ‖T - larft(V, tau)‖_max / ‖T‖_max), H = I - V T Vᴴ; and whether V is unit lower trapezoidal
     and R upper triangular, exactly."""
-    from .householder import larft
     m, w = panel.shape
     eps = np.finfo(panel.dtype).eps
     h = np.eye(m, dtype=panel.dtype) - v @ t @ v.conj().T
@@ -274,8 +210,9 @@ def panel_cholqr2_poisoned(xp, panel, **where):
     """solvers._kernels.panel_cholqr2 on ``panel`` (numpy: its steps run on the host; cupy: the
     GPU's call, ``where`` its device= and stream=; any row stride), its outputs and scratch NaN
     first: ((V, T, R, tau) as numpy arrays, status)."""
-    from . import _kernels as native
-    from .panel_qr import ORTHOGONALITY_LIMIT
+    native, why = kernels()
+    if native is None:
+        raise ImportError(why)
     m, w = panel.shape
     v, out = xp.full((m, w), np.nan, dtype=panel.dtype), xp.full((4 * w + 1, w), np.nan, dtype=panel.dtype)
     scratch = xp.full(native.panel_cholqr2_scratch_elems(m, w), np.nan, dtype=panel.dtype)
