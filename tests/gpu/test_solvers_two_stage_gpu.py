@@ -4,7 +4,7 @@ GPU chase (native/solvers/sb2st_device.cu) against scipy and the host chase, bit
 for any number of worker blocks, and the host fallback where a block's shared memory is short;
 sy2sb and its panel QR (CholeskyQR2, the geqrf fallback) on the device; subsets with
 reduction='2stage' and solvers.eigh cupy in → cupy out (every dtype × itype × uplo × jobz ×
-collectives kind end to end: test_sygvd_gpu.py, parametrized with the reduction).
+collectives kind end to end: test_solvers_sygvd_gpu.py, parametrized with the reduction).
 
 Runs as plain pytest (one rank) or under mpiexec (ranks sharing a GPU need CUDA MPS); skips
 with a reason where cupy or a GPU is missing."""

@@ -3,7 +3,7 @@ reflectors (Q1ᴴ A Q1 is the band it returns, Q1 unitary, the band bitwise alik
 for chunks smaller than a block, bandwidths below the block size, n < b and n not a multiple of
 b), its collectives per panel, bitwise-identical eigenvalues everywhere, and the argument checks
 decided on every rank alike. The end-to-end solves with reduction='2stage' are the
-parametrized tests of test_sygvd_solve.py and test_sygvd_subsets.py."""
+parametrized tests of test_solvers_sygvd_solve.py and test_solvers_sygvd_subsets.py."""
 import numpy as np
 import pytest
 from mpi4py import MPI
