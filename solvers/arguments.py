@@ -1,4 +1,9 @@
-"""Checks the drivers (syevd, sygvd) make before any numerical work, identically on every rank."""
+"""Checks the entries make before any numerical work, identically on every rank: the whole-array
+entries' (solvers.eigh, solvers.cholesky: shapes, dtypes, the working precision) and the
+drivers' on DistMatrix inputs (syevd, sygvd)."""
+import numpy as np
+
+from .backend.arrays import array_module
 from .errors import InputError
 
 DTYPES = ("float32", "float64", "complex64", "complex128")
@@ -35,3 +40,46 @@ def check_finite(coll, lower, **matrices):
         if mat is not None and coll.any_flag(not mat.referenced_finite(lower)):
             raise InputError(f"{name} has NaN or Inf in its referenced "
                              f"({'lower' if lower else 'upper'}) triangle")
+
+
+def working_arrays(xp, a, b, itype):
+    """(a, b, dtype): the inputs checked (no communication: every rank has the same arrays) and
+    in the working precision, C-contiguous."""
+    if itype not in (1, 2, 3):
+        raise ValueError(f"unknown type {itype!r}: must be 1, 2 or 3")
+    a = xp.asarray(a)
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError(f"expected square 'a' matrix, got shape {a.shape}")
+    arrays = [a]
+    if b is not None:
+        if array_module(b) is not xp:
+            raise ValueError("a and b must both be numpy arrays or both cupy arrays")
+        b = xp.asarray(b)
+        if b.ndim != 2 or b.shape[0] != b.shape[1]:
+            raise ValueError(f"expected square 'b' matrix, got shape {b.shape}")
+        if b.shape != a.shape:
+            raise ValueError(f"wrong b dimensions {b.shape}, should be {a.shape}")
+        arrays.append(b)
+    for arr in arrays:
+        if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+            raise ValueError(f"unsupported dtype {arr.dtype}")
+    dtype = _working_dtype([arr.dtype for arr in arrays])
+    a = xp.ascontiguousarray(a, dtype=dtype)
+    b = xp.ascontiguousarray(b, dtype=dtype) if b is not None else None
+    return a, b, dtype
+
+
+def _working_dtype(dtypes):
+    """The precision scipy's eigh takes for inputs of these dtypes (its LAPACK prefix, as
+    scipy.linalg.blas.find_best_blas_type scores them): single for float32 and the types
+    narrower than 32 bits (bool, int8, uint8, int16, uint16, float16), double for wider ones,
+    complex if any is; complex64 with a double real one is complex128."""
+    scores = [_PRECISION_SCORE.get(np.dtype(t).char, 2) for t in dtypes]
+    best = max(scores)
+    if best == 3 and 2 in scores:
+        best = 4
+    return np.dtype({1: np.float32, 2: np.float64, 3: np.complex64, 4: np.complex128}[best])
+
+
+# 1 single, 2 double, 3 single complex, 4 double complex (scipy.linalg.blas's _type_score)
+_PRECISION_SCORE = {**{c: 1 for c in "?bBhHef"}, **{c: 2 for c in "iIlLqQdg"}, "F": 3, "D": 4, "G": 4}

@@ -9,13 +9,15 @@ Under MPI every rank calls ``cholesky`` with the same b (as ``eigh``); each keep
 blocks of L. The factor holds its process grid: ``f.free()`` (or ``with solvers.cholesky(b) as
 f:``) releases the grid's communicators when it is no longer needed.
 """
-from .backend.arrays import array_module
+from .arguments import working_arrays
+from .backend.arrays import array_module, is_numpy
 from .backend.collectives import create_collectives
 from .backend.threads import policy_for
 from .distributed.distmatrix import DistMatrix
 from .distributed.grid import ProcessGrid, grid_shape
 from .distributed.redistribute import lower_triangle
 from .errors import InputError
+from .plan import block_size
 from .potrf import potrf
 
 
@@ -77,18 +79,17 @@ def cholesky(b, *, lower=True, check_finite=True, comm=None, grid=None, nb=None,
 
     Raises ValueError (shape, NaN/Inf in the referenced triangle) or NotPositiveDefiniteError
     (potrf's info) on every rank alike."""
-    from .eigh import DEFAULT_NB, working_arrays   # eigh imports this module: import here
     xp = array_module(b)
     b, _, _ = working_arrays(xp, b, None, 1)
     if comm is None:
-        from mpi4py import MPI
+        from mpi4py import MPI   # here, not at the top: its import initializes MPI (solvers/__init__.py)
         comm = MPI.COMM_WORLD
-    policy_for(comm)
+    policy_for(comm)   # this rank's BLAS threads, as every entry sets them (backend/threads.py)
     pgrid = ProcessGrid(comm, grid_shape(comm.Get_size(), grid))
     try:
         coll = create_collectives(pgrid, collectives, xp)
         n = b.shape[0]
-        block = max(1, nb or min(n, DEFAULT_NB["cpu" if xp.__name__ == "numpy" else "gpu"]))
+        block = max(1, block_size(nb, n, not is_numpy(xp)))   # a block size below 1 is 1 here
         db = DistMatrix.from_global(b, pgrid, block)
         if check_finite and coll.any_flag(not db.referenced_finite(lower)):
             raise InputError(f"B has NaN or Inf in its referenced "

@@ -1,6 +1,6 @@
 """``solvers.eigh``: scipy.linalg.eigh's interface for the (generalized) symmetric / Hermitian
 problem, solved by the distributed sygvd / syevd or, for problems too small to gain from
-distribution, by one LAPACK / cuSOLVER call (method.py).
+distribution, by one LAPACK / cuSOLVER call (the method: solvers/plan.py).
 
 Under MPI every rank calls it with the same arrays (SPMD, as with any collective); every rank
 gets the full result back. Results come back as the kind of array that came in (numpy → numpy,
@@ -10,23 +10,20 @@ of their diagonals are ignored, as LAPACK does.
 """
 import math
 
-import numpy as np
 import scipy.linalg
 
-from .backend.arrays import array_module, is_cupy_array, is_numpy, real_dtype, to_host
+from .arguments import working_arrays
+from .backend.arrays import array_module, is_numpy, real_dtype, to_host
 from .backend.collectives import create_collectives
 from .backend.threads import policy_for
+from .cholesky import CholeskyFactor
 from .distributed.distmatrix import DistMatrix
 from .distributed.grid import ProcessGrid, grid_shape
-from .cholesky import CholeskyFactor
 from .errors import InputError
-from .method import choose_method
-from .reduction import choose_reduction
+from .plan import check_reduction, resolve
 from .single import single_global
 from .subset import EigenRange, positions
 from .whole import referenced_finite, whole_eig
-
-DEFAULT_NB = {"cpu": 32, "gpu": 256}
 
 # scipy.linalg.eigh's drivers, and what runs for each in the distributed stages.
 SCIPY_DRIVERS = ("ev", "evd", "evr", "evx", "gv", "gvd", "gvx")
@@ -54,8 +51,9 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     factor's grid and block size). Extra keywords: ``comm`` (default MPI.COMM_WORLD), ``grid``
     ((pr, pc), default as square as possible), ``nb`` (block size), ``collectives`` ('auto' |
     'mpi' | 'hpcolls' | 'nccl'), ``method`` ('auto' | 'distributed' | 'single' | 'replicated',
-    see solvers.method), ``reduction`` ('auto' | '1stage' | '2stage': the distributed stages'
-    reduction to tridiagonal form, see solvers.reduction).
+    see solvers.plan), ``reduction`` ('auto' | '1stage' | '2stage': the distributed stages'
+    reduction to tridiagonal form, see solvers.plan). Every choice is made once, here, into
+    one SolverPlan the stages receive.
 
     Raises ValueError for bad shapes, ``type``, subsets, drivers or non-finite entries in the
     referenced triangle, numpy.linalg.LinAlgError (NotPositiveDefiniteError, with ``.info``) if
@@ -78,15 +76,17 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     _check_driver(driver, generalized, not subset.is_all)
     if driver in _SUBSET_DRIVERS:              # for every eigenpair too
         subset = (EigenRange.by_index(1, n) if subset.is_all else subset).solved_by(_SUBSET_DRIVERS[driver])
-    choose_reduction(reduction, n, not is_numpy(xp))     # a bad name fails before any work
+    check_reduction(reduction)     # a bad name fails before any work
     if factor is not None:
         return _factored(a, factor, lower, eigvals_only, type, check_finite, subset, method, reduction)
     if comm is None:
-        from mpi4py import MPI
+        from mpi4py import MPI   # here, not at the top: its import initializes MPI (solvers/__init__.py)
         comm = MPI.COMM_WORLD
-    policy_for(comm)
+    threads = policy_for(comm)
     shape = grid_shape(comm.Get_size(), grid)
-    chosen, why = choose_method(method, n, comm.Get_size(), not is_numpy(xp), replicable=True)
+    plan = resolve(xp, n, comm.Get_size(), complex_data=dtype.kind == "c", nb=nb, method=method,
+                   reduction=reduction, replicable=True, threads=threads)
+    chosen = plan.method
     alone = comm.Get_size() == 1 and chosen == "single"
     if alone or chosen == "replicated" or (chosen == "single" and is_numpy(xp)):
         if check_finite:   # every rank holds the same arrays: the same verdict, no messages
@@ -102,13 +102,12 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     try:
         coll = create_collectives(pgrid, collectives, xp)
         if chosen == "single" and is_numpy(xp):
-            w, z = single_global(coll, a, b, type, not eigvals_only, lower, subset)
+            w, z = single_global(coll, a, b, type, not eigvals_only, lower, plan, subset)
             return w if eigvals_only else (w, z)
-        block = nb or min(n, DEFAULT_NB["gpu" if is_cupy_array(a) else "cpu"])
-        da = DistMatrix.from_global(a, pgrid, block)
-        db = DistMatrix.from_global(b, pgrid, block) if b is not None else None
+        da = DistMatrix.from_global(a, pgrid, plan.nb)
+        db = DistMatrix.from_global(b, pgrid, plan.nb) if b is not None else None
         return _by_sygvd(da, db, coll, eigvals_only, itype=type, uplo="L" if lower else "U",
-                         check_finite=check_finite, method=chosen, subset=subset, reduction=reduction)
+                         check_finite=check_finite, subset=subset, plan=plan)
     finally:
         pgrid.free()
 
@@ -122,11 +121,14 @@ def _factored(a, factor, lower, eigvals_only, itype, check_finite, subset, metho
                          "by the distributed method")
     if not lower:
         a = a.conj().T
-    coll = create_collectives(factor.grid, factor.collectives, factor.xp)
-    da = DistMatrix.from_global(factor.xp.ascontiguousarray(a), factor.grid, factor.nb)
+    grid = factor.grid
+    plan = resolve(factor.xp, a.shape[0], grid.size, complex_data=a.dtype.kind == "c", nb=factor.nb,
+                   method="distributed", reduction=reduction, b_factored=True,
+                   threads=policy_for(grid.comm))
+    coll = create_collectives(grid, factor.collectives, factor.xp)
+    da = DistMatrix.from_global(factor.xp.ascontiguousarray(a), grid, factor.nb)
     return _by_sygvd(da, factor.factor, coll, eigvals_only, itype=itype, uplo="L",
-                     check_finite=check_finite, method="distributed", subset=subset, b_factored=True,
-                     reduction=reduction)
+                     check_finite=check_finite, subset=subset, b_factored=True, plan=plan)
 
 
 def _by_sygvd(a, b, coll, eigvals_only, **options):
@@ -205,46 +207,3 @@ def _whole(xp, a, b, itype, eigvals_only, lower, subset, driver, by_index, by_va
     w, z, _ = whole_eig(xp, a, b, itype, not eigvals_only, lower)
     keep = positions(to_host(w), subset)
     return w[keep], (None if z is None else xp.ascontiguousarray(z[:, keep]))
-
-
-def working_arrays(xp, a, b, itype):
-    """(a, b, dtype): the inputs checked (no communication: every rank has the same arrays) and
-    in the working precision, C-contiguous."""
-    if itype not in (1, 2, 3):
-        raise ValueError(f"unknown type {itype!r}: must be 1, 2 or 3")
-    a = xp.asarray(a)
-    if a.ndim != 2 or a.shape[0] != a.shape[1]:
-        raise ValueError(f"expected square 'a' matrix, got shape {a.shape}")
-    arrays = [a]
-    if b is not None:
-        if array_module(b) is not xp:
-            raise ValueError("a and b must both be numpy arrays or both cupy arrays")
-        b = xp.asarray(b)
-        if b.ndim != 2 or b.shape[0] != b.shape[1]:
-            raise ValueError(f"expected square 'b' matrix, got shape {b.shape}")
-        if b.shape != a.shape:
-            raise ValueError(f"wrong b dimensions {b.shape}, should be {a.shape}")
-        arrays.append(b)
-    for arr in arrays:
-        if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-            raise ValueError(f"unsupported dtype {arr.dtype}")
-    dtype = _working_dtype([arr.dtype for arr in arrays])
-    a = xp.ascontiguousarray(a, dtype=dtype)
-    b = xp.ascontiguousarray(b, dtype=dtype) if b is not None else None
-    return a, b, dtype
-
-
-def _working_dtype(dtypes):
-    """The precision scipy's eigh takes for inputs of these dtypes (its LAPACK prefix, as
-    scipy.linalg.blas.find_best_blas_type scores them): single for float32 and the types
-    narrower than 32 bits (bool, int8, uint8, int16, uint16, float16), double for wider ones,
-    complex if any is; complex64 with a double real one is complex128."""
-    scores = [_PRECISION_SCORE.get(np.dtype(t).char, 2) for t in dtypes]
-    best = max(scores)
-    if best == 3 and 2 in scores:
-        best = 4
-    return np.dtype({1: np.float32, 2: np.float64, 3: np.complex64, 4: np.complex128}[best])
-
-
-# 1 single, 2 double, 3 single complex, 4 double complex (scipy.linalg.blas's _type_score)
-_PRECISION_SCORE = {**{c: 1 for c in "?bBhHef"}, **{c: 2 for c in "iIlLqQdg"}, "F": 3, "D": 4, "G": 4}

@@ -28,33 +28,25 @@ formed row by row, which adds a factor ‖|R₁⁻¹| |R₁|‖ to that residual
 """
 import numpy as np
 
-from .backend.arrays import (add_product, adjoint_product, cholesky_lower_queued, cholesky_lower_whole, device_of,
-                             is_numpy, solve_lower_adjoint_right)
+from .backend.arrays import (add_product, adjoint_product, cholesky_lower_queued, cholesky_lower_whole, is_numpy,
+                             solve_lower_adjoint_right)
 from .householder import larft
 from .kernels import kernels
+from .plan import panel_method
 
 ORTHOGONALITY_LIMIT = 0.1   # ‖Q₁ᴴQ₁ - I‖_max at which the second pass still gives Q to working precision
-PANEL_METHODS = ("auto", "cholqr2", "geqrf")
-# What "auto" takes, by device, from sy2sb as a whole (docs/PERFORMANCE.md): CholeskyQR2 on both.
-# On H100s with the GPU's one-call path, sy2sb took 0.88-0.99x geqrf's time in same-run A/Bs
-# (bench_sy2sb, n = 8192 and 16384, two machines), one 16320 x 64 float64 panel 0.43x (540 against
-# 1270 us) and a 1024-row one 0.43-0.75x; on the CPU n = 1500 and 3000 (2 cores).
-AUTO_METHOD = {"cpu": "cholqr2", "gpu": "cholqr2"}
 
 
 def panel_qr(xp, panel, method="auto", status=None):
     """(V, T, R, tau, used) of panel = H [R; 0], H = I - V T Vᴴ = H₀ ⋯ H_{k-1} (k = min(m, w)):
     V (m × w) unit lower trapezoidal with zero columns past k, T (w × w) upper, R (k × w) upper,
     tau (w); ``used`` names what factored it: "cholqr2" or "geqrf". ``method``: "cholqr2"
-    (CholeskyQR2 where it can be trusted, else geqrf), "geqrf" (always), or "auto" (AUTO_METHOD
+    (CholeskyQR2 where it can be trusted, else geqrf), "geqrf" (always), or "auto" (plan.AUTO_PANEL
     of the array's device). ``status``: a one-element int32 device array; where the GPU's one-call
     CholeskyQR2 factors the panel, its status goes there instead of being read back (no wait for
     the device), and the factors come back unchecked, used "cholqr2 unchecked": the caller must
     not trust them before it reads a 0 there. Every other path leaves ``status`` as it is."""
-    if method not in PANEL_METHODS:
-        raise ValueError(f"panel_qr: method must be one of {PANEL_METHODS}, got {method!r}")
-    if method == "auto":
-        method = AUTO_METHOD[device_of(xp)]
+    method = panel_method(method, not is_numpy(xp))
     m, w = panel.shape
     native, _ = kernels()
     if m < w or w == 0 or native is None or method == "geqrf":

@@ -1,4 +1,4 @@
-"""The 'single' method (method.py): the whole problem solved on rank 0 by one library call
+"""The 'single' method (plan.py): the whole problem solved on rank 0 by one library call
 (whole.py), the result handed to every rank.
 
 Rank 0 solves with the cores of its whole node (threads.node_cores_lent) while the other ranks
@@ -10,7 +10,7 @@ At one rank it is the library call alone.
 import numpy as np
 
 from .backend.arrays import real_dtype, to_host
-from .backend.threads import node_cores_lent, policy_for
+from .backend.threads import node_cores_lent
 from .distributed.descriptor import Descriptor
 from .distributed.distmatrix import DistMatrix
 from .errors import InputError, NotPositiveDefiniteError
@@ -21,13 +21,14 @@ from .whole import whole_eig
 _OK, _NOT_POSITIVE_DEFINITE, _FAILED = 0, 1, 2
 
 
-def single_distributed(a, b, coll, itype, vectors, lower, why, subset=None):
+def single_distributed(a, b, coll, itype, vectors, lower, plan, subset=None):
     """(w, Z DistMatrix in A's block size and grid, or None) of DistMatrix inputs, in one stage
-    named as the LAPACK driver (sygvd, hegvd, syevd, heevd). A ``subset`` (subset.EigenRange)
-    is kept from the call's full result (every eigenpair is computed)."""
+    named as the LAPACK driver (sygvd, hegvd, syevd, heevd); ``plan``: the solve's SolverPlan
+    (why this method; the BLAS threads rank 0 borrows). A ``subset`` (subset.EigenRange) is kept
+    from the call's full result (every eigenpair is computed)."""
     xp, grid, n = a.xp, a.grid, a.shape[0]
     with coll.stage(lapack_name("syevd" if b is None else "sygvd", a.dtype)):
-        coll.note("method", f"single [{why}]")
+        coll.note("method", f"single [{plan.method_why}]")
         if grid.size == 1:   # the local array is the whole matrix
             w, z, what = whole_eig(xp, a.local, None if b is None else b.local, itype, vectors, lower)
             coll.note("call", what)
@@ -38,7 +39,7 @@ def single_distributed(a, b, coll, itype, vectors, lower, why, subset=None):
             return w[keep], DistMatrix(z, Descriptor.create(n, z.shape[1], a.nb, a.nb, grid), grid)
         a_root = a.gather(coll)
         b_root = b.gather(coll) if b is not None else None
-        w, z_root = on_root(coll, n, a.dtype, lambda: _host_results(
+        w, z_root = on_root(coll, n, a.dtype, plan.threads, lambda: _host_results(
             whole_eig(xp, xp.asarray(a_root), None if b is None else xp.asarray(b_root),
                       itype, vectors, lower), coll))
         keep = positions(w, subset)   # w is the same on every rank: so is the selection
@@ -50,11 +51,11 @@ def single_distributed(a, b, coll, itype, vectors, lower, why, subset=None):
         return xp.asarray(w), z
 
 
-def single_global(coll, a, b, itype, vectors, lower, subset=None):
+def single_global(coll, a, b, itype, vectors, lower, plan, subset=None):
     """(w, Z or None) of whole numpy arrays every rank holds alike, every rank getting all (of
-    ``subset``, kept from the full result)."""
+    ``subset``, kept from the full result); ``plan`` as single_distributed's."""
     n = a.shape[0]
-    w, z = on_root(coll, n, a.dtype, lambda: _host_results(whole_eig(np, a, b, itype, vectors, lower), coll))
+    w, z = on_root(coll, n, a.dtype, plan.threads, lambda: _host_results(whole_eig(np, a, b, itype, vectors, lower), coll))
     keep = positions(w, subset)
     w = w[keep]
     if vectors:
@@ -69,16 +70,16 @@ def _host_results(result, coll):
     return to_host(w), (None if z is None else to_host(z))
 
 
-def on_root(coll, n, dtype, solve):
-    """Run ``solve()`` → (w, z) on grid rank 0 while the others wait idle; returns (w on every
-    rank, z on rank 0 / None elsewhere). A failure there is raised on every rank."""
-    policy = policy_for(coll.grid.comm)
+def on_root(coll, n, dtype, threads, solve):
+    """Run ``solve()`` → (w, z) on grid rank 0 while the others wait idle, rank 0 with the node's
+    cores (``threads``: the solve's ThreadPolicy); returns (w on every rank, z on rank 0 / None
+    elsewhere). A failure there is raised on every rank."""
     status = np.zeros(2, dtype=np.int64)
     w = z = None
     failure = None
     if coll.grid.rank == 0:
         try:
-            with node_cores_lent(policy):
+            with node_cores_lent(threads):
                 w, z = solve()
         except NotPositiveDefiniteError as exc:
             status[:] = (_NOT_POSITIVE_DEFINITE, exc.info)

@@ -9,8 +9,8 @@ eigenvectors bit for bit, which matters because each rank keeps only its own blo
 rows/columns of the eigenvector matrix (a sign flip on one rank would corrupt a column).
 The whole problem on one rank (one-rank runs, and every rank with tridiagonal='replicated') is
 stedc.py's divide and conquer: in a GPU run on the device (secular equations and eigenvector
-GEMMs; blocks of order <= STEDC_LEAF by LAPACK on the host, all of them up front and spread over
-this rank's share of the cores), on the CPU its two halves by LAPACK's dstevd (concurrently) and
+GEMMs; blocks of order <= plan.STEDC_LEAF by LAPACK on the host, all of them up front and spread
+over this rank's share of the cores), on the CPU its two halves by LAPACK's dstevd (concurrently) and
 the top merge by stedc.py. Over P > 1 ranks each rank computes only its rows of the eigenvector
 matrix (stedc_distributed.py). For a subset (``select``) every eigenvalue is still computed, but
 the top merge forms only the wanted eigenvectors: the same eigenvalue bits as the whole solve.
@@ -21,56 +21,30 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.linalg
 
-from .backend.arrays import is_numpy, to_host
+from .backend.arrays import to_host
 from .backend.lapack import stevd_vectors
 from .backend.threads import blas_threads_lent
 from .distributed.columns import RankColumns, rows_to_block_cyclic, rows_to_rank_columns
 from .distributed.descriptor import Descriptor
 from .distributed.distmatrix import DistMatrix
 from .distributed.indexing import local_indices
-from .errors import InputError
+from .plan import resolve
 from .stebz import replicated_tridiagonal, share, stebz
 from .stedc import stedc
 from .stedc_distributed import for_backend, stedc_distributed
 from .stein import multisection
 
-STEDC_LEAF = 512   # order of the blocks the GPU divide and conquer hands to LAPACK
 
-
-TRIDIAGONAL = ("auto", "rows", "replicated")   # how the eigenvectors are made over the ranks
-
-# Eigenvalues only (jobz N) in a GPU run: from this order they come from the kernels' multisection
-# on the device (stein.py; each rank a share of them, as stebz.py), instead of host dsterf, which
-# is O(n²) on one core. Measured on one H100 (docs/PERFORMANCE.md, 2026-12-06, python -m
-# solvers.bench.tridiagonal --device gpu --sterf --multisection): every eigenvalue by multisection
-# took 0.003, 0.010 and 0.035 s at n = 2048, 4096 and 8192, dsterf 0.079, 0.287 and 1.151 s, and
-# the device's divide and conquer with all eigenvectors 0.044, 0.061 and 0.122 s. Below the
-# smallest order measured dsterf's milliseconds are kept.
-DEVICE_EIGENVALUES_FROM = 2048
-
-
-def vectors_by(requested, ranks):
-    """('rows' | 'replicated', why) for ``requested`` in TRIDIAGONAL over ``ranks`` ranks:
-    rows per rank (stedc_distributed.py) over P > 1 ranks unless 'replicated' asks for every
-    rank to solve the whole problem and keep its part (for measuring what the replica cost);
-    one rank holds every row either way."""
-    if requested not in TRIDIAGONAL:
-        raise InputError(f"tridiagonal must be one of {', '.join(TRIDIAGONAL)}; got {requested!r}")
-    if ranks == 1:
-        return "replicated", "one rank"
-    if requested == "replicated":
-        return "replicated", "requested"
-    return "rows", "requested" if requested == "rows" else f"auto: {ranks} ranks"
-
-
-def stevd(d, e, coll, vectors_like=None, select=None, tridiagonal="auto"):
+def stevd(d, e, coll, vectors_like=None, select=None, plan=None):
     """Eigenvalues (ascending, replicated xp array) and, if ``vectors_like`` (a DistMatrix
     layout) is given, the eigenvectors distributed in that layout. ``select`` = (il, iu)
     (1-based, inclusive) keeps only those eigenpairs: w of k = iu - il + 1 entries and Z of
     n × k in the layout's block size and grid (all eigenvalues are computed, and only the
-    wanted eigenvectors in divide and conquer's top merge). ``tridiagonal`` (TRIDIAGONAL):
-    how the eigenvectors are made over the ranks (vectors_by)."""
+    wanted eigenvectors in divide and conquer's top merge). ``plan``: the solve's SolverPlan
+    (how the eigenvectors are made over the ranks, divide and conquer's leaves, where eigenvalues
+    alone come from; default: plan.resolve's for d's order on coll's grid)."""
     n = d.shape[0]
+    plan = plan or resolve(coll.xp, n, coll.grid.size)
     wanted = _wanted(n, select)
     first, last = wanted or (0, n)
     want = vectors_like is not None
@@ -79,16 +53,15 @@ def stevd(d, e, coll, vectors_like=None, select=None, tridiagonal="auto"):
         desc = Descriptor.create(n, last - first, vectors_like.nb, vectors_like.nb, grid)
     if n == 0:
         return d.copy(), (vectors_like.like() if want else None)
-    if not want and eigenvalues_on_device(n, coll.xp):
-        coll.note("eigenvalues_by", f"multisection on the device, a share per rank "
-                                    f"[n = {n} >= {DEVICE_EIGENVALUES_FROM}: host dsterf is O(n²) on one core]")
+    if not want and plan.eigenvalues_on_device:
+        coll.note("eigenvalues_by", plan.eigenvalues_why)
         d_host, e_host = replicated_tridiagonal(d, e, coll)
         return coll.xp.asarray(stebz(d_host, e_host, first + 1, last, coll, multisection(coll.xp))), None
-    if want and _by_rows(coll, tridiagonal):
-        w, qt_mine, bounds = _rows(d, e, coll, wanted)
+    if want and _by_rows(coll, plan):
+        w, qt_mine, bounds = _rows(d, e, coll, wanted, plan)
         z = rows_to_block_cyclic(qt_mine, bounds, desc, grid, coll, vectors_like.dtype, coll.xp)
         return w, z
-    w, z = _replicated(d, e, coll, want, wanted)
+    w, z = _replicated(d, e, coll, want, wanted, plan)
     if not want:
         return w, None
     xp = coll.xp
@@ -99,28 +72,25 @@ def stevd(d, e, coll, vectors_like=None, select=None, tridiagonal="auto"):
     return w, DistMatrix(local, desc, grid)
 
 
-def eigenvalues_on_device(n, xp):
-    """Whether eigenvalues alone of order n come from the device's multisection."""
-    return not is_numpy(xp) and n >= DEVICE_EIGENVALUES_FROM
-
-
-def stevd_columns(d, e, coll, select=None, tridiagonal="auto"):
+def stevd_columns(d, e, coll, select=None, plan=None):
     """Eigenvalues (ascending, replicated xp array; those of ``select`` = (il, iu) only) and
     this rank's equal share of the eigenvector columns, whole (RankColumns, on the backend):
     what a back-transformation on whole columns (two-stage's Q2) takes before they are moved
     into the block-cyclic layout. Over P > 1 ranks the rows per rank of stedc_distributed.py
-    are exchanged into those columns (one Alltoallv): no rank holds the n × n matrix."""
+    are exchanged into those columns (one Alltoallv): no rank holds the n × n matrix. ``plan``
+    as stevd's."""
     xp, grid = coll.xp, coll.grid
     n = d.shape[0]
+    plan = plan or resolve(xp, n, grid.size)
     wanted = _wanted(n, select)
     first, last = wanted or (0, n)
     k = last - first
     bounds = np.array([share(k, grid.size, r)[0] for r in range(grid.size)] + [k])
-    if n and _by_rows(coll, tridiagonal):
-        w, qt_mine, row_bounds = _rows(d, e, coll, wanted)
+    if n and _by_rows(coll, plan):
+        w, qt_mine, row_bounds = _rows(d, e, coll, wanted, plan)
         mine = rows_to_rank_columns(qt_mine, row_bounds, bounds, coll, w.dtype)
         return w, RankColumns(mine, bounds, np.arange(k))
-    w, z = _replicated(d, e, coll, True, wanted) if n else (d.copy(), xp.zeros((0, 0), dtype=d.dtype))
+    w, z = _replicated(d, e, coll, True, wanted, plan) if n else (d.copy(), xp.zeros((0, 0), dtype=d.dtype))
     mine = z[:, int(bounds[grid.rank]):int(bounds[grid.rank + 1])]
     return w, RankColumns(mine, bounds, np.arange(k))
 
@@ -132,7 +102,7 @@ def _wanted(n, select):
     return select[0] - 1, select[1]
 
 
-def _replicated(d, e, coll, want, wanted):
+def _replicated(d, e, coll, want, wanted, plan):
     """(w, Z or None) of the tridiagonal (d, e) broadcast from rank 0, on the backend, the
     eigenpairs ``wanted`` = (first, last) only if given: the same input, hence the same bits,
     on every rank."""
@@ -145,24 +115,19 @@ def _replicated(d, e, coll, want, wanted):
         return xp.asarray(w[first:last]), None
     coll.note("vectors_by", "divide and conquer, whole on every rank")
     timings = {}
-    if is_numpy(xp):   # halves by LAPACK (concurrently), the top merge by stedc.py
-        leaf_size = -(-d.shape[0] // 2)
-    else:              # on the device; blocks of STEDC_LEAF by LAPACK on the host
-        leaf_size = STEDC_LEAF
     w, z = stedc(xp, to_host(d).astype(np.float64), to_host(e).astype(np.float64),
-                 _stevd_leaves, leaf_size, timings, wanted)
+                 _stevd_leaves, plan.stedc_leaf, timings, wanted)
     _note_solve(coll, timings, wanted, d.shape[0])
     return w.astype(d.dtype, copy=False), z.astype(d.dtype, copy=False)
 
 
-def _by_rows(coll, tridiagonal):
+def _by_rows(coll, plan):
     """Whether the eigenvectors are made by rows per rank (stedc_distributed.py)."""
-    chosen, why = vectors_by(tridiagonal, coll.grid.size)
-    coll.note("tridiagonal", f"{chosen} [{why}]")
-    return chosen == "rows"
+    coll.note("tridiagonal", f"{plan.tridiagonal} [{plan.tridiagonal_why}]")
+    return plan.tridiagonal == "rows"
 
 
-def _rows(d, e, coll, wanted):
+def _rows(d, e, coll, wanted, plan):
     """(w, this rank's rows of the eigenvector matrix transposed, every rank's row bounds) by
     stedc_distributed.py, d and e broadcast from rank 0 first; the eigenvalues are bitwise the
     same everywhere; the eigenpairs ``wanted`` = (first, last) only if given."""
@@ -170,7 +135,7 @@ def _rows(d, e, coll, wanted):
     coll.bcast(d, root=0, scope="all")
     coll.bcast(e, root=0, scope="all")
     timings = {}
-    solve_alone = for_backend(xp, _stevd_leaves, STEDC_LEAF)
+    solve_alone = for_backend(xp, _stevd_leaves, plan.stedc_leaf)
     w, qt_mine, bounds = stedc_distributed(xp, to_host(d).astype(np.float64),
                                            to_host(e).astype(np.float64), coll, solve_alone,
                                            timings, wanted)

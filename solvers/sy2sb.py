@@ -33,33 +33,14 @@ block, which no panel reaches, by a zero-padded Allreduce); tau (n), column j's 
 factor; and C holding the reflectors: column j's v_j in rows j+b: with its unit leading entry
 explicit, zero elsewhere (ormtr.ormtr(..., offset=b) applies Q from there).
 """
-
 import numpy as np
 
 from .backend.arrays import add_product, array_module, device_of, is_numpy, subtract_product
 from .distributed.panels import gather_columns
-from .panel_qr import AUTO_METHOD, panel_qr
-from .phases import Phases
 from .kernels import kernels
-
-# Columns of the trailing matrix per update GEMM (see above), by device. On H100s 4096 took
-# 0.72-0.99x the time of 2048 at n = 16384 in six same-run comparisons, 0.79-0.98x at 8192 in
-# four of five (docs/PERFORMANCE.md, #27); on CPUs the redundant flops of the diagonal chunks cost
-# their full price.
-DEFAULT_CHUNK = {"gpu": 4096, "cpu": 2048}
-
-
-def check_band(band, nb):
-    """The bandwidth b must be positive and divide the block size nb (a panel of b columns
-    then never straddles two block columns)."""
-    if band < 1 or nb % band:
-        raise ValueError(f"two-stage reduction: the bandwidth {band} must be a positive divisor "
-                         f"of the block size nb = {nb}")
-
-
-def default_band(nb, target):
-    """The largest divisor of nb that is at most ``target``."""
-    return max(d for d in range(1, min(nb, target) + 1) if nb % d == 0)
+from .panel_qr import panel_qr
+from .phases import Phases
+from .plan import SY2SB_CHUNK, check_band, panel_method
 
 
 def panel_count(n, band):
@@ -71,15 +52,15 @@ def panel_count(n, band):
 def sy2sb(c, coll, band, chunk=None, timings=None, panel="auto"):
     """Reduce the full Hermitian DistMatrix ``c`` (both triangles stored) to bandwidth ``band``
     in place; returns (ab, tau) as described in the module's docstring. ``chunk``: columns per
-    trailing-update GEMM (default DEFAULT_CHUNK of the array's device). ``timings``: a dict that
+    trailing-update GEMM (default plan.SY2SB_CHUNK of the array's device). ``timings``: a dict that
     gets the seconds of each panel's phases summed ("panel": gather, QR, broadcast; "product": X
     and W; "update": the trailing update), the device synchronized around each
     (solvers.bench.sy2sb); None (the solver's) times nothing and synchronizes nothing. ``panel``: the panels' factorization,
-    panel_qr.PANEL_METHODS ("auto": the one measured faster on the array's device)."""
+    plan.PANEL_METHODS ("auto": plan.AUTO_PANEL, the one measured faster on the array's device)."""
     n = c.shape[0]
     check_band(band, c.nb)
     xp = c.xp
-    chunk = max(1, chunk or DEFAULT_CHUNK[device_of(xp)])
+    chunk = max(1, chunk or SY2SB_CHUNK[device_of(xp)])
     ab = xp.zeros((n, band + 1), dtype=c.dtype)
     tau = xp.zeros(n, dtype=c.dtype)
     panels = panel_count(n, band)
@@ -119,7 +100,7 @@ def _deferred_check(c, band, panels, method):
     if is_numpy(xp) or c.grid.size != 1 or panels == 0:
         return None
     native, _ = kernels()
-    resolved = AUTO_METHOD[device_of(xp)] if method == "auto" else method
+    resolved = panel_method(method, not is_numpy(xp))
     if native is None or resolved != "cholqr2" or band > native.PANEL_CHOLQR2_MAX_WIDTH:
         return None
     try:

@@ -10,7 +10,7 @@
       (or stedc | sterf of all of them, the wanted kept: at larger k, and in GPU runs)
     ormtr | unmtr   Z = Q Y            (on the k wanted columns only)
 
-or, with reduction='2stage' (reduction.py), in place of sytrd and ormtr:
+or, with reduction='2stage' (plan.py), in place of sytrd and ormtr:
     sy2sb | he2hb   Q1ᴴ C Q1 = B, bandwidth b (sy2sb.py: panel QR + GEMM two-sided updates)
     sb2st | hb2st   Q2ᴴ B Q2 = T by bulge chasing (sb2st.py; every rank chases the same band)
     (stedc, or stebz + stemr, as above: each rank's columns of Y kept whole)
@@ -19,65 +19,53 @@ or, with reduction='2stage' (reduction.py), in place of sytrd and ormtr:
     ormtr_sy2sb     Z = Q1 Y  (ormtr.py with the reflectors b rows below the diagonal)
 
 Stages are named as LAPACK names them for the dtype (lapack_names.py). By ``method``
-(method.py) the whole problem may instead be one LAPACK / cuSOLVER syevd / heevd call on one
+(plan.py) the whole problem may instead be one LAPACK / cuSOLVER syevd / heevd call on one
 rank (single.py): one stage, named for that call. sygvd runs this driver on the matrix hegst
 made (as SLATE's hegv runs heev).
 """
-import numpy as np
-
 from .arguments import check_finite as check_finite_inputs
 from .arguments import validate_arguments
-from .backend.arrays import is_numpy
-from .backend.threads import policy_for
 from .distributed.columns import columns_to_block_cyclic
 from .distributed.redistribute import symmetrize
 from .lapack_names import lapack_name
-from .method import choose_method
 from .ormtr import ormtr
 from .ormtr_sb2st import ormtr_sb2st
-from .reduction import band_for, choose_reduction
+from .plan import plan_for
 from .sb2st import sb2st
 from .scaling import scale_into_range
 from .single import single_distributed
+from .stevd import stevd, stevd_columns
+from .stevr import stevr
 from .subset import EigenRange
 from .sy2sb import sy2sb
 from .sytrd import sytrd
-from .stevd import stevd, stevd_columns, vectors_by
-from .stevr import stevr
 
 
 def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=None,
-          reduction="auto", band=None, tridiagonal="auto", overwrite_a=False):
+          reduction="auto", band=None, tridiagonal="auto", overwrite_a=False, *, plan=None):
     """Eigenvalues (ascending, an array of the backend on every rank) and, for jobz='V',
     eigenvectors (a DistMatrix in A's layout, orthonormal columns) of the symmetric / Hermitian
     DistMatrix ``a``, of which only the ``uplo`` triangle is read. Returns (w, Z or None).
     ``subset`` (an EigenRange; default all) selects the eigenpairs: then w has k entries and Z
-    is n × k, in A's block size and grid. ``reduction`` ('auto', '1stage', '2stage';
-    reduction.py) and ``band`` (two-stage's bandwidth, a divisor of A's nb; default
-    reduction.BAND_TARGET) choose the reduction to tridiagonal form. ``tridiagonal`` ('auto',
-    'rows', 'replicated'; stevd.vectors_by): how divide and conquer makes the
-    tridiagonal's eigenvectors over the ranks ('replicated' is for measuring). ``overwrite_a``
-    (as scipy's): ``a`` may be destroyed, which saves an n × n temporary on one rank."""
+    is n × k, in A's block size and grid. ``method`` (plan.METHODS but 'replicated'),
+    ``reduction`` ('auto', '1stage', '2stage') and ``band`` (two-stage's bandwidth, a divisor of
+    A's nb; default plan.band_for's) choose how it is solved, ``tridiagonal`` ('auto', 'rows',
+    'replicated'; plan.vectors_by) how divide and conquer makes the tridiagonal's eigenvectors
+    over the ranks ('replicated' is for measuring); or ``plan``, a SolverPlan an entry above
+    resolved (solvers/plan.py), gives them all. ``overwrite_a`` (as scipy's): ``a`` may be
+    destroyed, which saves an n × n temporary on one rank."""
     subset = subset or EigenRange.all()
     validate_arguments(a, None, 1, jobz, uplo)
     subset.check(a.shape[0])
-    policy_for(a.grid.comm)   # the CLI's BLAS threads per rank, whichever way the solver is entered
+    plan = plan_for(a, plan, method=method, reduction=reduction, band=band, tridiagonal=tridiagonal)
     lower, vectors = uplo.upper() == "L", jobz.upper() == "V"
-    on_gpu = not is_numpy(a.xp)
-    chosen, why = choose_method(method, a.shape[0], a.grid.size, on_gpu)
-    reduced_by, reduction_why = choose_reduction(reduction, a.shape[0], on_gpu, np.dtype(a.dtype).kind == "c")
-    band = band_for(band, a.nb, on_gpu)
-    vectors_by(tridiagonal, a.grid.size)                  # a bad name fails before any work
     if check_finite:
         with coll.stage("validate"):
             check_finite_inputs(coll, lower, A=a)
-    if chosen == "single":
-        return single_distributed(a, None, coll, 1, vectors, lower, why, subset)
-    if reduced_by == "2stage":
-        w, z, sigma = _two_stage(a, coll, lower, vectors, subset, band, reduction_why, tridiagonal,
-                                 overwrite_a)
-    else:
-        w, z, sigma = _one_stage(a, coll, lower, vectors, subset, tridiagonal, overwrite_a)
+    if plan.method == "single":
+        return single_distributed(a, None, coll, 1, vectors, lower, plan, subset)
+    stages = _two_stage if plan.reduction == "2stage" else _one_stage
+    w, z, sigma = stages(a, coll, lower, vectors, subset, plan, overwrite_a)
     return (w if sigma == 1.0 else w / sigma), z
 
 
@@ -89,39 +77,39 @@ def _standard_matrix(a, lower, coll, subset, overwrite):
     return c, sigma, subset.scaled(sigma)
 
 
-def _one_stage(a, coll, lower, vectors, subset, tridiagonal, overwrite):
+def _one_stage(a, coll, lower, vectors, subset, plan, overwrite):
     """syevd's stages with the one-stage reduction: (w of the scaled matrix, Z, σ)."""
     with coll.stage(lapack_name("sytrd", a.dtype)):
         c, sigma, subset = _standard_matrix(a, lower, coll, subset, overwrite)
-        d, e, tau = sytrd(c, coll)
+        d, e, tau = sytrd(c, coll, product=plan.sytrd_product)
     if subset.is_all:
         with coll.stage("stedc" if vectors else "sterf"):
-            w, z = stevd(d, e, coll, c if vectors else None, tridiagonal=tridiagonal)
+            w, z = stevd(d, e, coll, c if vectors else None, plan=plan)
     else:
-        w, z = stevr(d, e, subset, c, coll, vectors, tridiagonal=tridiagonal)
+        w, z = stevr(d, e, subset, c, coll, vectors, plan=plan)
     if vectors:
         with coll.stage(lapack_name("ormtr", a.dtype)):
             ormtr(c, tau, z, coll)
     return w, z, sigma
 
 
-def _two_stage(a, coll, lower, vectors, subset, band, why, tridiagonal, overwrite):
+def _two_stage(a, coll, lower, vectors, subset, plan, overwrite):
     """syevd's stages with the two-stage reduction (see the module's docstring): (w of the
     scaled matrix, Z, σ)."""
-    n, dtype, xp = a.shape[0], a.dtype, a.xp
+    n, dtype, xp, band = a.shape[0], a.dtype, a.xp, plan.band
     with coll.stage(lapack_name("sy2sb", dtype)):
-        coll.note("reduction", f"2stage [{why}]")
+        coll.note("reduction", f"2stage [{plan.reduction_why}]")
         c, sigma, subset = _standard_matrix(a, lower, coll, subset, overwrite)
-        ab, tau = sy2sb(c, coll, band)
+        ab, tau = sy2sb(c, coll, band, chunk=plan.sy2sb_chunk, panel=plan.panel)
     with coll.stage(lapack_name("sb2st", dtype)):
         d, e, q2 = sb2st(ab, band, coll, vectors)
     if subset.is_all:
         with coll.stage("stedc" if vectors else "sterf"):
             if not vectors:
-                return (*stevd(d, e, coll), sigma)
-            w, columns = stevd_columns(d, e, coll, tridiagonal=tridiagonal)
+                return (*stevd(d, e, coll, plan=plan), sigma)
+            w, columns = stevd_columns(d, e, coll, plan=plan)
     else:
-        w, columns = stevr(d, e, subset, c, coll, vectors, whole_columns=True, tridiagonal=tridiagonal)
+        w, columns = stevr(d, e, subset, c, coll, vectors, whole_columns=True, plan=plan)
         if not vectors:
             return w, None, sigma
     with coll.stage(lapack_name("ormtr_sb2st", dtype)):

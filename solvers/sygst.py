@@ -12,7 +12,7 @@ well-tested kernel. Only the lower triangle of the result is meant to be read: s
 takes it from here, completes the Hermitian matrix from it, so sytrd works on an exactly
 Hermitian matrix.
 
-On one rank, itype 1 has two ways (ONE_RANK_ITYPE1):
+On one rank, itype 1 has two ways (plan.SYGST_ONE_RANK_ITYPE1 chooses):
 
 - "solves": Y = L⁻¹ A by one library solve, then only C's lower triangle of C = Y L⁻ᴴ, column
   block by column block, where block J's rows from J on need only the blocks of C left of J in
@@ -25,33 +25,25 @@ On one rank, itype 1 has two ways (ONE_RANK_ITYPE1):
       A₂₂ ← A₂₂ - A₂₁ L₂₁ᴴ - L₂₁ A₂₁ᴴ (lower triangle, in column chunks);
       A₂₁ ← L₂₂⁻¹ (A₂₁ - ½ L₂₁ A₁₁).
 """
-from .backend.arrays import (device_of, solve_lower_adjoint_right, solve_lower_adjoint_right_into,
+from .backend.arrays import (is_numpy, solve_lower_adjoint_right, solve_lower_adjoint_right_into,
                              solve_lower_into, subtract_product)
 from .distributed.redistribute import lower_triangle, symmetrize, transpose
+from .plan import sygst_method
 from .trsm import trmm, trsm
 
 LOWER_SOLVE_BLOCK = 1024   # columns of C per step of the one-rank lower-triangle solve
 BLOCKED_NB = 2048          # columns per diagonal block of the blocked way (below)
 HER2K_CHUNK = 2048         # columns of the trailing triangle per update GEMM of the blocked way
-ONE_RANK_METHODS = ("solves", "blocked")
-# One rank, itype 1, by device. On an H100 (python -m solvers.bench.sygst, docs/PERFORMANCE.md,
-# 2026-12-06) the blocked way with blocks of 2048 took 0.145 s where the solves took 0.191 s
-# (float64, n = 16384; blocks of 512 / 1024: 0.220 / 0.167 s), 0.029 against 0.033 s at 8192,
-# and with blocks of 1024 0.081 against 0.090 s in complex128 at 8192. On CPUs the solves (not
-# compared there).
-ONE_RANK_ITYPE1 = {"gpu": "blocked", "cpu": "solves"}
 
 
 def sygst(a, lower, lfac, itype, coll, method=None):
     """C for ``itype`` from A (DistMatrix; only its lower/upper triangle is read) and L; read
-    C's lower triangle only. ``method``: one rank's way for itype 1, ONE_RANK_METHODS (default
-    ONE_RANK_ITYPE1 of the device)."""
+    C's lower triangle only. ``method``: one rank's way for itype 1, plan.SYGST_ONE_RANK (default
+    plan.SYGST_ONE_RANK_ITYPE1 of the device)."""
     if itype not in (1, 2, 3):
         raise ValueError(f"itype must be 1, 2 or 3, got {itype}")
-    if method is not None and method not in ONE_RANK_METHODS:
-        raise ValueError(f"sygst: method must be one of {ONE_RANK_METHODS}, got {method!r}")
+    method = sygst_method(method, not is_numpy(a.xp))
     if itype == 1 and a.grid.size == 1:
-        method = method or ONE_RANK_ITYPE1[device_of(a.xp)]
         coll.note("sygst", method)
         if method == "blocked":
             y = lower_triangle(a, lower, coll)

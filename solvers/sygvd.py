@@ -14,7 +14,7 @@ one factor serves many A.
 
 Inputs and outputs are DistMatrix objects in the user's ScaLAPACK layout; every stage runs in a
 ``coll.stage`` block named as LAPACK names it for the dtype, so the report shows where time and
-messages go. By ``method`` (method.py) the whole problem may instead be one LAPACK / cuSOLVER
+messages go. By ``method`` (plan.py) the whole problem may instead be one LAPACK / cuSOLVER
 call on one rank (single.py). Input errors are decided collectively before any numerical work,
 so they are raised identically on every rank.
 
@@ -24,16 +24,12 @@ import sys
 
 from .arguments import check_finite as check_finite_inputs
 from .arguments import validate_arguments
-from .backend.arrays import is_numpy
-from .backend.threads import policy_for
 from .distributed.redistribute import lower_triangle
 from .errors import InputError
 from .lapack_names import lapack_name
-from .method import choose_method
+from .plan import plan_for
 from .potrf import potrf
-from .reduction import band_for, choose_reduction
 from .single import single_distributed
-from .stevd import vectors_by
 from .subset import EigenRange
 from .sygst import sygst
 from .syevd import syevd
@@ -41,7 +37,8 @@ from .trsm import trmm, trsm
 
 
 def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="auto",
-          subset=None, b_factored=False, reduction="auto", band=None, tridiagonal="auto"):
+          subset=None, b_factored=False, reduction="auto", band=None, tridiagonal="auto", *,
+          plan=None):
     """Solve the generalized (or, with b=None, standard: syevd) symmetric / Hermitian
     eigenproblem.
 
@@ -52,44 +49,38 @@ def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="au
     as columns (B-orthonormal for itypes 1, 2; B⁻¹-orthonormal for itype 3), or None for
     jobz='N'. ``subset`` (subset.EigenRange: all, by index il..iu 1-based, by value (vl, vu])
     selects the eigenpairs (w has k entries, z is n × k); ``b_factored``: b holds B's Cholesky
-    factor in its ``uplo`` triangle (see above). ``reduction`` ('auto', '1stage', '2stage')
-    and ``band`` choose the reduction to tridiagonal form (syevd, solvers/reduction.py);
-    ``tridiagonal`` ('auto', 'rows', 'replicated') how its eigenvectors are made over the ranks
-    (syevd, solvers/stevd.py). Raises InputError or NotPositiveDefiniteError — on every rank alike.
+    factor in its ``uplo`` triangle (see above). ``method`` (plan.METHODS but 'replicated'),
+    ``reduction`` ('auto', '1stage', '2stage') and ``band`` choose how it is solved and the
+    reduction to tridiagonal form, ``tridiagonal`` ('auto', 'rows', 'replicated') how its
+    eigenvectors are made over the ranks (solvers/plan.py); or ``plan``, a SolverPlan an entry
+    above resolved (solvers.eigh, the command line, the bench), gives them all. Raises
+    InputError or NotPositiveDefiniteError — on every rank alike.
     """
-    policy_for(a.grid.comm)   # the CLI's BLAS threads per rank, whichever way the solver is entered
+    requested = dict(method=method, reduction=reduction, band=band, tridiagonal=tridiagonal)
     if b is None:
         if b_factored:
             raise InputError("b_factored=True needs b (the Cholesky factor of B)")
         validate_arguments(a, None, itype, jobz, uplo)
-        return syevd(a, coll, jobz=jobz, uplo=uplo, check_finite=check_finite, method=method,
-                     subset=subset, reduction=reduction, band=band, tridiagonal=tridiagonal)
+        return syevd(a, coll, jobz=jobz, uplo=uplo, check_finite=check_finite, subset=subset,
+                     plan=plan, **requested)
     subset = subset or EigenRange.all()
     validate_arguments(a, b, itype, jobz, uplo)
     subset.check(a.shape[0])
-    choose_reduction(reduction, a.shape[0], not is_numpy(a.xp))     # bad arguments fail first
-    band_for(band, a.nb, not is_numpy(a.xp))
-    vectors_by(tridiagonal, a.grid.size)
+    plan = plan_for(a, plan, b_factored=b_factored, **requested)    # bad arguments fail first
     lower, vectors = uplo.upper() == "L", jobz.upper() == "V"
-    chosen, why = choose_method(method, a.shape[0], a.grid.size, not is_numpy(a.xp))
-    if b_factored and chosen == "single":
-        if method == "single":
-            raise InputError("method 'single' takes B itself, not its factor (b_factored=True)")
-        chosen = "distributed"
     if check_finite:
         with coll.stage("validate"):
             check_finite_inputs(coll, lower, A=a, B=b)
-    if chosen == "single":
-        return single_distributed(a, b, coll, itype, vectors, lower, why, subset)
+    if plan.method == "single":
+        return single_distributed(a, b, coll, itype, vectors, lower, plan, subset)
     if b_factored:
         lfac = lower_triangle(b, lower, coll)
     else:
         with coll.stage("potrf"):
             lfac = potrf(lower_triangle(b, lower, coll), coll)
     with coll.stage(lapack_name("sygst", a.dtype)):
-        c = sygst(a, lower, lfac, itype, coll)
-    w, z = syevd(c, coll, jobz=jobz, uplo="L", check_finite=False, method="distributed",
-                 subset=subset, reduction=reduction, band=band, tridiagonal=tridiagonal,
+        c = sygst(a, lower, lfac, itype, coll, method=plan.sygst_one_rank)
+    w, z = syevd(c, coll, jobz=jobz, uplo="L", check_finite=False, subset=subset, plan=plan,
                  overwrite_a=True)     # C is this driver's own: its storage becomes syevd's
     del c
     if vectors:

@@ -27,6 +27,7 @@ import numpy as np
 
 from .backend.arrays import is_numpy
 from .kernels import kernels
+from .plan import sytrd_product
 
 
 class NativeColumnLoop:
@@ -76,7 +77,7 @@ class NativeColumnLoop:
             raise ValueError(f"sytrd: product={forced!r}: expected one of {', '.join(native.SYTRD_PRODUCTS)}")
         if forced == "hemv_lower" and nranks > 1:
             raise ValueError("sytrd: product='hemv_lower' needs one rank (the whole matrix on it)")
-        return forced or ("hemv_lower" if nranks == 1 else "gemv")
+        return forced or sytrd_product(nranks)
 
     def phase_ms(self):
         """{phase: GPU milliseconds} over the panels so far, or None when not profiling."""

@@ -1,7 +1,7 @@
 """The whole problem by one library call on one rank: LAPACK (numpy) or cuSOLVER (cupy).
 
 Distribution pays off only when the problem is large for the ranks it is spread over: below
-that (one rank, or an order under the measured crossover, method.py), the fastest solve is one
+that (one rank, or an order under the measured crossover, plan.py), the fastest solve is one
 LAPACK ``s/d syevd``, ``c/z heevd``, ``s/d sygvd`` or ``c/z hegvd`` call (on the GPU, cuSOLVER's
 potrf, triangular solves and ``syevd``/``heevd`` through cupy) on one rank, the results handed to
 the others. On CPU the call is made as scipy.linalg.eigh makes it with drivers 'gvd' / 'evd'

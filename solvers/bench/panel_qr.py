@@ -12,7 +12,7 @@ its Cholesky factorization, the triangular solve Q₁ = A R₁⁻¹, Q₁ᴴQ₁
 call, with its status read back) and V₂ = Q₁[w:] K; on the GPU for w <= 64 also the one call's
 first-pass w × w part ("first w×w": the first Cholesky and R₁⁻¹). Parts that each wait for the
 device add up to more than the whole, which queues them back to back. What sy2sb's
-panel_qr.AUTO_METHOD is chosen from is sy2sb as a whole (python -m solvers.bench.sy2sb --panel
+plan.AUTO_PANEL is chosen from is sy2sb as a whole (python -m solvers.bench.sy2sb --panel
 cholqr2 geqrf); this shows why.
 """
 import argparse

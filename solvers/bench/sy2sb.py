@@ -21,8 +21,8 @@ import numpy as np
 
 from ..backend.arrays import synchronize
 from ..distributed import DistMatrix
-from ..panel_qr import PANEL_METHODS
-from ..sy2sb import DEFAULT_CHUNK, sy2sb
+from ..plan import PANEL_METHODS, SY2SB_CHUNK
+from ..sy2sb import sy2sb
 from .one_gpu import one_gpu
 
 
@@ -32,10 +32,10 @@ def parse_args(argv):
     p.add_argument("--n", type=int, nargs="+", default=[8192, 16384], help="orders (default 8192 16384)")
     p.add_argument("--band", type=int, default=64, help="bandwidth (default 64, the GPU default)")
     p.add_argument("--nb", type=int, default=256, help="block size (default 256, the solver's on GPUs)")
-    p.add_argument("--chunk", type=int, nargs="+", default=[DEFAULT_CHUNK["gpu"]],
-                   help=f"columns per trailing-update GEMM (default {DEFAULT_CHUNK['gpu']}, sy2sb.DEFAULT_CHUNK's)")
+    p.add_argument("--chunk", type=int, nargs="+", default=[SY2SB_CHUNK["gpu"]],
+                   help=f"columns per trailing-update GEMM (default {SY2SB_CHUNK['gpu']}, plan.SY2SB_CHUNK's)")
     p.add_argument("--panel", nargs="+", choices=PANEL_METHODS, default=["auto"],
-                   help="panel factorizations to compare (default auto, panel_qr.AUTO_METHOD's; "
+                   help="panel factorizations to compare (default auto, plan.AUTO_PANEL's; "
                         "cholqr2: CholeskyQR2 where it can be trusted, else geqrf; geqrf: every panel)")
     p.add_argument("--dtype", choices=("float64", "complex128"), default="float64")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per row (default 3)")

@@ -6,7 +6,7 @@ positive definite B (the same for every row), sygst (solvers/sygst.py: "solves",
 then the lower-triangle one; "blocked", LAPACK's blocked order, at each --block) is timed --repeat
 times after a warm-up; printed: the median, its samples, and the largest difference of the
 blocked way's lower triangle from the solves' (relative to its largest entry). Which way
-sygst.ONE_RANK_ITYPE1 takes on GPUs rests on this.
+plan.SYGST_ONE_RANK_ITYPE1 takes on GPUs rests on this.
 """
 import argparse
 import statistics

@@ -12,7 +12,7 @@ does not, why. Every solve is repeated; warm-up solves are excluded; medians are
 the per-stage times of the median solve and its ratio to each peer. Eigenvalues are checked
 against the exact ones.
 
-``--reduction 1stage 2stage`` times each reduction to tridiagonal form (solvers/reduction.py) in
+``--reduction 1stage 2stage`` times each reduction to tridiagonal form (solvers/plan.py) in
 its own row, beside the same peers; a two-stage row also gives the achieved TFLOP/s of sy2sb /
 he2hb (4n³/3 real flops; 4 times that for complex data), and ``--band`` sets its bandwidth.
 
@@ -53,9 +53,9 @@ from ..distributed.distmatrix import DistMatrix
 from ..distributed.grid import ProcessGrid
 from ..distributed.redistribute import lower_triangle
 from ..lapack_names import lapack_name
+from ..plan import TRIDIAGONAL, block_size, plan_for
 from ..potrf import potrf
 from ..problems import known_spectrum_problem
-from ..stevd import TRIDIAGONAL
 from ..subset import EigenRange, positions
 from ..sygvd import sygvd
 from .cusolver import CusolverSygvd
@@ -71,13 +71,13 @@ def parse_args(argv):
     p.add_argument("--nb", type=int, default=None, help="block size (default: the solver's)")
     p.add_argument("--dtype", choices=("float64", "float32", "complex64", "complex128"), default="float64")
     p.add_argument("--method", nargs="+", choices=("distributed", "single", "auto"), default=["distributed"],
-                   help="how solvers.sygvd solves (solvers/method.py); several: one row each "
+                   help="how solvers.sygvd solves (solvers/plan.py); several: one row each "
                         "(default distributed)")
     p.add_argument("--reduction", nargs="+", choices=("auto", "1stage", "2stage"), default=["auto"],
-                   help="reduction to tridiagonal form (solvers/reduction.py); several: one row each "
+                   help="reduction to tridiagonal form (solvers/plan.py); several: one row each "
                         "(default auto)")
     p.add_argument("--band", type=int, default=None,
-                   help="two-stage bandwidth, a divisor of nb (default: solvers/reduction.py's)")
+                   help="two-stage bandwidth, a divisor of nb (default: solvers/plan.py's)")
     p.add_argument("--tridiagonal", choices=TRIDIAGONAL, default="auto",
                    help="how divide and conquer makes the tridiagonal's eigenvectors over P > 1 "
                         "ranks: rows (each rank its rows; auto) or replicated (every rank the "
@@ -186,7 +186,7 @@ def main(argv=None):
     rows = []
     def problem(n):
         """(A, B as DistMatrix, A and B on rank 0 for the peer, the exact eigenvalues)."""
-        nb = min(args.nb or (256 if device == "gpu" else 32), n)
+        nb = block_size(min(args.nb, n) if args.nb else None, n, device == "gpu")
         a_root = b_root = exact = None
         if comm.rank == 0:
             a_root, b_root, exact = known_spectrum_problem(n, 1, args.seed, xp, hermitian=dtype.kind == "c")
@@ -252,11 +252,18 @@ def _prime(args, coll, problem, peer):
     a, b, a_root, b_root, _ = problem(n)
     for subset in (_index_range_at(r, n, smallest) for r in subsets_for(args, smallest)):
         for method, reduction in _configurations(args):
-            sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", method=method, subset=subset,
-                  reduction=reduction, band=args.band, tridiagonal=args.tridiagonal)
+            sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", subset=subset,
+                  plan=_plan(args, a, method, reduction))
         if peer is not None:
             peer.solve(a_root, b_root, args.jobz, subset)
     coll.reset()
+
+
+def _plan(args, a, method, reduction, b_factored=False):
+    """The plan of a row's solves on ``a`` (solvers/plan.py): every choice made once, for all of
+    the row's repetitions."""
+    return plan_for(a, method=method, reduction=reduction, band=args.band, tridiagonal=args.tridiagonal,
+                    b_factored=b_factored)
 
 
 def _index_range_at(subset, n, n_asked):
@@ -273,11 +280,11 @@ def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto
     """One row: solvers.sygvd by ``method`` and ``reduction``, timed as ``timed`` does, with its
     stage table."""
     comm = coll.grid.comm
+    plan = _plan(args, a, method, reduction)
 
     def ours():
         coll.reset()
-        w, _ = sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", method=method, subset=subset,
-                     reduction=reduction, band=args.band, tridiagonal=args.tridiagonal)
+        w, _ = sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", subset=subset, plan=plan)
         stages = {k: v.wall_s for k, v in coll.stats.items()}
         return w, stages, stage_table(coll.stats, sum(stages.values()))
 
@@ -322,16 +329,14 @@ def _memory_high_water(comm, xp):
 
 def _time_factored(args, coll, a, b, method, xp, subset, ours_s, reduction="auto"):
     """B's factor once (potrf, timed alone), then solves against it (b_factored=True)."""
-    chosen = "distributed" if method in ("auto", "single") else method
+    plan = _plan(args, a, "distributed" if method in ("auto", "single") else method, reduction, b_factored=True)
 
     def factor():
         return potrf(lower_triangle(b, True, coll), coll)
 
     potrf_s, _, lfac = timed(factor, args.repeat, args.warmup, lambda: synchronize(xp))
-    med, samples, _ = timed(lambda: sygvd(a, lfac, coll, itype=1, jobz=args.jobz, uplo="L",
-                                          method=chosen, subset=subset, b_factored=True,
-                                          reduction=reduction, band=args.band,
-                                          tridiagonal=args.tridiagonal),
+    med, samples, _ = timed(lambda: sygvd(a, lfac, coll, itype=1, jobz=args.jobz, uplo="L", subset=subset,
+                                          b_factored=True, plan=plan),
                             args.repeat, args.warmup, lambda: synchronize(xp))
     return dict(potrf_s=potrf_s, factored_median_s=med, factored_samples_s=samples,
                 factored_saving=1 - med / ours_s)

@@ -29,7 +29,8 @@ from ..distributed import DistMatrix, ProcessGrid
 from ..stebz import stebz
 from ..stein import multisection
 from ..stemr import stemr
-from ..stevd import stevd, TRIDIAGONAL
+from ..plan import TRIDIAGONAL, resolve
+from ..stevd import stevd
 from ..stevr import stevr
 from ..subset import EigenRange
 
@@ -48,11 +49,11 @@ def parse_args(argv):
                    help="also multisection + inverse iteration of each subset (stein.py)")
     p.add_argument("--sterf", action="store_true",
                    help="also eigenvalues alone by host LAPACK dsterf, what jobz N takes below "
-                        "stevd.DEVICE_EIGENVALUES_FROM in a GPU run")
+                        "plan.DEVICE_EIGENVALUES_FROM in a GPU run")
     p.add_argument("--multisection", action="store_true",
                    help="also every eigenvalue alone by the kernels' multisection (stein.py: a warp "
                         "per eigenvalue in a GPU run; here one rank finds them all), what jobz N "
-                        "takes from stevd.DEVICE_EIGENVALUES_FROM in a GPU run")
+                        "takes from plan.DEVICE_EIGENVALUES_FROM in a GPU run")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
     p.add_argument("--repeat", type=int, default=3, help="timed rounds (default 3)")
     p.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
@@ -87,13 +88,13 @@ def main(argv=None):
         f"{args.tridiagonal}, nb {args.nb}, repeat {args.repeat} (warm-up {args.warmup})")
     for n in args.n:
         d, e = comm.bcast(spectrum_tridiagonal(n, args.seed) if comm.rank == 0 else None)
+        plan = resolve(xp, n, grid.size, nb=args.nb, tridiagonal=args.tridiagonal)
 
         def divide_and_conquer(k):
             coll = Collectives(grid, "mpi", xp)
             layout = DistMatrix.empty(n, k, args.nb, grid, np.float64, xp=xp)
             with coll.stage("stedc"):
-                stevd(xp.array(d), xp.array(e), coll, layout, None if k == n else (1, k),
-                      args.tridiagonal)
+                stevd(xp.array(d), xp.array(e), coll, layout, None if k == n else (1, k), plan)
 
         def mrrr(k):
             coll = Collectives(grid, "mpi", xp)
@@ -107,7 +108,7 @@ def main(argv=None):
         def invit(k):
             coll = Collectives(grid, "mpi", xp)
             layout = DistMatrix.empty(n, k, args.nb, grid, np.float64, xp=xp)
-            stevr(xp.array(d), xp.array(e), EigenRange.by_index(1, k, "invit"), layout, coll, True)
+            stevr(xp.array(d), xp.array(e), EigenRange.by_index(1, k, "invit"), layout, coll, True, plan=plan)
             stages[k] = {name: st.wall_s for name, st in coll.stats.items()}
             notes = coll.stats["stein"].notes
             stages[k].update({name: value for name, value in notes.items() if name.endswith("_s")})

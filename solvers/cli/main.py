@@ -22,9 +22,8 @@ from ..distributed.distmatrix import DistMatrix
 from ..distributed.grid import ProcessGrid, parse_shape
 from ..distributed.io import check_writable, read_matrix, write_results
 from ..errors import InputError, NotPositiveDefiniteError
-from ..method import METHODS, choose_method
+from ..plan import BAND_TARGET, DEFAULT_NB, METHODS, REDUCTIONS, resolve
 from ..problems import known_spectrum_problem
-from ..reduction import REDUCTIONS, band_for, choose_reduction
 from ..subset import EigenRange, positions
 from ..sygvd import sygvd
 from .check import THRESHOLD, eigen_ratios, eigenvalue_ratio, full_from_triangle
@@ -131,8 +130,8 @@ def build_parser():
                       help="seed of the embedded problem (default: random, printed)")
     dist = p.add_argument_group("distribution and hardware")
     dist.add_argument("--nb", type=_positive_int, default=None,
-                      help="block size of the block-cyclic layout (default 32 on CPU, 256 on GPU, "
-                           "at most n)")
+                      help=f"block size of the block-cyclic layout (default {DEFAULT_NB['cpu']} on CPU, "
+                           f"{DEFAULT_NB['gpu']} on GPU, at most n)")
     dist.add_argument("--grid", type=_grid_shape, default=None, metavar="PRxPC",
                       help="process grid, e.g. 2x2; PR*PC must equal the number of ranks "
                            "(default: as square as possible)")
@@ -153,11 +152,11 @@ def build_parser():
                            "sytrd/hetrd (a matrix-vector product per column) + ormtr; 2stage = "
                            "sy2sb (dense to band, GEMMs) + sb2st (bulge chasing) + two "
                            "back-transformations (ormtr_sb2st, ormtr_sy2sb); auto: 2stage on GPUs "
-                           "from the crossover order in solvers/reduction.py, else 1stage "
+                           "from the crossover order in solvers/plan.py, else 1stage "
                            "(default auto)")
     dist.add_argument("--band", type=_positive_int, default=None, metavar="B",
-                      help="2stage's bandwidth: a divisor of --nb (default: the largest divisor "
-                           "of nb up to 64 on GPU, 32 on CPU)")
+                      help=f"2stage's bandwidth: a divisor of --nb (default: the largest divisor "
+                           f"of nb up to {BAND_TARGET['gpu']} on GPU, {BAND_TARGET['cpu']} on CPU)")
     run = p.add_argument_group("run")
     run.add_argument("--check", action="store_true",
                      help="compute the residual ‖A Z − B Z Λ‖₁/(‖A‖₁‖Z‖₁ n ε) (dsgt01 forms per "
@@ -201,7 +200,7 @@ def main(argv=None):
 def _run(args, comm):
     rank = comm.Get_rank()
     say = _printer(rank)
-    blas_line = policy_for(comm).line
+    threads = policy_for(comm)   # before any BLAS work of the run (the problem's own included)
     device, device_reason = resolve_device(args.device)
     xp = _backend_or_error(module_for_device, device, comm)
     device_line = "cpu (numpy)"
@@ -218,25 +217,26 @@ def _run(args, comm):
     dtype = np.dtype(args.dtype)
 
     a_root, b_root, exact, n, source = _load_problem(args, coll, xp)
-    nb = min(args.nb or (256 if device == "gpu" else 32), n)
-    reduction_line = _reduction_line(args, n, nb, device)   # a bad --band fails on every rank
+    # Every choice of the run, once (solvers/plan.py); a bad --band fails here on every rank.
+    plan = resolve(xp, n, grid.size, complex_data=dtype.kind == "c",
+                   nb=min(args.nb, n) if args.nb else None, method=args.method,
+                   reduction=args.reduction, band=args.band, threads=threads)
     if rank == 0:
         print_header([
             ("solvers.sygvd", f"{_equation(args.itype)}, jobz={args.jobz}, uplo={args.uplo}, "
                               f"range={args.range or 'A'}"),
             ("problem", source),
-            ("size", f"n={n}, nb={nb}, dtype={dtype.name}"),
-            ("method", _method_line(args.method, n, grid.size, device)),
-            ("reduction", reduction_line),
+            ("size", f"n={n}, nb={plan.nb}, dtype={dtype.name}"),
+            *plan.header(),
             ("grid", f"{grid.nprow}x{grid.npcol} on {comm.Get_size()} MPI ranks"
                      f"{'' if args.grid else ' (default: as square as possible)'}"),
             ("device", f"{device_line} [{device_reason}]"),
             ("collectives", f"{coll.kind} via {coll.transport} [{coll.reason}]"),
-            ("BLAS threads", blas_line),
+            ("BLAS threads", threads.line),
             ("versions", versions(xp)),
         ])
-    a = _scatter(a_root, n, dtype, grid, nb, coll, xp)
-    b = _scatter(b_root, n, dtype, grid, nb, coll, xp)
+    a = _scatter(a_root, n, dtype, grid, plan.nb, coll, xp)
+    b = _scatter(b_root, n, dtype, grid, plan.nb, coll, xp)
 
     if args.progress or n >= 4096:
         coll.on_stage_end = lambda name, seconds: say(f"  stage {name} done ({seconds:.2f} s)")
@@ -245,8 +245,8 @@ def _run(args, comm):
         coll.reset()
         comm.Barrier()
         start = time.perf_counter()
-        w, z = sygvd(a, b, coll, itype=args.itype, jobz=args.jobz, uplo=args.uplo, method=args.method,
-                     subset=args.range, reduction=args.reduction, band=args.band)
+        w, z = sygvd(a, b, coll, itype=args.itype, jobz=args.jobz, uplo=args.uplo, subset=args.range,
+                     plan=plan)
         times.append(time.perf_counter() - start)
         if args.repeat > 1:
             say(f"repetition {rep + 1}/{args.repeat}: {times[-1]:.4f} s")
@@ -275,18 +275,6 @@ def _run(args, comm):
         say(f"wrote {written}")
     grid.free()
     return status
-
-
-def _method_line(requested, n, nranks, device):
-    method, why = choose_method(requested, n, nranks, device == "gpu")
-    return f"{method} [{why}]"
-
-
-def _reduction_line(args, n, nb, device):
-    reduction, why = choose_reduction(args.reduction, n, device == "gpu", args.dtype.startswith("complex"))
-    if reduction == "1stage":
-        return f"1stage [{why}]"
-    return f"2stage, band {band_for(args.band, nb, device == 'gpu')} [{why}]"
 
 
 def _printer(rank):

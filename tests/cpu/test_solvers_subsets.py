@@ -14,7 +14,7 @@ from solvers.stemr import group_bounds, root_cuts
 from solvers.subset import EigenRange, count_at_most, positions
 from solvers.problems import random_symmetric, spd_with_condition
 from solver_testing import shared_seed, tridiagonal_ratios
-from solvers.stevr import choose_solver
+from solvers.plan import choose_subset_solver
 
 
 @pytest.fixture
@@ -167,14 +167,14 @@ def test_the_subsets_method_by_size_and_device():
     run inverse iteration up to a quarter of n, divide and conquer above; a range that names
     its method keeps it."""
     some = EigenRange.by_index(1, 10)
-    assert choose_solver(some, 10, 1000, on_gpu=False)[0] == "mrrr"
-    assert choose_solver(some, 50, 1000, on_gpu=False)[0] == "mrrr"
-    assert choose_solver(some, 51, 1000, on_gpu=False)[0] == "dc"
-    assert choose_solver(some, 10, 1000, on_gpu=True)[0] == "invit"
-    assert choose_solver(some, 250, 1000, on_gpu=True)[0] == "invit"
-    assert choose_solver(some, 251, 1000, on_gpu=True)[0] == "dc"
-    assert choose_solver(some.solved_by("invit"), 900, 1000, on_gpu=False) == ("invit", "asked for")
-    assert choose_solver(some.solved_by("mrrr"), 900, 1000, on_gpu=True) == ("mrrr", "asked for")
-    assert choose_solver(some.solved_by("dc"), 1, 1000, on_gpu=False) == ("dc", "asked for")
+    assert choose_subset_solver(some, 10, 1000, on_gpu=False)[0] == "mrrr"
+    assert choose_subset_solver(some, 50, 1000, on_gpu=False)[0] == "mrrr"
+    assert choose_subset_solver(some, 51, 1000, on_gpu=False)[0] == "dc"
+    assert choose_subset_solver(some, 10, 1000, on_gpu=True)[0] == "invit"
+    assert choose_subset_solver(some, 250, 1000, on_gpu=True)[0] == "invit"
+    assert choose_subset_solver(some, 251, 1000, on_gpu=True)[0] == "dc"
+    assert choose_subset_solver(some.solved_by("invit"), 900, 1000, on_gpu=False) == ("invit", "asked for")
+    assert choose_subset_solver(some.solved_by("mrrr"), 900, 1000, on_gpu=True) == ("mrrr", "asked for")
+    assert choose_subset_solver(some.solved_by("dc"), 1, 1000, on_gpu=False) == ("dc", "asked for")
     with pytest.raises(InputError, match="subset solver"):
         some.solved_by("qr").check(20)

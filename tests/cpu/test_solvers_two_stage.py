@@ -14,10 +14,10 @@ from solvers.errors import InputError
 from solvers.householder import larft
 import solvers.ormtr_sb2st as ormtr_sb2st_module
 from solvers.ormtr_sb2st import ormtr_sb2st
-from solvers import reduction
-from solvers.reduction import band_for, choose_reduction
+from solvers import plan
+from solvers.plan import band_for, choose_reduction, default_band
 from solvers.sb2st import BulgeLayout, BulgeReflectors, sb2st, steps
-from solvers.sy2sb import default_band, panel_count
+from solvers.sy2sb import panel_count
 from solvers.problems import band_to_full, random_band
 from solver_testing import shared_seed
 
@@ -209,7 +209,7 @@ def test_reduction_choice_and_bandwidth(monkeypatch):
         "2stage", "auto: n = 4096 >= 4096 for complex data on GPU")
     assert choose_reduction("auto", 10 ** 5, False) == (
         "1stage", "auto: one-stage for real data on CPU (two-stage measured slower there)")
-    monkeypatch.setitem(reduction.TWO_STAGE_FROM, ("gpu", "real"), 8192)
+    monkeypatch.setitem(plan.TWO_STAGE_FROM, ("gpu", "real"), 8192)
     assert choose_reduction("auto", 8192, True) == ("2stage", "auto: n = 8192 >= 8192 for real data on GPU")
     assert choose_reduction("auto", 8191, True)[0] == "1stage"
     with pytest.raises(InputError, match="reduction must be one of"):

@@ -153,7 +153,8 @@ def test_rows_by_rank_on_gpu(seed, kind):
     from solvers.backend import Collectives
     from solvers.distributed import DistMatrix, ProcessGrid
     from solvers.stedc_distributed import for_backend, stedc_distributed
-    from solvers.stevd import STEDC_LEAF, stevd
+    from solvers.plan import STEDC_LEAF
+    from solvers.stevd import stevd
     grid = ProcessGrid(COMM)
     try:
         coll = Collectives(grid, kind, cupy)
@@ -190,7 +191,8 @@ def test_eigenvalues_alone_come_from_the_device_multisection_from_its_order(seed
     order below, host dsterf (no such note). Both against LAPACK."""
     from solvers.backend import Collectives
     from solvers.distributed import ProcessGrid
-    from solvers.stevd import DEVICE_EIGENVALUES_FROM, stevd
+    from solvers.plan import DEVICE_EIGENVALUES_FROM
+    from solvers.stevd import stevd
     grid = ProcessGrid(COMM)
     try:
         coll = Collectives(grid, "mpi", cupy)
@@ -245,7 +247,8 @@ def test_a_selection_at_this_rank_count_on_gpu(seed, real, tridiagonal):
     from solvers.backend import Collectives
     from solvers.distributed import DistMatrix, ProcessGrid
     from solver_testing import selections_straddling, straddled_tridiagonal
-    from solvers.stevd import STEDC_LEAF, stevd
+    from solvers.plan import resolve
+    from solvers.stevd import stevd
     grid = ProcessGrid(COMM)
     try:
         coll = Collectives(grid, "mpi", cupy)
@@ -256,7 +259,8 @@ def test_a_selection_at_this_rank_count_on_gpu(seed, real, tridiagonal):
             k = n if select is None else select[1] - select[0] + 1
             layout = DistMatrix.empty(n, k, 64, grid, real, xp=cupy)
             with coll.stage("stedc"):
-                w, z = stevd(cupy.asarray(d), cupy.asarray(e), coll, layout, select, tridiagonal)
+                w, z = stevd(cupy.asarray(d), cupy.asarray(e), coll, layout, select,
+                             resolve(cupy, n, grid.size, tridiagonal=tridiagonal))
             assert isinstance(z.local, cupy.ndarray) and z.local.dtype == real
             return cupy.asnumpy(w), cupy.asnumpy(z.to_global(coll))
 

@@ -149,8 +149,8 @@ def test_sytrd_profile_notes_every_phase(grid, seed):
 def test_sygvd_on_gpu_through_divide_and_conquer(grid, seed, kind, monkeypatch):
     """A solve whose tridiagonal stage merges many blocks (small leaves), residuals as LAPACK
     asks for generalized problems."""
-    import solvers.stevd
-    monkeypatch.setattr(solvers.stevd, "STEDC_LEAF", 8)
+    import solvers.plan
+    monkeypatch.setattr(solvers.plan, "STEDC_LEAF", 8)
     rng = np.random.default_rng(seed)
     n, nb = 150, 16
     a, b = random_symmetric(rng, n), spd_with_condition(rng, n, 100.0)

@@ -29,7 +29,7 @@ from solvers.subset import EigenRange  # noqa: E402
 from solvers.sy2sb import sy2sb  # noqa: E402
 from solvers.sygvd import sygvd  # noqa: E402
 from solvers.cli.check import THRESHOLD, eigen_ratios  # noqa: E402
-from solvers.stevr import choose_solver  # noqa: E402
+from solvers.plan import choose_subset_solver  # noqa: E402
 from solver_testing import householder_qr_errors, panel_with_condition, with_junk  # noqa: E402
 from solvers.problems import band_to_full, random_band, random_symmetric, spd_with_condition  # noqa: E402
 
@@ -363,7 +363,7 @@ def test_two_stage_subsets_on_gpu(grid, seed, dtype, solver):
                      subset=EigenRange.by_index(il, iu).solved_by(solver))
         assert ("stemr" in coll.stats) == (solver == "mrrr"), set(coll.stats)
         subset = EigenRange.by_index(il, iu).solved_by(solver)
-        assert ("stein" in coll.stats) == (choose_solver(subset, iu - il + 1, n, True)[0] == "invit"), set(coll.stats)
+        assert ("stein" in coll.stats) == (choose_subset_solver(subset, iu - il + 1, n, True)[0] == "invit"), set(coll.stats)
         zg = cupy.asnumpy(z.to_global(coll)).astype(wide(dtype))
         eps = float(np.finfo(dtype).eps)
         a64, b64 = a.astype(dtype).astype(wide(dtype)), b.astype(dtype).astype(wide(dtype))

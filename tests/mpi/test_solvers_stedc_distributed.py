@@ -16,6 +16,7 @@ from solvers.distributed import DistMatrix
 from solvers.errors import InputError
 from solver_testing import (hard_tridiagonals, selections_straddling, share_node_cores,
                             straddled_tridiagonal)
+from solvers.plan import resolve
 from solvers.stevd import stevd
 
 share_node_cores(MPI.COMM_WORLD)
@@ -27,7 +28,8 @@ def _solve(grid, d, e, nb, dtype=np.float64, layout=None, select=None, tridiagon
     k = d.shape[0] if select is None else select[1] - select[0] + 1
     layout = layout or DistMatrix.empty(d.shape[0], k, nb, grid, dtype)
     with coll.stage("stedc"):
-        w, z = stevd(d.copy(), e.copy(), coll, layout, select, tridiagonal)
+        w, z = stevd(d.copy(), e.copy(), coll, layout, select,
+                     resolve(np, d.shape[0], grid.size, tridiagonal=tridiagonal))
     return w, z, coll
 
 
@@ -166,7 +168,8 @@ def test_whole_columns_per_rank_from_the_rows(grid, seed):
     t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
     for select in (None, (5, 31)):
         w, cols = stevd_columns(d.copy(), e.copy(), Collectives(grid), select)
-        w_rep, cols_rep = stevd_columns(d.copy(), e.copy(), Collectives(grid), select, "replicated")
+        w_rep, cols_rep = stevd_columns(d.copy(), e.copy(), Collectives(grid), select,
+                                        resolve(np, n, grid.size, tridiagonal="replicated"))
         k = w.shape[0]
         assert k == (n if select is None else 27) and np.array_equal(cols.bounds, cols_rep.bounds)
         lo, hi = cols.bounds[grid.rank], cols.bounds[grid.rank + 1]
