@@ -41,9 +41,8 @@ from .errors import InputError
 
 # ---- block size ------------------------------------------------------------------------------
 
-# nb when none is given (at most n): wide enough on a GPU for a panel's GEMMs to fill the device
-# (the GPU rows of docs/PERFORMANCE.md#solver-gpu-rows are at 256), ScaLAPACK's customary small
-# block on CPUs; neither was compared against other sizes.
+# nb when none is given (at most n), by device. Not compared against other sizes: every GPU row
+# of docs/PERFORMANCE.md#solver-gpu-rows was measured at 256.
 DEFAULT_NB = {"cpu": 32, "gpu": 256}
 
 
@@ -195,7 +194,6 @@ def sygst_method(requested, on_gpu):
     if requested is not None and requested not in SYGST_ONE_RANK:
         raise ValueError(f"sygst: method must be one of {SYGST_ONE_RANK}, got {requested!r}")
     return requested or SYGST_ONE_RANK_ITYPE1[_device(on_gpu)]
-
 
 
 def sytrd_product(ranks):

@@ -9,9 +9,8 @@ from .backend.arrays import is_numpy, to_host
 from .backend.threads import blas_threads_lent
 from .kernels import kernels
 
-# The GPU kernel's block size, band 64: measured on one H100 (docs/PERFORMANCE.md, 2026-12-06,
-# python -m solvers.bench.sb2st): 768 took 0.83-0.86x 512's time at n = 8192 and 16384, 1024
-# 0.87-0.90x, and 512 0.73x 128's; the same d and e to the bit for every size.
+# The GPU kernel's block size, band 64: the fastest of those timed (python -m solvers.bench.sb2st,
+# docs/PERFORMANCE.md#solver-sb2st-threads); every size gives the same d and e to the bit.
 THREADS_PER_BLOCK = 768
 WAIT_TIMEOUT_S = 10.0     # longest a GPU worker waits for the sweep before its own
 

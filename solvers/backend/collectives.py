@@ -21,18 +21,25 @@ Gatherv of whole matrices) always uses the plain mpi4py communicator, still coun
 
 Times are host wall-clock per call: for cupy buffers that is the enqueue cost, not the device
 time (stage wall times are taken after a device synchronize).
+
+mpi4py.MPI is imported where a Collectives is made (its grid's communicators exist: MPI is up),
+not with this module: importing it initializes MPI, which `import solvers` must not.
 """
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
-from mpi4py import MPI
 
 from .arrays import synchronize, to_host
 
 KINDS = ("mpi", "hpcolls", "nccl")
-_OPS = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
+
+
+def _mpi():
+    """mpi4py.MPI, imported at first use (the module's docstring says why not at the top)."""
+    from mpi4py import MPI
+    return MPI
 
 
 def choose_kind(requested, device):
@@ -77,12 +84,13 @@ class _HostStaged:
 
     def __init__(self, comm):
         self._comm = comm
+        self._mpi = _mpi()
 
-    def Allreduce(self, sendbuf, recvbuf, op=MPI.SUM):
+    def Allreduce(self, sendbuf, recvbuf, op=None):
         host = to_host(recvbuf).copy()
-        if sendbuf is not MPI.IN_PLACE:
+        if sendbuf is not self._mpi.IN_PLACE:
             host[...] = to_host(sendbuf)
-        self._comm.Allreduce(MPI.IN_PLACE, host, op=op)
+        self._comm.Allreduce(self._mpi.IN_PLACE, host, op=self._mpi.SUM if op is None else op)
         recvbuf.set(host)
 
     def Bcast(self, buf, root=0):
@@ -128,6 +136,9 @@ class Collectives:
             raise ValueError(f"unknown collectives kind {kind!r}; choose from {KINDS}")
         self.grid, self.kind, self.xp = grid, kind, xp
         self.reason = reason
+        mpi = _mpi()
+        self._ops = {"sum": mpi.SUM, "max": mpi.MAX, "min": mpi.MIN}
+        self._in_place = mpi.IN_PLACE
         on_gpu = xp is not np
         self._host = {"all": grid.comm, "row": grid.row_comm, "col": grid.col_comm}
         self._dev = {}
@@ -196,13 +207,13 @@ class Collectives:
         one rank nothing is sent or counted. A complex sum travels as the sum of its real and
         imaginary parts (the same numbers, for transports that take real types only)."""
         _require_contiguous(buf)
-        mpi_op = _OPS[op]
+        mpi_op = self._ops[op]
         if self._alone[scope]:
             return buf
         if op != "sum" and self.xp.iscomplexobj(buf):
             raise ValueError(f"allreduce op {op!r} is not defined for complex numbers")
         start = time.perf_counter()
-        self._dev[scope]["Allreduce"].Allreduce(MPI.IN_PLACE, _as_real(buf), op=mpi_op)
+        self._dev[scope]["Allreduce"].Allreduce(self._in_place, _as_real(buf), op=mpi_op)
         self._count("allreduce", buf.nbytes, start)
         return buf
 
@@ -251,14 +262,14 @@ class Collectives:
     def any_flag(self, flag, scope="all"):
         """True on every rank if ``flag`` is true on any rank (collective error decisions)."""
         start = time.perf_counter()
-        result = self._host[scope].allreduce(int(bool(flag)), op=MPI.MAX)
+        result = self._host[scope].allreduce(int(bool(flag)), op=self._ops["max"])
         self._count("allreduce_flag", 8, start)
         return bool(result)
 
     def largest(self, value, scope="all"):
         """The largest of a host number over ``scope``, on every rank (a collective decision)."""
         start = time.perf_counter()
-        result = self._host[scope].allreduce(float(value), op=MPI.MAX)
+        result = self._host[scope].allreduce(float(value), op=self._ops["max"])
         self._count("allreduce_max", 8, start)
         return result
 
