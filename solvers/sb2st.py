@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import sb2st_native
 from .backend.arrays import real_dtype, to_host
 from .householder import larfg, quiet_division
 
@@ -130,7 +131,6 @@ def sb2st(ab, band, coll, vectors, group=None, native=True, chase_threads=None):
     if vectors:
         v = xp.zeros((layout.groups, layout.height, layout.group), dtype=dtype)
         tau = xp.zeros((layout.groups, layout.group), dtype=dtype)
-    from . import sb2st_native
     chased, how = (sb2st_native.chase(work, layout, v, tau, coll, chase_threads) if native
                    else (False, "python (requested)"))
     if not chased:

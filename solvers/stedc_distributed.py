@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .backend.arrays import is_numpy
+from .backend.lapack import stevd_vectors
 from .phases import Phases
 from .stebz import share
 from .stedc import stedc_rows, torn_blocks
@@ -219,7 +220,6 @@ def _shared(xp, coll, pieces, length):
 
 def solve_alone_host(xp, d, e, phases):
     """A rank's own block by LAPACK's dstevd (numpy)."""
-    from .backend.lapack import stevd_vectors
     w, z = stevd_vectors(d, e)
     return w, z.T
 

@@ -104,7 +104,7 @@ def _wrap_device_comm(comm, kind, on_gpu):
     if kind == "mpi" and not on_gpu:
         return comm, "mpi4py"
     try:
-        import hpcolls
+        import hpcolls   # here: an install without its native module has none (see below)
     except ImportError as exc:
         if kind == "mpi":
             return _HostStaged(comm), f"host staging (hpcolls not importable: {exc})"
@@ -198,7 +198,7 @@ class Collectives:
         native path on."""
         if self.kind != "hpcolls":
             return None
-        from hpcolls import c_api
+        from hpcolls import c_api   # here: only a transport made with hpcolls reaches this
         return c_api.comm_capsule(self._wrappers[scope], device)
 
     # ---- array collectives (numpy or cupy buffers) ------------------------------------

@@ -6,6 +6,8 @@ error, so the CPU path always works.
 """
 import os
 
+from .arrays import get_cupy
+
 
 def gpu_available():
     """(available, reason) — True only when hpcolls imports and reports a usable GPU."""
@@ -48,7 +50,6 @@ def select_device(comm):
     if hpcolls_select_device is not None:
         dev = hpcolls_select_device(comm)
         return int(getattr(dev, "id", dev))
-    from .arrays import get_cupy
     cupy = get_cupy()
     local_rank = int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK",
                                     os.environ.get("SLURM_LOCALID", comm.Get_rank())))

@@ -115,7 +115,7 @@ _POLICY_KEY = []   # the MPI attribute key, created on first use
 def policy_for(comm):
     """This rank's ThreadPolicy in ``comm`` (collective on first use per communicator: every
     rank of it must call; later calls are local)."""
-    from mpi4py import MPI
+    from mpi4py import MPI   # here, not at the top: its import initializes MPI (solvers/__init__.py)
     if not _POLICY_KEY:
         _POLICY_KEY.append(MPI.Comm.Create_keyval())
     policy = comm.Get_attr(_POLICY_KEY[0])
