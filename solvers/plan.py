@@ -41,8 +41,8 @@ from .errors import InputError
 
 # ---- block size ------------------------------------------------------------------------------
 
-# nb when none is given (at most n), by device. Not compared against other sizes: every GPU row
-# of docs/PERFORMANCE.md#solver-gpu-rows was measured at 256.
+# nb when none is given (at most n), by device: the sizes every measurement ran at, not compared
+# against others (docs/PERFORMANCE.md#solver-block-size).
 DEFAULT_NB = {"cpu": 32, "gpu": 256}
 
 
@@ -57,7 +57,7 @@ def block_size(requested, n, on_gpu):
 METHODS = ("auto", "distributed", "single", "replicated")
 # 'auto' on CPU ranks, by rank count: below this order, gathering the problem to one rank and
 # solving it there with the node's every core beats the distributed stages
-# (docs/PERFORMANCE.md#solver-methods; 'single' won at every order measured, so at least that).
+# (docs/PERFORMANCE.md#solver-method-crossover; 'single' won at every order measured, so at least that).
 CPU_CROSSOVER = {2: 4096, 4: 4096}
 # ... and below this one (solvers.eigh only), solving on every rank beats that hand-off's messages.
 REPLICATED_BELOW = {2: 256, 4: 512}
@@ -104,7 +104,7 @@ REDUCTIONS = ("auto", "1stage", "2stage")
 # The order from which 'auto' takes two-stage, by device and kind of data (None: never). One-stage
 # has fewer flops, so two-stage wins only where sytrd's memory-bound products dominate: from the
 # smallest order measured on GPUs, and never on CPUs, where it was slower
-# (docs/PERFORMANCE.md#solver-reduction).
+# (docs/PERFORMANCE.md#solver-two-stage-crossover).
 TWO_STAGE_FROM = {("gpu", "real"): 4096, ("gpu", "complex"): 4096,
                   ("cpu", "real"): None, ("cpu", "complex"): None}
 
@@ -167,7 +167,7 @@ def band_for(band, nb, on_gpu):
 
 PANEL_METHODS = ("auto", "cholqr2", "geqrf")
 # How sy2sb's panels are factored when 'auto': CholeskyQR2 (geqrf where it cannot be trusted) on
-# both devices, from sy2sb timed whole with each (docs/PERFORMANCE.md#solver-panel-qr).
+# both devices, from sy2sb timed whole with each (docs/PERFORMANCE.md#solver-panel-method).
 AUTO_PANEL = {"cpu": "cholqr2", "gpu": "cholqr2"}
 
 
@@ -185,7 +185,7 @@ SY2SB_CHUNK = {"gpu": 4096, "cpu": 2048}
 
 SYGST_ONE_RANK = ("solves", "blocked")
 # One rank's way for itype 1 (sygst.py): LAPACK's blocked order on GPUs, where it was faster
-# (docs/PERFORMANCE.md#solver-sygst); two library solves on CPUs (not compared there).
+# (docs/PERFORMANCE.md#solver-sygst-method); two library solves on CPUs (not compared there).
 SYGST_ONE_RANK_ITYPE1 = {"gpu": "blocked", "cpu": "solves"}
 
 
@@ -199,13 +199,15 @@ def sygst_method(requested, on_gpu):
 def sytrd_product(ranks):
     """The local product C₂₂ v of sytrd's native column loop over ``ranks`` ranks: at one rank
     hemv_lower, which reads only the lower triangle, half a gemv's bytes
-    (docs/PERFORMANCE.md#solver-sytrd-product); over several no rank holds a whole triangle."""
+    (docs/PERFORMANCE.md#solver-symv); over several no rank holds a whole triangle."""
     return "hemv_lower" if ranks == 1 else "gemv"
 
 
 # ---- the tridiagonal eigenproblem ------------------------------------------------------------
 
-TRIDIAGONAL = ("auto", "rows", "replicated")   # how divide and conquer's vectors are made over the ranks
+# How divide and conquer's eigenvectors are made over the ranks: 'auto' takes rows per rank over
+# P > 1 ranks, which no longer holds an n × n replica on each (docs/PERFORMANCE.md#solver-stedc-rows).
+TRIDIAGONAL = ("auto", "rows", "replicated")
 
 
 def vectors_by(requested, ranks):
@@ -223,7 +225,8 @@ def vectors_by(requested, ranks):
 
 # Order of the blocks a GPU run's divide and conquer hands to LAPACK on the host (all of them up
 # front, spread over the rank's cores, while the merges run on the device); not compared against
-# other orders. A CPU run's leaves are the two halves, solved concurrently by dstevd.
+# other orders (docs/PERFORMANCE.md#solver-tridiagonal-method). A CPU run's leaves are the two
+# halves, solved concurrently by dstevd.
 STEDC_LEAF = 512
 
 
@@ -234,7 +237,7 @@ def stedc_leaf(n, on_gpu):
 
 # Eigenvalues only (jobz N) in a GPU run: from this order by the kernels' multisection on the
 # device (stein.py, each rank a share), not host dsterf, which is O(n²) on one core; below the
-# smallest order measured dsterf's milliseconds are kept (docs/PERFORMANCE.md#solver-eigenvalues-only).
+# smallest order measured dsterf's milliseconds are kept (docs/PERFORMANCE.md#solver-tridiagonal-method).
 DEVICE_EIGENVALUES_FROM = 2048
 
 
@@ -249,11 +252,11 @@ def eigenvalues_by(n, on_gpu):
 
 # A subset's tridiagonal eigenpairs ('auto'): bisection + MRRR costs O(n) per eigenpair with a
 # large constant, so divide and conquer (mostly GEMMs) overtakes it at a modest k: on CPUs for k
-# above this share of n (docs/PERFORMANCE.md#solver-subsets).
+# above this share of n (docs/PERFORMANCE.md#solver-subset-method).
 CPU_DC_FRACTION = 0.05
 # In a GPU run MRRR would run on the host, so multisection + inverse iteration takes k up to this
 # share of n and divide and conquer more; not raised to a half, where its orthonormalization
-# (n k²) and batches of inverse iteration were not measured (docs/PERFORMANCE.md#solver-subsets).
+# (n k²) and batches of inverse iteration were not measured (docs/PERFORMANCE.md#solver-subset-method).
 GPU_INVIT_FRACTION = 0.25
 
 

@@ -10,7 +10,7 @@ from .backend.threads import blas_threads_lent
 from .kernels import kernels
 
 # The GPU kernel's block size, band 64: the fastest of those timed (python -m solvers.bench.sb2st,
-# docs/PERFORMANCE.md#solver-sb2st-threads); every size gives the same d and e to the bit.
+# docs/PERFORMANCE.md#solver-chase-threads); every size gives the same d and e to the bit.
 THREADS_PER_BLOCK = 768
 WAIT_TIMEOUT_S = 10.0     # longest a GPU worker waits for the sweep before its own
 
