@@ -49,7 +49,7 @@ def larft(xp, v, tau):
     cupy have batched inverses, not batched triangular solves). On the host the inverse serves
     one T too: it is numpy's own LAPACK, the OpenBLAS of the products around it, where scipy's
     triangular solve would wake a second OpenBLAS's threads between them, which spin against
-    the first's (ormtr at n = 2048 took 3.7× longer on 2 cores, docs/PERFORMANCE.md). D S has a
+    the first's (docs/PERFORMANCE.md#solver-larft-host). D S has a
     unit diagonal and zeros below it, so its LU takes no pivots and is D S itself.
     """
     k = v.shape[-1]

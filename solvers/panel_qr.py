@@ -2,7 +2,7 @@
 CholeskyQR2 with Householder reconstruction, LAPACK's geqrf where that cannot be trusted.
 
 geqrf works column by column; on a GPU that is a chain of small launches per column, and its
-panels were half of sy2sb's time (docs/PERFORMANCE.md). CholeskyQR2 (Fukaya, Nakatsukasa,
+panels were half of sy2sb's time (docs/PERFORMANCE.md#solver-panel-method). CholeskyQR2 (Fukaya, Nakatsukasa,
 Yanagisawa, Yamamoto, ScalA 2014) is two passes of
 
     R₁ = chol(AᴴA),  Q₁ = A R₁⁻¹,     then     R₂ = chol(Q₁ᴴQ₁),  Q = Q₁ R₂⁻¹,  R = R₂ R₁,

@@ -17,7 +17,8 @@ from .stedc_deflate import deflate
 from .stedc_secular import loewner_z, rank_one_rows, secular_roots
 
 MERGE_BLOCK = 4096  # roots a merge takes at a time for ẑ and U's rows: bounds its block × k
-                    # temporaries (at k = n they were three n × n arrays at the top merge)
+                    # temporaries (at k = n they were three n × n arrays at the top merge;
+                    # docs/PERFORMANCE.md#solver-stedc-merge-block)
 
 
 def merge(xp, w1, qt1, w2, qt2, beta, phases=None, select=None):

@@ -71,8 +71,8 @@ def bisection_inputs(d, e):
 def bisector(xp):
     """stebz.stebz's ``bisect`` for backend ``xp``: the kernels' multisection on the GPU for cupy;
     LAPACK's dstebz on the host for numpy, which bisects with one point per pass where the
-    multisection's host build evaluates up to 32 (3× dstebz's time at n = 2000 and 4000, the
-    2-core box), so it serves the host only as the device's reference."""
+    multisection's host build evaluates up to 32 (work that one core does not spread), so that
+    build serves the host only as the device's reference."""
     return lapack_bisect if is_numpy(xp) else multisection(xp)
 
 

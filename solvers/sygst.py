@@ -17,7 +17,7 @@ On one rank, itype 1 has two ways (plan.SYGST_ONE_RANK_ITYPE1 chooses):
 - "solves": Y = L⁻¹ A by one library solve, then only C's lower triangle of C = Y L⁻ᴴ, column
   block by column block, where block J's rows from J on need only the blocks of C left of J in
   those rows (lower-triangle entries themselves), one GEMM and one small solve a block: n³ + n³/3
-  flops (on an H100 sygst took 0.19 s where two whole solves took 0.26 s, float64, n = 16384).
+  flops.
 - "blocked": LAPACK dsygst's blocked order on the lower triangle alone, n³ flops, most of them
   in the her2k-type update of the trailing triangle. For each diagonal block k (nb columns):
 
@@ -32,7 +32,8 @@ from .plan import sygst_method
 from .trsm import trmm, trsm
 
 LOWER_SOLVE_BLOCK = 1024   # columns of C per step of the one-rank lower-triangle solve
-BLOCKED_NB = 2048          # columns per diagonal block of the blocked way (below)
+BLOCKED_NB = 2048          # columns per diagonal block of the blocked way (below;
+                           # docs/PERFORMANCE.md#solver-sygst-method)
 HER2K_CHUNK = 2048         # columns of the trailing triangle per update GEMM of the blocked way
 
 

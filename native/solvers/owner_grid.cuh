@@ -1,8 +1,8 @@
 // Owner-computes for matrices of order up to 64: a 32 × 32 grid of threads, thread (r, c)
 // owning the 2 × 2 entries (r + 32a, c + 32b), a, b = 0..1, of every such matrix (cyclic, so
-// that a trailing part stays spread over all threads). (A 16 × 16 grid of 4 × 4 entries took
-// 1.3-1.5× the time of the w × w kernels on an H100: its 8 warps issue too little between a
-// round's barriers; docs/PERFORMANCE.md.) On the GPU the entries live in the
+// that a trailing part stays spread over all threads). (A 16 × 16 grid of 4 × 4 entries was
+// slower: its 8 warps issue too little between a round's barriers;
+// docs/PERFORMANCE.md#solver-panel-owner-grid.) On the GPU the entries live in the
 // thread's registers and a column factorization or triangular solve is one barrier a column:
 // the owners of the next column post it to shared memory, everybody applies it to their own
 // entries. On the host the same step code runs the kThreads "threads" one after the other

@@ -1,7 +1,7 @@
 """Keeping BLAS threads from oversubscribing the cores shared by several MPI ranks.
 
 numpy/scipy's OpenBLAS starts one thread per core in *every* rank; with 4 ranks on 2 cores
-the threads spin against each other and a solve gets ~30x slower. Environment variables only
+the threads spin against each other and a solve gets many times slower. Environment variables only
 work before numpy is imported, which is too late for ``python -m solvers.sygvd``, so the
 thread count of each OpenBLAS already loaded is set through its C API (as threadpoolctl does).
 A rank's share can also be lent to a pool of its own threads (blas_threads_lent), each then
