@@ -12,8 +12,9 @@ imports it inside the functions that communicate (a solve, a Collectives, the co
 its arguments parse), never at its top; ``python -m solvers.sygvd --help`` and ``python -m
 solvers.bench --help`` need no launcher (tests/cpu/test_solvers_import_without_mpi.py).
 """
-from .errors import InputError, NotPositiveDefiniteError
+from .errors import InputError, NotPositiveDefiniteError, RankMismatchError
 from .cholesky import CholeskyFactor, cholesky
 from .eigh import eigh
 
-__all__ = ["CholeskyFactor", "InputError", "NotPositiveDefiniteError", "cholesky", "eigh"]
+__all__ = ["CholeskyFactor", "InputError", "NotPositiveDefiniteError", "RankMismatchError",
+           "cholesky", "eigh"]

@@ -83,3 +83,14 @@ def _working_dtype(dtypes):
 
 # 1 single, 2 double, 3 single complex, 4 double complex (scipy.linalg.blas's _type_score)
 _PRECISION_SCORE = {**{c: 1 for c in "?bBhHef"}, **{c: 2 for c in "iIlLqQdg"}, "F": 3, "D": 4, "G": 4}
+
+def communicator(comm):
+    """``comm`` checked to be an mpi4py intracommunicator (an hpcolls.wrap communicator is one),
+    or MPI.COMM_WORLD for None: a clear TypeError before anything uses it."""
+    from mpi4py import MPI   # here, not at the top: its import initializes MPI (solvers/__init__.py)
+    if comm is None:
+        return MPI.COMM_WORLD
+    if not isinstance(comm, MPI.Intracomm):
+        raise TypeError(f"comm must be an mpi4py intracommunicator (MPI.COMM_WORLD, a split of "
+                        f"it, hpcolls.wrap(...)), got {type(comm).__name__} {comm!r:.60}")
+    return comm

@@ -9,7 +9,8 @@ Under MPI every rank calls ``cholesky`` with the same b (as ``eigh``); each keep
 blocks of L. The factor holds its process grid: ``f.free()`` (or ``with solvers.cholesky(b) as
 f:``) releases the grid's communicators when it is no longer needed.
 """
-from .arguments import working_arrays
+from .agreement import Agreement, fingerprint
+from .arguments import communicator, working_arrays
 from .backend.arrays import array_module, is_numpy
 from .backend.collectives import create_collectives
 from .backend.threads import policy_for
@@ -70,26 +71,33 @@ class CholeskyFactor:
 
 
 def cholesky(b, *, lower=True, check_finite=True, comm=None, grid=None, nb=None,
-             collectives="auto"):
+             collectives="auto", check_ranks=True):
     """The Cholesky factor of the symmetric / Hermitian positive definite b (whole array, the
     same on every rank; only its ``lower`` (or upper) triangle is read, the imaginary parts of
     its diagonal are ignored), distributed over ``comm`` on ``grid`` in blocks of ``nb``.
     Unlike scipy.linalg.cholesky, which returns an array (upper by default), this returns a
     CholeskyFactor for ``solvers.eigh(a, f)``; ``lower`` has eigh's default and meaning.
 
-    Raises ValueError (shape, NaN/Inf in the referenced triangle) or NotPositiveDefiniteError
-    (potrf's info) on every rank alike."""
-    xp = array_module(b)
-    b, _, _ = working_arrays(xp, b, None, 1)
-    if comm is None:
-        from mpi4py import MPI   # here, not at the top: its import initializes MPI (solvers/__init__.py)
-        comm = MPI.COMM_WORLD
+    Raises ValueError (shape, NaN/Inf in the referenced triangle; RankMismatchError where the
+    ranks were given different b or arguments, compared as solvers.eigh compares them, sampled
+    entries with ``check_ranks``) or NotPositiveDefiniteError (potrf's info) on every rank
+    alike."""
+    comm = communicator(comm)
+    with Agreement(comm, "solvers.cholesky") as call:
+        call.record(lower=lower, check_finite=check_finite, grid=grid, nb=nb,
+                    collectives=collectives, check_ranks=check_ranks)
+        xp = array_module(b)
+        b, _, _ = working_arrays(xp, b, None, 1)
+        call.record(shape=b.shape, dtype=b.dtype.name, arrays=xp.__name__)
+        if check_ranks:
+            call.record(**{"entries of b": fingerprint(xp, b, lower)})
+        n = b.shape[0]
+        block = block_size(nb, n, not is_numpy(xp))
+        shape = grid_shape(comm.Get_size(), grid)
     policy_for(comm)   # this rank's BLAS threads, as every entry sets them (backend/threads.py)
-    pgrid = ProcessGrid(comm, grid_shape(comm.Get_size(), grid))
+    pgrid = ProcessGrid(comm, shape)
     try:
         coll = create_collectives(pgrid, collectives, xp)
-        n = b.shape[0]
-        block = max(1, block_size(nb, n, not is_numpy(xp)))   # a block size below 1 is 1 here
         db = DistMatrix.from_global(b, pgrid, block)
         if check_finite and coll.any_flag(not db.referenced_finite(lower)):
             raise InputError(f"B has NaN or Inf in its referenced "

@@ -12,7 +12,8 @@ import math
 
 import scipy.linalg
 
-from .arguments import working_arrays
+from .agreement import Agreement, fingerprint
+from .arguments import communicator, working_arrays
 from .backend.arrays import array_module, is_numpy, real_dtype, to_host
 from .backend.collectives import create_collectives
 from .backend.threads import policy_for
@@ -34,7 +35,8 @@ _SUBSET_DRIVERS = {"evr": "mrrr", "evx": "invit", "gvx": "invit"}
 
 def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
          type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None,
-         comm=None, grid=None, nb=None, collectives="auto", method="auto", reduction="auto"):
+         comm=None, grid=None, nb=None, collectives="auto", method="auto", reduction="auto",
+         check_ranks=True):
     """Eigenvalues (ascending) and, unless ``eigvals_only``, eigenvectors of a (a, b) pencil.
 
     Same arguments and returns as scipy.linalg.eigh for real symmetric and complex Hermitian
@@ -55,33 +57,48 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     reduction to tridiagonal form, see solvers.plan). Every choice is made once, here, into
     one SolverPlan the stages receive.
 
+    Before any other message the ranks compare what each was given (one allgather: the
+    arguments, the shapes and dtypes and, with ``check_ranks`` (default), a hash of sampled
+    entries of a's and b's referenced triangles): ranks given different problems all raise
+    RankMismatchError (a ValueError) naming what differs on which ranks, and an error one rank's
+    checks raise is raised on every rank.
+
     Raises ValueError for bad shapes, ``type``, subsets, drivers or non-finite entries in the
     referenced triangle, numpy.linalg.LinAlgError (NotPositiveDefiniteError, with ``.info``) if
     b is not positive definite — identically on every rank.
     """
     del overwrite_a, overwrite_b
     factor = b if isinstance(b, CholeskyFactor) else None
-    xp = array_module(a)
-    if factor is not None:
-        a, _, dtype = working_arrays(xp, a, None, type)
-        _check_factor(factor, a, dtype, comm, grid, nb)
-    else:
-        a, b, dtype = working_arrays(xp, a, b, type)
-    n = a.shape[0]
-    if n == 0:   # as scipy: before the subset is looked at
+    comm = communicator(comm if comm is not None or factor is None else factor.grid.comm)
+    with Agreement(comm, "solvers.eigh") as call:
+        call.record(lower=lower, eigvals_only=eigvals_only, type=type, check_finite=check_finite,
+                    subset_by_index=subset_by_index, subset_by_value=subset_by_value,
+                    driver=driver, grid=grid, nb=nb, collectives=collectives, method=method,
+                    reduction=reduction, b=_kind_of_b(b), check_ranks=check_ranks)
+        xp = array_module(a)
+        if factor is not None:
+            a, _, dtype = working_arrays(xp, a, None, type)
+            _check_factor(factor, a, dtype, comm, grid, nb)
+        else:
+            a, b, dtype = working_arrays(xp, a, b, type)
+        call.record(shape=a.shape, dtype=dtype.name, arrays=xp.__name__)
+        n = a.shape[0]
+        if check_ranks:
+            call.record(**{"entries of a": fingerprint(xp, a, lower)})
+            if b is not None and factor is None:
+                call.record(**{"entries of b": fingerprint(xp, b, lower)})
+        if n:      # as scipy: a 0 x 0 problem before the subset is looked at
+            subset = _subset(subset_by_index, subset_by_value, n)
+            generalized = b is not None or factor is not None
+            _check_driver(driver, generalized, not subset.is_all)
+            if driver in _SUBSET_DRIVERS:              # for every eigenpair too
+                subset = (EigenRange.by_index(1, n) if subset.is_all else subset).solved_by(_SUBSET_DRIVERS[driver])
+            check_reduction(reduction)     # a bad name fails before any work
+    if n == 0:
         w = xp.zeros(0, dtype=real_dtype(dtype))
         return w if eigvals_only else (w, xp.zeros((0, 0), dtype=dtype))
-    subset = _subset(subset_by_index, subset_by_value, n)
-    generalized = b is not None
-    _check_driver(driver, generalized, not subset.is_all)
-    if driver in _SUBSET_DRIVERS:              # for every eigenpair too
-        subset = (EigenRange.by_index(1, n) if subset.is_all else subset).solved_by(_SUBSET_DRIVERS[driver])
-    check_reduction(reduction)     # a bad name fails before any work
     if factor is not None:
         return _factored(a, factor, lower, eigvals_only, type, check_finite, subset, method, reduction)
-    if comm is None:
-        from mpi4py import MPI   # here, not at the top: its import initializes MPI (solvers/__init__.py)
-        comm = MPI.COMM_WORLD
     threads = policy_for(comm)
     shape = grid_shape(comm.Get_size(), grid)
     plan = resolve(xp, n, comm.Get_size(), complex_data=dtype.kind == "c", nb=nb, method=method,
@@ -110,6 +127,11 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
                          check_finite=check_finite, subset=subset, plan=plan)
     finally:
         pgrid.free()
+
+
+def _kind_of_b(b):
+    """What the ranks compare of b before its shape is known: none, an array, a factor."""
+    return "none" if b is None else "factor" if isinstance(b, CholeskyFactor) else "array"
 
 
 def _factored(a, factor, lower, eigvals_only, itype, check_finite, subset, method, reduction):

@@ -12,6 +12,11 @@ class InputError(ValueError):
     """Bad shapes, non-finite entries, unreadable files, impossible grids."""
 
 
+class RankMismatchError(InputError):
+    """The ranks of one communicator called a solver entry with different problems
+    (agreement.py)."""
+
+
 class NotPositiveDefiniteError(np.linalg.LinAlgError):
     """B is not positive definite. ``info`` is LAPACK's: the order of the first leading minor
     that is not positive definite (1-based)."""

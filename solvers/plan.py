@@ -47,9 +47,13 @@ DEFAULT_NB = {"cpu": 32, "gpu": 256}
 
 
 def block_size(requested, n, on_gpu):
-    """nb: ``requested`` as given (the layout checks it where one is made), else DEFAULT_NB of the
-    device at most n (and at least 1)."""
-    return requested or max(1, min(n, DEFAULT_NB[_device(on_gpu)]))
+    """nb: ``requested``, a positive integer (InputError otherwise, as the command line's --nb),
+    else (None) DEFAULT_NB of the device at most n (and at least 1)."""
+    if requested is None:
+        return max(1, min(n, DEFAULT_NB[_device(on_gpu)]))
+    if isinstance(requested, bool) or not isinstance(requested, (int, np.integer)) or requested < 1:
+        raise InputError(f"nb (the block size) must be a positive integer, got {requested!r}")
+    return int(requested)
 
 
 # ---- method ----------------------------------------------------------------------------------

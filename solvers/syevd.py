@@ -23,6 +23,7 @@ Stages are named as LAPACK names them for the dtype (lapack_names.py). By ``meth
 rank (single.py): one stage, named for that call. sygvd runs this driver on the matrix hegst
 made (as SLATE's hegv runs heev).
 """
+from .agreement import Agreement, layout
 from .arguments import check_finite as check_finite_inputs
 from .arguments import validate_arguments
 from .distributed.columns import columns_to_block_cyclic
@@ -53,12 +54,23 @@ def syevd(a, coll, jobz="V", uplo="L", check_finite=True, method="auto", subset=
     'replicated'; plan.vectors_by) how divide and conquer makes the tridiagonal's eigenvectors
     over the ranks ('replicated' is for measuring); or ``plan``, a SolverPlan an entry above
     resolved (solvers/plan.py), gives them all. ``overwrite_a`` (as scipy's): ``a`` may be
-    destroyed, which saves an n × n temporary on one rank."""
+    destroyed, which saves an n × n temporary on one rank. The ranks compare their arguments
+    and layouts first (agreement.py): a difference, or an error of one rank's checks, raises
+    the same InputError on every rank."""
     subset = subset or EigenRange.all()
-    validate_arguments(a, None, 1, jobz, uplo)
-    subset.check(a.shape[0])
-    plan = plan_for(a, plan, method=method, reduction=reduction, band=band, tridiagonal=tridiagonal)
-    lower, vectors = uplo.upper() == "L", jobz.upper() == "V"
+    with Agreement(a.grid.comm, "syevd") as call:
+        call.record(a=layout(a), jobz=jobz, uplo=uplo, check_finite=check_finite, method=method,
+                    subset=subset, reduction=reduction, band=band, tridiagonal=tridiagonal,
+                    overwrite_a=overwrite_a)
+        validate_arguments(a, None, 1, jobz, uplo)
+        subset.check(a.shape[0])
+        plan = plan_for(a, plan, method=method, reduction=reduction, band=band, tridiagonal=tridiagonal)
+    return solve_standard(a, coll, uplo.upper() == "L", jobz.upper() == "V", check_finite, subset,
+                          plan, overwrite_a)
+
+
+def solve_standard(a, coll, lower, vectors, check_finite, subset, plan, overwrite_a):
+    """syevd's work after its checks, for a driver that made them (sygvd)."""
     if check_finite:
         with coll.stage("validate"):
             check_finite_inputs(coll, lower, A=a)

@@ -22,6 +22,7 @@ so they are raised identically on every rank.
 """
 import sys
 
+from .agreement import Agreement, layout
 from .arguments import check_finite as check_finite_inputs
 from .arguments import validate_arguments
 from .distributed.redistribute import lower_triangle
@@ -32,7 +33,7 @@ from .potrf import potrf
 from .single import single_distributed
 from .subset import EigenRange
 from .sygst import sygst
-from .syevd import syevd
+from .syevd import solve_standard
 from .trsm import trmm, trsm
 
 
@@ -53,21 +54,23 @@ def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="au
     ``reduction`` ('auto', '1stage', '2stage') and ``band`` choose how it is solved and the
     reduction to tridiagonal form, ``tridiagonal`` ('auto', 'rows', 'replicated') how its
     eigenvectors are made over the ranks (solvers/plan.py); or ``plan``, a SolverPlan an entry
-    above resolved (solvers.eigh, the command line, the bench), gives them all. Raises
-    InputError or NotPositiveDefiniteError — on every rank alike.
+    above resolved (solvers.eigh, the command line, the bench), gives them all. The ranks
+    compare their arguments and layouts first (agreement.py). Raises InputError (a difference
+    between the ranks: RankMismatchError) or NotPositiveDefiniteError — on every rank alike.
     """
     requested = dict(method=method, reduction=reduction, band=band, tridiagonal=tridiagonal)
-    if b is None:
-        if b_factored:
-            raise InputError("b_factored=True needs b (the Cholesky factor of B)")
-        validate_arguments(a, None, itype, jobz, uplo)
-        return syevd(a, coll, jobz=jobz, uplo=uplo, check_finite=check_finite, subset=subset,
-                     plan=plan, **requested)
     subset = subset or EigenRange.all()
-    validate_arguments(a, b, itype, jobz, uplo)
-    subset.check(a.shape[0])
-    plan = plan_for(a, plan, b_factored=b_factored, **requested)    # bad arguments fail first
+    with Agreement(a.grid.comm, "sygvd") as call:
+        call.record(a=layout(a), b=layout(b), itype=itype, jobz=jobz, uplo=uplo,
+                    check_finite=check_finite, subset=subset, b_factored=b_factored, **requested)
+        if b is None and b_factored:
+            raise InputError("b_factored=True needs b (the Cholesky factor of B)")
+        validate_arguments(a, b, itype, jobz, uplo)
+        subset.check(a.shape[0])
+        plan = plan_for(a, plan, b_factored=b_factored, **requested)    # bad arguments fail first
     lower, vectors = uplo.upper() == "L", jobz.upper() == "V"
+    if b is None:
+        return solve_standard(a, coll, lower, vectors, check_finite, subset, plan, overwrite_a=False)
     if check_finite:
         with coll.stage("validate"):
             check_finite_inputs(coll, lower, A=a, B=b)
@@ -80,8 +83,8 @@ def sygvd(a, b, coll, itype=1, jobz="V", uplo="L", check_finite=True, method="au
             lfac = potrf(lower_triangle(b, lower, coll), coll)
     with coll.stage(lapack_name("sygst", a.dtype)):
         c = sygst(a, lower, lfac, itype, coll, method=plan.sygst_one_rank)
-    w, z = syevd(c, coll, jobz=jobz, uplo="L", check_finite=False, subset=subset, plan=plan,
-                 overwrite_a=True)     # C is this driver's own: its storage becomes syevd's
+    w, z = solve_standard(c, coll, True, vectors, False, subset, plan,
+                          overwrite_a=True)     # C is this driver's own: its storage becomes syevd's
     del c
     if vectors:
         with coll.stage("trsm"):

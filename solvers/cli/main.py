@@ -13,6 +13,7 @@ import traceback
 
 import numpy as np
 
+from ..agreement import Agreement
 from ..arguments import DTYPES
 from ..backend.arrays import module_for_device, to_host
 from ..backend.collectives import create_collectives
@@ -28,6 +29,12 @@ from ..subset import EigenRange, positions
 from ..sygvd import sygvd
 from .check import THRESHOLD, eigen_ratios, eigenvalue_ratio, full_from_triangle
 from .report import print_header, stage_table, versions
+
+# The embedded problem's last line: where a first run goes from here.
+NEXT_STEPS = ("\nnext: a bigger problem (--n 4096), complex Hermitian (--dtype complex128), some "
+              "eigenpairs (--range I:1:100), eigenvalues only (--jobz N), your own matrices "
+              "(--input A.npy B.npy), how the ranks solve it (--method, --reduction, --grid, "
+              "--nb); every option: --help")
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -74,9 +81,23 @@ class _RankZeroParser(argparse.ArgumentParser):
 
 
 def _positive_int(text):
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def _seed(text):
+    """numpy's seeds: an integer in [0, 2**32)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 2**32 - 1, got {text!r}")
     return value
 
 
@@ -126,8 +147,8 @@ def build_parser():
                            "divide and conquer of all (more) and back-transforms "
                            "only the k wanted columns; the single method keeps them from its "
                            "full solve")
-    prob.add_argument("--seed", type=int, default=None,
-                      help="seed of the embedded problem (default: random, printed)")
+    prob.add_argument("--seed", type=_seed, default=None,
+                      help="seed of the embedded problem, 0 to 2**32 - 1 (default: random, printed)")
     dist = p.add_argument_group("distribution and hardware")
     dist.add_argument("--nb", type=_positive_int, default=None,
                       help=f"block size of the block-cyclic layout (default {DEFAULT_NB['cpu']} on CPU, "
@@ -198,6 +219,8 @@ def main(argv=None):
 
 
 def _run(args, comm):
+    with Agreement(comm, "python -m solvers.sygvd") as call:
+        call.record(**vars(args))      # ranks started with different command lines stop here
     rank = comm.Get_rank()
     say = _printer(rank)
     threads = policy_for(comm)   # before any BLAS work of the run (the problem's own included)
@@ -273,6 +296,8 @@ def _run(args, comm):
     if args.output and rank == 0:
         written = write_results(args.output, w_host, z_root, itype=args.itype, uplo=args.uplo)
         say(f"wrote {written}")
+    if not args.input:
+        say(NEXT_STEPS)
     grid.free()
     return status
 
@@ -321,6 +346,9 @@ def _load_problem(args, coll, xp):
                     if np.iscomplexobj(m) and np.dtype(args.dtype).kind != "c":
                         raise InputError(f"{name} is complex but --dtype is {args.dtype}: use "
                                          f"--dtype complex128 (or complex64) for a Hermitian problem")
+                if a.shape[0] == 0:
+                    raise InputError(f"{args.input[0]} holds a 0 x 0 matrix: there is no "
+                                     "eigenproblem to solve")
                 if a.shape != b.shape:
                     raise InputError(f"A is {a.shape[0]}x{a.shape[1]} but B is "
                                      f"{b.shape[0]}x{b.shape[1]}")

@@ -243,3 +243,57 @@ def test_input_mistakes_get_our_message(tmp_path, case, needle):
     assert res.returncode == 1
     assert needle in res.stderr, res.stderr
     assert "Traceback" not in res.stderr and "pickle" not in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("bad, says", [(["--seed", "-1"], "from 0 to 2**32 - 1, got '-1'"),
+                                       (["--seed", "2**40"], "got '2**40'"),
+                                       (["--n", "abc"], "must be a positive integer, got 'abc'")])
+def test_bad_values_say_what_is_wanted(bad, says, capsys):
+    with pytest.raises(SystemExit) as exc:
+        parse_args(bad)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and says in err and "_positive_int" not in err and "Traceback" not in err
+
+
+def test_empty_input_matrices_are_one_clear_error(tmp_path):
+    paths = [str(tmp_path / name) for name in ("a.npy", "b.npy")]
+    for path in paths:
+        np.save(path, np.zeros((0, 0)))
+    res = run_cli(["--input", *paths], timeout=60)
+    assert res.returncode == 1, res.stderr
+    assert "0 x 0 matrix: there is no eigenproblem to solve" in res.stderr
+    assert "Traceback" not in res.stderr and "MPI_ABORT" not in res.stderr
+
+
+@pytest.mark.parametrize("ranks_args, differs", [
+    ((["--n", "40"], ["--n", "45"]), "n: 40 on rank 0, 45 on rank 1"),
+    ((["--dtype", "float64"], ["--dtype", "complex128"]), "dtype"),
+    ((["--itype", "1"], ["--itype", "3"]), "itype"),
+    ((["--uplo", "L"], ["--uplo", "U"]), "uplo"),
+    ((["--jobz", "V"], ["--jobz", "N"]), "jobz"),
+    ((["--range", "I:1:4"], ["--range", "I:1:5"]), "range"),
+    ((["--nb", "8"], ["--nb", "16"]), "nb"),
+    ((["--grid", "1x2"], ["--grid", "2x1"]), "grid"),
+    ((["--method", "distributed"], ["--method", "single"]), "method"),
+])
+def test_ranks_started_with_different_command_lines_stop_alike(ranks_args, differs):
+    """MPMD: each rank its own command line; one line from rank 0, exit 1 everywhere, bounded."""
+    launcher = _mpiexec()
+    if launcher is None:
+        pytest.skip("mpiexec not found")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    cmd = [launcher, "--allow-run-as-root", "--oversubscribe"]
+    for i, args in enumerate(ranks_args):
+        cmd += ([":"] if i else []) + ["-n", "1", sys.executable, "-m", "solvers.sygvd",
+                                       "--device", "cpu", "--n", "40", *args]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    assert res.returncode == 1, (res.stdout, res.stderr)
+    assert "was called with different problems" in res.stderr and differs in res.stderr, res.stderr
+    assert res.stderr.count("error:") == 1 and "Traceback" not in res.stderr, res.stderr
+
+
+def test_embedded_problem_ends_with_what_to_try_next():
+    res = run_cli(["--n", "40", "--device", "cpu"], timeout=120)
+    assert res.returncode == 0, res.stderr
+    last = res.stdout.strip().splitlines()[-1]
+    assert last.startswith("next: ") and "--input" in last and "--range" in last, res.stdout
