@@ -144,6 +144,26 @@ def test_bad_arguments_raise_valueerror(seed):
         solvers.eigh(a.astype(str))
 
 
+@pytest.mark.parametrize("method", ["auto", "single", "distributed", "replicated"])
+@pytest.mark.parametrize("nb", [0, -3, 2.5, True])
+def test_block_size_must_be_a_positive_integer_for_every_method(seed, method, nb):
+    """As the command line's --nb: nb=0 was taken as 'the default', -3 refused by one method."""
+    a, b = _pencil(seed, 5)
+    with pytest.raises(ValueError, match=r"nb \(the block size\) must be a positive integer"):
+        solvers.eigh(a, b, nb=nb, method=method)
+    with pytest.raises(ValueError, match=r"nb \(the block size\) must be a positive integer"):
+        solvers.cholesky(b, nb=nb)
+
+
+@pytest.mark.parametrize("comm", ["hello", 3, object()])
+def test_comm_must_be_an_mpi4py_communicator(seed, comm):
+    a, b = _pencil(seed, 5)
+    with pytest.raises(TypeError, match="comm must be an mpi4py intracommunicator"):
+        solvers.eigh(a, b, comm=comm)
+    with pytest.raises(TypeError, match="comm must be an mpi4py intracommunicator"):
+        solvers.cholesky(b, comm=comm)
+
+
 @pytest.mark.parametrize("method", ["auto", "distributed"])
 @pytest.mark.parametrize("lower", [True, False])
 def test_non_finite_in_referenced_triangle_is_valueerror(seed, lower, method):
