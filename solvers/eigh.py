@@ -69,7 +69,9 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     """
     del overwrite_a, overwrite_b
     factor = b if isinstance(b, CholeskyFactor) else None
-    comm = communicator(comm if comm is not None or factor is None else factor.grid.comm)
+    if comm is None and factor is not None and factor.grid is not None:   # not freed
+        comm = factor.grid.comm
+    comm = communicator(comm)
     with Agreement(comm, "solvers.eigh") as call:
         call.record(lower=lower, eigvals_only=eigvals_only, type=type, check_finite=check_finite,
                     subset_by_index=subset_by_index, subset_by_value=subset_by_value,

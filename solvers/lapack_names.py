@@ -8,7 +8,8 @@ import numpy as np
 
 _HERMITIAN = {"sygst": "hegst", "sytrd": "hetrd", "ormtr": "unmtr", "syevd": "heevd",
               "sygvd": "hegvd", "sy2sb": "he2hb", "sb2st": "hb2st",
-              "ormtr_sb2st": "unmtr_hb2st", "ormtr_sy2sb": "unmtr_he2hb"}
+              "ormtr_sb2st": "unmtr_hb2st", "ormtr_sy2sb": "unmtr_he2hb",
+              "syevr": "heevr", "syevx": "heevx", "sygvx": "hegvx"}
 _PRECISION = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
               np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
 

@@ -10,17 +10,30 @@ the distributed drivers': only the ``lower`` / upper triangle of A and
 B is read, the imaginary parts of their diagonals are ignored (LAPACK's c/z routines do not read
 them), a B that is not positive definite raises NotPositiveDefiniteError with potrf's info.
 """
+import re
+
 import numpy as np
 import scipy.linalg
 
-from .backend.arrays import cholesky_lower_whole, is_numpy, solve_triangular
+from .backend.arrays import cholesky_lower_whole, is_numpy, solve_triangular, to_host
 from .errors import NotPositiveDefiniteError
 from .lapack_names import lapack_name, routine
+from .subset import positions
 
 
-def whole_eig(xp, a, b, itype, vectors, lower):
+def whole_eig(xp, a, b, itype, vectors, lower, subset=None):
     """(w, Z or None) of the pencil (a, b) (b None: the standard problem), full square arrays
-    of ``xp`` held by this rank, never modified. Returns (w, z, what ran)."""
+    of ``xp`` held by this rank, never modified; only the eigenpairs of ``subset`` (an
+    EigenRange; None: all). On CPU a subset is LAPACK's to find (the drivers scipy.linalg.eigh
+    calls for subsets: s/d syevr, c/z heevr; s/d sygvx, c/z hegvx), whose work after the
+    reduction scales with its size; on the GPU it is kept from cuSOLVER's full solve.
+    Returns (w, z, what ran)."""
+    if subset is not None and not subset.is_all:
+        if is_numpy(xp):
+            return _lapack_subset(a, b, itype, vectors, lower, subset)
+        w, z, what = _cusolver(xp, a, b, itype, vectors, lower)
+        keep = positions(to_host(w), subset)
+        return w[keep], (None if z is None else xp.ascontiguousarray(z[:, keep])), what
     if is_numpy(xp):
         return _lapack(a, b, itype, vectors, lower)
     return _cusolver(xp, a, b, itype, vectors, lower)
@@ -55,6 +68,28 @@ def _lapack(a, b, itype, vectors, lower):
     if info:
         raise RuntimeError(f"LAPACK {name} did not converge (info={info})")
     return w, (z if vectors else None), f"LAPACK {name}"
+
+
+def _lapack_subset(a, b, itype, vectors, lower, subset):
+    """The eigenpairs of ``subset`` by scipy.linalg.eigh's subset drivers (evr for the standard
+    problem, or evx where the subset asks for inverse iteration; gvx for the generalized one,
+    LAPACK's only); B not positive definite raises
+    NotPositiveDefiniteError with potrf's info, as the other drivers do."""
+    n = a.shape[0]
+    driver = "gvx" if b is not None else "evx" if subset.solver == "invit" else "evr"
+    by_index = (subset.il - 1, subset.iu - 1) if subset.kind == "I" else None
+    by_value = (subset.vl, subset.vu) if subset.kind == "V" else None
+    try:
+        result = scipy.linalg.eigh(a, b, lower=lower, eigvals_only=not vectors, type=itype,
+                                   check_finite=False, subset_by_index=by_index,
+                                   subset_by_value=by_value, driver=driver)
+    except np.linalg.LinAlgError as exc:
+        minor = re.search(r"leading minor of order (\d+)", str(exc))
+        if minor is None:
+            raise
+        raise NotPositiveDefiniteError(int(minor.group(1)), n) from None
+    w, z = (result, None) if not vectors else result
+    return w, z, f"LAPACK {routine({'evr': 'syevr', 'evx': 'syevx', 'gvx': 'sygvx'}[driver], a.dtype)}"
 
 
 # The workspace arguments of the lwork queries, in the order they return them.
