@@ -10,6 +10,7 @@ other array is host memory and goes to mpi4py unchanged: numpy, array.array, DLP
 and `__cuda_array_interface__` over host memory (mpi4py's own test arrays), whose pointer is
 looked at only where a CUDA driver is installed, so a machine without one makes no CUDA call.
 """
+import array
 import ctypes
 import functools
 from collections import namedtuple
@@ -32,6 +33,14 @@ try:  # cupy is optional; its ndarray is the common device array
 except ImportError:
     _cupy = None
     _CUPY_NDARRAY = None
+
+# The exact types whose instances device_array reads as host memory from their type alone (no
+# CUDA call, no attribute read), and the arguments that are no memory at all: where every buffer
+# argument of a call is one of these (or a list/tuple spec whose array is), the call goes to
+# mpi4py as it is made, straight from the buffer method's C entry (hpcolls/routes/host.py).
+# Subclasses are not among them: one may carry __cuda_array_interface__.
+HOST_TYPES = (np.ndarray, bytes, bytearray, memoryview, array.array)
+NO_MEMORY = (None, MPI.IN_PLACE, MPI.BOTTOM)
 
 _PREDEFINED = getattr(MPI, "_typedict", {})
 _MPI_BUFFER = getattr(MPI, "buffer", None) or MPI.memory  # mpi4py 4 names it buffer; 3.x memory

@@ -26,6 +26,7 @@ from .capture import refuse_capture
 from .config import Config
 from .device_paths import DevicePaths
 from .errors import InvalidBufferError
+from .routes import host
 from .staging import StagingPool
 
 try:  # cupy is optional; the native entries read its arrays
@@ -115,6 +116,7 @@ class Communicator(MPI.Intracomm):
         self._mpi = comm if type(comm) in _PLAIN.values() else None
         self._overrides = overrides
         self._config = None
+        self._host_collectives_direct = False  # see `config`
         self._staging_pool = None
         self._paths = DevicePaths()
         _live[id(self)] = self
@@ -140,6 +142,9 @@ class Communicator(MPI.Intracomm):
         first use, with the keyword arguments it was made with over them."""
         if self._config is None:
             self._config = Config.from_env(MPI.Comm.Get_size(self), *self._overrides)
+            # Collectives on host buffers may now skip the Python method (hpcolls/routes/host.py),
+            # unless they are to be validated: the buffer methods' C entries read this.
+            self._host_collectives_direct = not self._config.validate
         return self._config
 
     @property
@@ -324,7 +329,8 @@ _PLAIN[_Topocomm] = MPI.Topocomm
 for _owner, _cls in ((MPI.Comm, Communicator), (MPI.Intracomm, Communicator), (MPI.Topocomm, _Topocomm)):
     for _name, _method in methods.of_class(_owner).items():
         if _name not in _cls.__dict__:
-            setattr(_cls, _name, _buffer_method(_method))
+            setattr(_cls, _name, host.direct(_method, _buffer_method(_method),
+                                             gate="_host_collectives_direct" if _method.collective else None))
 for _name in _MAKERS:
     if hasattr(MPI.Intracomm, _name):
         setattr(Communicator, _name, _making(MPI.Intracomm, _name))

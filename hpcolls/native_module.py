@@ -2,9 +2,10 @@
 
 hpcolls._native holds the kernels, NativeComm, the native entries, the C entry and the CUDA
 runtime calls; hpcolls._native_diag, built only with HPCOLLS_DIAGNOSTICS=1, the diagnostic LL
-variants, the launch probes and peek/poke. Every module reaches them through `load()` and
-`load_diagnostics()`, which return the module or raise `NativeModuleMissing` (an ImportError)
-saying how to build it; code that can run without the module catches that error. The modules are
+variants, the launch probes and peek/poke; hpcolls._host_entry, no CUDA at all, the buffer
+methods' entry for host buffers (hpcolls/routes/host.py). Every module reaches them through
+`load()`, `load_diagnostics()` and `load_host_entry()`, which return the module or raise
+`NativeModuleMissing` (an ImportError) saying how to build it; code that can run without the module catches that error. The modules are
 looked up in sys.modules at each call, as an import statement does, so a module put there (a
 test's stand-in) is the one used.
 
@@ -18,6 +19,7 @@ import sys
 
 NATIVE = "hpcolls._native"
 DIAGNOSTICS = "hpcolls._native_diag"
+HOST_ENTRY = "hpcolls._host_entry"
 
 
 class NativeModuleMissing(ImportError):
@@ -33,6 +35,11 @@ def load_diagnostics():
     """hpcolls._native_diag; NativeModuleMissing when the diagnostic build was not made."""
     return _load(DIAGNOSTICS, "hpcolls._native_diag is not built ({}): rebuild with HPCOLLS_DIAGNOSTICS=1 in the "
                  "environment, e.g. HPCOLLS_DIAGNOSTICS=1 pip install --no-build-isolation -e .")
+
+
+def load_host_entry():
+    """hpcolls._host_entry; NativeModuleMissing when it is not built."""
+    return _load(HOST_ENTRY, "hpcolls._host_entry is not built ({}); reinstall hpcolls (pip install -e .)")
 
 
 def _load(name, why):
