@@ -30,6 +30,7 @@ import numpy as np
 from mpi4py import MPI
 
 import hpcolls  # absolute: runnable as a file against another tree
+from hpcolls import settings
 
 TAG = 7
 
@@ -193,10 +194,11 @@ def main(argv=None):
     MPI.Detach_buffer()
     load_after = os.getloadavg()
     if rank == 0:
-        settings = " ".join(f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("HPCOLLS_"))
-        print(f"# host_overhead: hpcolls {hpcolls.__file__}, mpi4py {mpi4py.__version__} / "
-              f"{MPI.Get_library_version().splitlines()[0].strip(chr(0))}; {n} rank(s); {args.rounds} rounds x "
-              f"{args.calls} calls, interleaved; numpy float64, one per rank{'; ' + settings if settings else ''}")
+        given = " ".join(f"{s.name}={os.environ[s.name]}" for s in settings.SETTINGS if settings.is_set(s.name))
+        library = MPI.Get_library_version().split(",")[0].strip(chr(0))
+        print(f"# host_overhead: hpcolls {os.path.dirname(hpcolls.__file__)}, mpi4py {mpi4py.__version__}, {library}; "
+              f"{n} rank(s); {args.rounds} rounds x {args.calls} calls, interleaved; numpy float64, one per rank"
+              f"{'; ' + given if given else ''}")
         print(f"# load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after")
         print("| method | mpi4py µs | hpcolls µs | above µs |")
         print("| --- | --- | --- | --- |")

@@ -14,9 +14,15 @@
 // is the full path's to decide.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <structmember.h>
 
 #include <cstddef>
+
+#if PY_VERSION_HEX < 0x030C0000  // the member types' names before 3.12
+#include <structmember.h>
+#define Py_T_PYSSIZET T_PYSSIZET
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#define Py_READONLY READONLY
+#endif
 
 namespace {
 
@@ -247,12 +253,13 @@ PyObject* entry_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
 }
 
 PyMemberDef entry_members[] = {
-    {"__vectorcalloffset__", T_PYSSIZET, offsetof(HostEntry, vectorcall), READONLY, nullptr},
-    {"__dictoffset__", T_PYSSIZET, offsetof(HostEntry, dict), READONLY, nullptr},
-    {"base", T_OBJECT, offsetof(HostEntry, base), READONLY, "mpi4py's method, which host calls reach"},
-    {"full", T_OBJECT, offsetof(HostEntry, full), READONLY, "hpcolls' Python method, for every other call"},
-    {"parameters", T_OBJECT, offsetof(HostEntry, parameters), READONLY, "mpi4py's parameters after self"},
-    {"gate", T_OBJECT, offsetof(HostEntry, gate), READONLY, "the communicator's attribute that must be True, or None"},
+    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(HostEntry, vectorcall), Py_READONLY, nullptr},
+    {"__dictoffset__", Py_T_PYSSIZET, offsetof(HostEntry, dict), Py_READONLY, nullptr},
+    {"base", Py_T_OBJECT_EX, offsetof(HostEntry, base), Py_READONLY, "mpi4py's method, which host calls reach"},
+    {"full", Py_T_OBJECT_EX, offsetof(HostEntry, full), Py_READONLY, "hpcolls' Python method, for every other call"},
+    {"parameters", Py_T_OBJECT_EX, offsetof(HostEntry, parameters), Py_READONLY, "mpi4py's parameters after self"},
+    {"gate", Py_T_OBJECT_EX, offsetof(HostEntry, gate), Py_READONLY,
+     "the communicator's attribute that must be True, or None"},
     {nullptr, 0, 0, 0, nullptr},
 };
 
