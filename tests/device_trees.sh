@@ -54,6 +54,9 @@ case "$command" in
       mkdir -p "$tree"
       tar xzf "$archive" -C "$tree"
       cp "$dir/$name"/_native*.so "$dir/$name/libhpcolls_pmpi_staging.so" "$tree/hpcolls/"
+      for module in "$dir/$name"/_host_entry*.so; do  # trees before the host entry have none
+        if [ -e "$module" ]; then cp "$module" "$tree/hpcolls/"; fi
+      done
       cp "$dir/$name"/_kernels*.so "$tree/solvers/"
       echo "$tree"
     done

@@ -79,14 +79,15 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/tests/gpu${PYTHONP
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 if [ -n "$modules" ]; then
-  cp "$modules"/_native*.so "$modules"/libhpcolls_pmpi_staging.so hpcolls/ && cp "$modules"/_kernels*.so solvers/ || exit 1
+  cp "$modules"/_native*.so "$modules"/_host_entry*.so "$modules"/libhpcolls_pmpi_staging.so hpcolls/ &&
+    cp "$modules"/_kernels*.so solvers/ || exit 1
   export PYTHONPATH="$PWD:$PYTHONPATH"
-  if "$py" -c 'import hpcolls._native, solvers._kernels'; then
+  if "$py" -c 'import hpcolls._native, hpcolls._host_entry, solvers._kernels'; then
     echo "== prebuilt modules from $modules: $(cd "$modules" && echo ./*.so)"
     build=0
   else
     echo "== the modules in $modules do not import here: building instead"
-    rm -f hpcolls/_native*.so hpcolls/libhpcolls_pmpi_staging.so solvers/_kernels*.so
+    rm -f hpcolls/_native*.so hpcolls/_host_entry*.so hpcolls/libhpcolls_pmpi_staging.so solvers/_kernels*.so
   fi
 fi
 if [ "$build" = 1 ]; then

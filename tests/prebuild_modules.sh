@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds hpcolls' native modules (hpcolls._native, solvers._kernels, and hpcolls._native_diag with
-# HPCOLLS_DIAGNOSTICS=1) for another machine's Python, and the PMPI staging library
+# Builds hpcolls' native modules (hpcolls._native, hpcolls._host_entry, solvers._kernels, and
+# hpcolls._native_diag with HPCOLLS_DIAGNOSTICS=1) for another machine's Python, and the PMPI staging library
 # libhpcolls_pmpi_staging.so (no MPI header: it finds the MPI library at run time, so it serves
 # that machine's Open MPI 4 too), here, so that the GPU machine spends its scarce time on tests
 # instead of compiling: `tests/gpu_harness.sh --modules DIR` puts them in

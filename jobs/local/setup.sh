@@ -57,9 +57,10 @@ fi
 { read -r cuda_architectures; read -r cuda_why; } < <(bash "$repo/jobs/local/cuda_architectures.sh")
 
 # Reinstall only when the sources of the native modules (native/: hpcolls._native,
-# solvers._kernels, the PMPI library), the package metadata, the set of Python modules or the
-# build's settings changed: the editable install maps each module's file by name, so a module
-# added, moved or removed needs a reinstall even though no native source changed.
+# hpcolls._host_entry, solvers._kernels, the PMPI library), the package metadata, the set of
+# Python modules or the build's settings changed: the editable install maps each module's file by
+# name, so a module added, moved or removed needs a reinstall even though no native source
+# changed.
 stamp="$venv/.hpcolls-build-stamp"
 digest="$(cd "$repo" && { find pyproject.toml CMakeLists.txt native -type f -print0 | sort -z | xargs -0 cat; find hpcolls solvers -name '*.py' | sort; } | sha256sum | cut -c1-16)-[$extras]-$cuda_architectures-diag${HPCOLLS_DIAGNOSTICS:-0}"
 # Every step is checked by hand: callers source this file as `source setup.sh || ...`, and in
