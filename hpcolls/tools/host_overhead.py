@@ -32,110 +32,83 @@ from mpi4py import MPI
 import hpcolls  # absolute: runnable as a file against another tree
 from hpcolls import settings
 
-TAG = 7
-
-
-def collective_arguments(n):
-    """{blocking collective: its arguments} at n ranks, one float64 per rank (two neighbors on
-    the ring for the neighborhood collectives); vector forms with counts (and byte
-    displacements and types for the w forms)."""
-    x, y, sn, gn = np.ones(1), np.empty(1), np.ones(n), np.empty(n)
-    ones, two = [1] * n, [1, 1]
-    w = (([1] * n, [8 * i for i in range(n)]), [MPI.DOUBLE] * n)
-    w2 = (([1, 1], [0, 8]), [MPI.DOUBLE] * 2)
-    s2, g2 = np.ones(2), np.empty(2)
+def namespace(plain, rank, n):
+    """What the steps' source reads: the buffers (one float64 per rank; two blocks on the ring for
+    the neighborhood collectives), the specs of the vector forms (counts; byte displacements and
+    types for the w forms), the ring neighbors, plain mpi4py (P) for a point-to-point partner."""
+    sn, gn, s2, g2 = np.ones(n), np.empty(n), np.ones(2), np.empty(2)
+    ones, displs, two = [1] * n, [8 * i for i in range(n)], [1, 1]
     return {
-        "Bcast": (x, 0), "Gather": (x, gn, 0), "Gatherv": (x, [gn, ones], 0), "Scatter": (sn, y, 0),
-        "Scatterv": ([sn, ones], y, 0), "Allgather": (x, gn), "Allgatherv": (x, [gn, ones]),
-        "Alltoall": (sn, gn), "Alltoallv": ([sn, ones], [gn, ones]), "Alltoallw": ([sn, *w], [gn, *w]),
-        "Allreduce": (x, y), "Reduce": (x, y), "Reduce_scatter_block": (sn, y), "Reduce_scatter": (sn, y, ones),
-        "Scan": (x, y), "Exscan": (x, y),
-        "Neighbor_allgather": (x, g2), "Neighbor_allgatherv": (x, [g2, two]), "Neighbor_alltoall": (s2, g2),
-        "Neighbor_alltoallv": ([s2, two], [g2, two]), "Neighbor_alltoallw": ([s2, *w2], [g2, *w2]),
+        "MPI": MPI, "P": plain, "T": 7, "right": (rank + 1) % n, "left": (rank - 1) % n,
+        "x": np.ones(1), "y": np.empty(1), "z": np.ones(1), "sn": sn, "gn": gn, "s2": s2, "g2": g2, "ones": ones,
+        "sv": [sn, ones], "gv": [gn, ones], "sw": [sn, (ones, displs), [MPI.DOUBLE] * n],
+        "gw": [gn, (ones, displs), [MPI.DOUBLE] * n], "s2v": [s2, two], "g2v": [g2, two],
+        "s2w": [s2, (two, [0, 8]), [MPI.DOUBLE] * 2], "g2w": [g2, (two, [0, 8]), [MPI.DOUBLE] * 2],
     }
 
 
-def _complete(name, completion):
-    """The step of a call that returns None, a Request or a persistent request, as `name` does."""
-    if completion == "nonblocking":
-        return lambda c, *args: getattr(c, name)(*args).Wait()
+# The arguments of each blocking collective, as source over `namespace`.
+COLLECTIVES = {
+    "Bcast": "x, 0", "Gather": "x, gn, 0", "Gatherv": "x, gv, 0", "Scatter": "sn, y, 0", "Scatterv": "sv, y, 0",
+    "Allgather": "x, gn", "Allgatherv": "x, gv", "Alltoall": "sn, gn", "Alltoallv": "sv, gv", "Alltoallw": "sw, gw",
+    "Allreduce": "x, y", "Reduce": "x, y", "Reduce_scatter_block": "sn, y", "Reduce_scatter": "sn, y, ones",
+    "Scan": "x, y", "Exscan": "x, y",
+    "Neighbor_allgather": "x, g2", "Neighbor_allgatherv": "x, g2v", "Neighbor_alltoall": "s2, g2",
+    "Neighbor_alltoallv": "s2v, g2v", "Neighbor_alltoallw": "s2w, g2w",
+}
+# Point-to-point calls: (the blocking form, its arguments, the partner's lines before and after
+# it on plain mpi4py). A send's receive is posted first (Ssend and Rsend need it; a ready send
+# also waits until every rank has posted its own).
+_SEND = ("q = P.Irecv(y, left, T)", "q.Wait()")
+POINT_TO_POINT = {
+    "Send": ("x, right, T", _SEND), "Bsend": ("x, right, T", _SEND), "Ssend": ("x, right, T", _SEND),
+    "Rsend": ("x, right, T", ("q = P.Irecv(y, left, T); P.Barrier()", "q.Wait()")),
+    "Recv": ("y, left, T", ("s = P.Isend(x, right, T)", "s.Wait()")),
+    "Sendrecv": ("x, right, T, y, left, T", ("", "")), "Sendrecv_replace": ("z, right, T, left, T", ("", "")),
+}
+# Partitioned: the method on `c`, its partner on plain mpi4py.
+PARTITIONED = {
+    "Psend_init": "s = c.Psend_init(x, 1, right, T); r = P.Precv_init(y, 1, left, T)",
+    "Precv_init": "s = P.Psend_init(x, 1, right, T); r = c.Precv_init(y, 1, left, T)",
+}
+_PARTITIONED_REST = "MPI.Prequest.Startall([s, r]); s.Pready(0); MPI.Request.Waitall([s, r]); s.Free(); r.Free()"
 
-    def persistent(c, *args):
-        request = getattr(c, name)(*args)
-        request.Start()
-        request.Wait()
-        request.Free()
-    return persistent if completion == "persistent" else (lambda c, *args: getattr(c, name)(*args))
+
+def _forms(blocking, arguments):
+    """{method name: its call on `c` as source} for a blocking call's forms: itself, its
+    nonblocking form with Wait, its persistent form with Start, Wait and Free."""
+    return {blocking: f"c.{blocking}({arguments})",
+            "I" + blocking[0].lower() + blocking[1:]: f"c.I{blocking[0].lower()}{blocking[1:]}({arguments}).Wait()",
+            blocking + "_init": f"p = c.{blocking}_init({arguments}); p.Start(); p.Wait(); p.Free()"}
 
 
-def _forms(blocking):
-    """{method name: completion} of a blocking call's forms: itself, I..., ..._init."""
-    return {blocking: "blocking", "I" + blocking[0].lower() + blocking[1:]: "nonblocking",
-            blocking + "_init": "persistent"}
-
-
-def collective_steps(n):
-    """{method: (step(comm), on the ring)} for every collective form."""
+def sources():
+    """{method: (the body of step(c) as source, on the ring)}, for every form MPI has a name for."""
     steps = {}
-    for blocking, args in collective_arguments(n).items():
-        for name, completion in _forms(blocking).items():
-            call = _complete(name, completion)
-            steps[name] = ((lambda c, call=call, args=args: call(c, *args)), blocking.startswith("Neighbor"))
-    return steps
-
-
-def point_to_point_steps(plain, rank, n):
-    """{method: (step(comm), False)} for every point-to-point form, between each rank and its
-    neighbors on the ring (itself at one rank); the partner on `plain`."""
-    right, left = (rank + 1) % n, (rank - 1) % n
-    x, y, z = np.ones(1), np.empty(1), np.ones(1)
-    steps = {}
-
-    def add(forms, step):
-        for name, completion in forms.items():
-            steps[name] = ((lambda c, call=_complete(name, completion): step(c, call)), False)
-
-    def sending(ready):
-        def step(c, call):  # the receive is posted first: Ssend and Rsend need it
-            posted = plain.Irecv(y, left, TAG)
-            if ready:
-                plain.Barrier()  # every receive posted before any ready send
-            call(c, x, right, TAG)
-            posted.Wait()
-        return step
-
-    def receiving(c, call):
-        sent = plain.Isend(x, right, TAG)
-        call(c, y, left, TAG)
-        sent.Wait()
-
-    for name in ("Send", "Bsend", "Ssend", "Rsend"):
-        add(_forms(name), sending(name == "Rsend"))
-    add(_forms("Recv"), receiving)
-    add(_forms("Sendrecv"), lambda c, call: call(c, x, right, TAG, y, left, TAG))
-    add(_forms("Sendrecv_replace"), lambda c, call: call(c, z, right, TAG, left, TAG))
-
-    def partitioned(send_on, recv_on):
-        def step(c):
-            s = (send_on or c).Psend_init(x, 1, right, TAG)
-            r = (recv_on or c).Precv_init(y, 1, left, TAG)
-            MPI.Prequest.Startall([s, r])
-            s.Pready(0)
-            MPI.Request.Waitall([s, r])
-            s.Free()
-            r.Free()
-        return step
-    steps["Psend_init"] = (partitioned(None, plain), False)
-    steps["Precv_init"] = (partitioned(plain, None), False)
+    for blocking, arguments in COLLECTIVES.items():
+        for name, call in _forms(blocking, arguments).items():
+            steps[name] = (call, blocking.startswith("Neighbor"))
+    for blocking, (arguments, (before, after)) in POINT_TO_POINT.items():
+        for name, call in _forms(blocking, arguments).items():
+            steps[name] = ("; ".join(line for line in (before, call, after) if line), False)
+    for name, lines in PARTITIONED.items():
+        steps[name] = (f"{lines}; {_PARTITIONED_REST}", False)
     return steps
 
 
 def all_steps(plain, rank, n):
-    """{method: (step(comm), on the ring)} for every buffer method this mpi4py has (the forms
-    MPI lacks, such as Sendrecv_init, left out)."""
-    steps = {**collective_steps(n), **point_to_point_steps(plain, rank, n)}
+    """{method: (step(comm), on the ring)} for every buffer method this mpi4py has (the forms MPI
+    lacks, such as Sendrecv_init, left out). Each step is compiled from its source, so that it
+    calls the method as a program writes it (`c.Allreduce(x, y)`: a method call on the object,
+    which Python makes without a bound method where it can)."""
+    names = namespace(plain, rank, n)
     owners = (MPI.Comm, MPI.Intracomm, MPI.Topocomm)
-    return {name: s for name, s in steps.items() if any(name in vars(owner) for owner in owners)}
+    steps = {}
+    for name, (body, on_ring) in sources().items():
+        if any(name in vars(owner) for owner in owners):
+            exec(f"def step(c):\n    {body}", names)  # noqa: S102 - source of this module only
+            steps[name] = (names.pop("step"), on_ring)
+    return steps
 
 
 def time_pair(step, comms, calls, rounds, barrier):
