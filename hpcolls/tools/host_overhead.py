@@ -32,15 +32,19 @@ from mpi4py import MPI
 import hpcolls  # absolute: runnable as a file against another tree
 from hpcolls import settings
 
-def namespace(plain, rank, n):
+def namespace(plain, rank, n, make=None):
     """What the steps' source reads: the buffers (one float64 per rank; two blocks on the ring for
     the neighborhood collectives), the specs of the vector forms (counts; byte displacements and
-    types for the w forms), the ring neighbors, plain mpi4py (P) for a point-to-point partner."""
-    sn, gn, s2, g2 = np.ones(n), np.empty(n), np.ones(2), np.empty(2)
+    types for the w forms), the ring neighbors, plain mpi4py (P) for a point-to-point partner.
+    `make(length, output)`: the buffer of `length` float64 (an input, or an output when `output`)
+    of whatever kind and contents a caller wants (default: numpy ones and empty)."""
+    make = make or (lambda length, output: np.empty(length) if output else np.ones(length))
+    x, y, z, sn, gn, s2, g2 = (make(length, output) for length, output in
+                               ((1, False), (1, True), (1, False), (n, False), (n, True), (2, False), (2, True)))
     ones, displs, two = [1] * n, [8 * i for i in range(n)], [1, 1]
     return {
         "MPI": MPI, "P": plain, "T": 7, "right": (rank + 1) % n, "left": (rank - 1) % n,
-        "x": np.ones(1), "y": np.empty(1), "z": np.ones(1), "sn": sn, "gn": gn, "s2": s2, "g2": g2, "ones": ones,
+        "x": x, "y": y, "z": z, "sn": sn, "gn": gn, "s2": s2, "g2": g2, "ones": ones,
         "sv": [sn, ones], "gv": [gn, ones], "sw": [sn, (ones, displs), [MPI.DOUBLE] * n],
         "gw": [gn, (ones, displs), [MPI.DOUBLE] * n], "s2v": [s2, two], "g2v": [g2, two],
         "s2w": [s2, (two, [0, 8]), [MPI.DOUBLE] * 2], "g2w": [g2, (two, [0, 8]), [MPI.DOUBLE] * 2],
@@ -66,49 +70,58 @@ POINT_TO_POINT = {
     "Recv": ("y, left, T", ("s = P.Isend(x, right, T)", "s.Wait()")),
     "Sendrecv": ("x, right, T, y, left, T", ("", "")), "Sendrecv_replace": ("z, right, T, left, T", ("", "")),
 }
-# Partitioned: the method on `c`, its partner on plain mpi4py.
+# Partitioned: (the method's arguments, the lines around it with its partner on plain mpi4py).
 PARTITIONED = {
-    "Psend_init": "s = c.Psend_init(x, 1, right, T); r = P.Precv_init(y, 1, left, T)",
-    "Precv_init": "s = P.Psend_init(x, 1, right, T); r = c.Precv_init(y, 1, left, T)",
+    "Psend_init": ("x, 1, right, T", "s = c.Psend_init({}); r = P.Precv_init(y, 1, left, T)"),
+    "Precv_init": ("y, 1, left, T", "s = P.Psend_init(x, 1, right, T); r = c.Precv_init({})"),
 }
 _PARTITIONED_REST = "MPI.Prequest.Startall([s, r]); s.Pready(0); MPI.Request.Waitall([s, r]); s.Free(); r.Free()"
 
 
-def _forms(blocking, arguments):
-    """{method name: its call on `c` as source} for a blocking call's forms: itself, its
-    nonblocking form with Wait, its persistent form with Start, Wait and Free."""
-    return {blocking: f"c.{blocking}({arguments})",
-            "I" + blocking[0].lower() + blocking[1:]: f"c.I{blocking[0].lower()}{blocking[1:]}({arguments}).Wait()",
-            blocking + "_init": f"p = c.{blocking}_init({arguments}); p.Start(); p.Wait(); p.Free()"}
+def _forms(blocking):
+    """{method name: its call on `c` as a format string of its arguments} for a blocking call's
+    forms: itself, its nonblocking form with Wait, its persistent form with Start, Wait and Free."""
+    nonblocking = "I" + blocking[0].lower() + blocking[1:]
+    return {blocking: f"c.{blocking}({{}})", nonblocking: f"c.{nonblocking}({{}}).Wait()",
+            blocking + "_init": f"p = c.{blocking}_init({{}}); p.Start(); p.Wait(); p.Free()"}
 
 
-def sources():
-    """{method: (the body of step(c) as source, on the ring)}, for every form MPI has a name for."""
-    steps = {}
+def calls():
+    """{method: (its arguments as source, the body of step(c) as a format string of them, on the
+    ring)}, for every form MPI has a name for."""
+    every = {}
     for blocking, arguments in COLLECTIVES.items():
-        for name, call in _forms(blocking, arguments).items():
-            steps[name] = (call, blocking.startswith("Neighbor"))
+        for name, call in _forms(blocking).items():
+            every[name] = (arguments, call, blocking.startswith("Neighbor"))
     for blocking, (arguments, (before, after)) in POINT_TO_POINT.items():
-        for name, call in _forms(blocking, arguments).items():
-            steps[name] = ("; ".join(line for line in (before, call, after) if line), False)
-    for name, lines in PARTITIONED.items():
-        steps[name] = (f"{lines}; {_PARTITIONED_REST}", False)
-    return steps
+        for name, call in _forms(blocking).items():
+            every[name] = (arguments, "; ".join(line for line in (before, call, after) if line), False)
+    for name, (arguments, lines) in PARTITIONED.items():
+        every[name] = (arguments, f"{lines}; {_PARTITIONED_REST}", False)
+    return every
 
 
-def all_steps(plain, rank, n):
-    """{method: (step(comm), on the ring)} for every buffer method this mpi4py has (the forms MPI
-    lacks, such as Sendrecv_init, left out). Each step is compiled from its source, so that it
-    calls the method as a program writes it (`c.Allreduce(x, y)`: a method call on the object,
-    which Python makes without a bound method where it can)."""
-    names = namespace(plain, rank, n)
+def available():
+    """calls() less the forms this mpi4py lacks (such as Sendrecv_init)."""
     owners = (MPI.Comm, MPI.Intracomm, MPI.Topocomm)
-    steps = {}
-    for name, (body, on_ring) in sources().items():
-        if any(name in vars(owner) for owner in owners):
-            exec(f"def step(c):\n    {body}", names)  # noqa: S102 - source of this module only
-            steps[name] = (names.pop("step"), on_ring)
-    return steps
+    return {name: call for name, call in calls().items() if any(name in vars(owner) for owner in owners)}
+
+
+def compile_step(name, names, arguments=None):
+    """step(c) for method `name`, over the namespace `names`, compiled from its source so that it
+    calls the method as a program writes it (`c.Allreduce(x, y)`: a method call on the object,
+    which Python makes without a bound method where it can). `arguments`: source in place of the
+    method's own arguments."""
+    own, body, _ = calls()[name]
+    exec(f"def step(c):\n    {body.format(own if arguments is None else arguments)}", names)  # noqa: S102
+    return names.pop("step")
+
+
+def all_steps(plain, rank, n, make=None):
+    """{method: (step(comm), on the ring)} for every buffer method this mpi4py has, over one
+    namespace (namespace(plain, rank, n, make))."""
+    names = namespace(plain, rank, n, make)
+    return {name: (compile_step(name, names), on_ring) for name, (_, _, on_ring) in available().items()}
 
 
 def time_pair(step, comms, calls, rounds, barrier):

@@ -18,6 +18,7 @@ import hpcolls
 from hpcolls import buffers, log, methods, routes, validation
 from hpcolls.communicator import Communicator, _Topocomm
 from hpcolls.routes import host
+from hpcolls.tools import host_overhead
 from pretend_device import PretendDevice
 
 pytestmark = pytest.mark.skipif(host._HostEntry is None, reason="hpcolls._host_entry is not built")
@@ -57,6 +58,25 @@ class HostDLPack:
         self.__dlpack__, self.__dlpack_device__ = a.__dlpack__, a.__dlpack_device__
 
 
+class CudaDLPack:
+    """Stands for a DLPack producer on a CUDA device (what __dlpack_device__ says is all the
+    decision may read)."""
+
+    def __dlpack_device__(self):
+        return (2, 0)  # kDLCUDA, device 0
+
+    def __dlpack__(self, stream=None):
+        raise AssertionError("the decision read the data")
+
+
+class NumpySubWithCAI(np.ndarray):
+    """Host memory by numpy's type, device memory by the interface it adds: not numpy itself."""
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ctypes.data, False), "version": 3}
+
+
 class TorchLike:
     """Stands for a torch tensor (hpcolls.buffers reads torch's by their module)."""
 
@@ -73,6 +93,9 @@ OTHER = {
     "list-subclass-spec": lambda: ListSpec([np.ones(2), MPI.DOUBLE]),
     "nested-spec": lambda: [[np.ones(2)], MPI.DOUBLE],
     "torch-like": TorchLike,
+    "dlpack-cuda": CudaDLPack,
+    "dlpack-cuda-spec": lambda: (CudaDLPack(), MPI.DOUBLE),
+    "numpy-subclass-with-cai": lambda: np.ones(2).view(NumpySubWithCAI),
 }
 
 
@@ -302,17 +325,29 @@ def test_the_info_log_sees_every_host_call(wrapped, monkeypatch):
     assert len(handed) == 9
 
 
-def test_device_looking_buffers_take_hpcolls_routes_in_every_method(wrapped, monkeypatch):
-    """A buffer that may be device memory (PretendDevice: __cuda_array_interface__), in any buffer
-    parameter of any buffer method, positional or keyword, reaches hpcolls.routes.call (where the
-    device routes are) with the call's arguments as given. Nothing reaches MPI here."""
+DEVICE_LIKE = {  # objects that may be device memory, none of them cupy (there is no GPU here)
+    "cuda-array-interface": lambda: PretendDevice(np.ones(1)),
+    "cuda-array-interface-spec": lambda: [PretendDevice(np.ones(1)), 1, MPI.DOUBLE],
+    "dlpack-cuda": CudaDLPack,
+    "numpy-subclass-with-cai": lambda: np.ones(1).view(NumpySubWithCAI),
+}
+
+
+@pytest.mark.parametrize("device", list(DEVICE_LIKE))
+def test_device_looking_buffers_take_hpcolls_routes_in_every_method(wrapped, monkeypatch, device):
+    """A buffer that may be device memory, in any buffer parameter of any buffer method,
+    positional or keyword, reaches hpcolls.routes.call (where the device routes are) with the
+    call's arguments as given, once the settings are read (the entry's gate open). Nothing
+    reaches MPI here."""
+    wrapped.config  # noqa: B018 - collectives on host buffers would now go to mpi4py directly
+    assert wrapped._host_collectives_direct is True
     seen = []
     monkeypatch.setattr(routes, "call", lambda *call: seen.append(call))
     ring = wrapped.Create_cart([1], periods=[True])
     for name, method in methods.METHODS.items():
         target = ring if method.owner is MPI.Topocomm else wrapped
         for odd, _ in method.buffers:
-            args = arguments(method, lambda p: PretendDevice(np.ones(1)) if p == odd else np.ones(1))
+            args = arguments(method, lambda p: DEVICE_LIKE[device]() if p == odd else np.ones(1))
             for positional, keywords in ((args, {}), ([], dict(zip(method.parameters, args)))):
                 seen.clear()
                 getattr(target, name)(*positional, **keywords)
@@ -320,4 +355,47 @@ def test_device_looking_buffers_take_hpcolls_routes_in_every_method(wrapped, mon
                 comm, routed, called_on, got_args, got_kwargs, stream = seen[0]
                 assert comm is target and called_on is target and routed is method and stream is None
                 same(("full", got_args, got_kwargs), ("full", tuple(positional), keywords))
+    ring.Free()
+
+
+def bad_calls(name, parameters):
+    """{case: source of a call of method `name` on `c` that mpi4py refuses}, from the benchmark's
+    call of it (hpcolls.tools.host_overhead): too many arguments, an unknown keyword, a str for
+    its first buffer, none at all, a buffer given twice."""
+    own = host_overhead.calls()[name][0]
+    given = own.split(", ")
+    return {
+        "too-many": f"c.{name}({own}{', 0' * (len(parameters) - len(given) + 1)})",
+        "unknown-keyword": f"c.{name}({own}, bogus=1)",
+        "str-buffer": f"c.{name}('text', {', '.join(given[1:])})",
+        "no-arguments": f"c.{name}()",
+        "given-twice": f"c.{name}({own}, {parameters[0]}=x)",
+        "bytes-written": f"c.{name}({', '.join(('b' if p == 'recvbuf' else g) for p, g in zip(parameters, given))})",
+    }
+
+
+@pytest.mark.parametrize("name", sorted(methods.METHODS))
+def test_bad_arguments_raise_what_mpi4py_raises_in_every_method(name, monkeypatch):
+    """On plain mpi4py, through the Python method (before the settings are read, and with the log
+    at INFO, which sends every call there) and through the entry: the same exception, the same
+    message. COMM_SELF (its periodic ring for the neighborhood collectives): nothing here reaches
+    another rank."""
+    method = methods.METHODS[name]
+    names = host_overhead.namespace(MPI.COMM_SELF, 0, 1)
+    names["b"] = bytes(8)  # read-only: refused as a receive buffer
+    ring = MPI.COMM_SELF.Create_cart([1], periods=[True])
+    plain = ring if method.owner is MPI.Topocomm else MPI.COMM_SELF
+    for case, source in bad_calls(name, method.parameters).items():
+        if case == "bytes-written" and "recvbuf" not in method.parameters:
+            continue
+        errors = []
+        for how in ("plain", "python-method", "entry", "info-log"):
+            comm = plain if how == "plain" else hpcolls.wrap(plain, validate=False)
+            if how in ("entry", "info-log"):
+                comm.config  # noqa: B018 - the entry's gate opens
+            monkeypatch.setattr(log, "level", log.LEVELS["INFO" if how == "info-log" else "WARN"])
+            with pytest.raises(Exception) as error:
+                eval(source, {**names, "c": comm})  # noqa: S307 - this module's source only
+            errors.append((how, type(error.value), str(error.value)))
+        assert len({(kind, text) for _, kind, text in errors}) == 1, (case, errors)
     ring.Free()
