@@ -6,7 +6,7 @@ error, so the CPU path always works.
 """
 import os
 
-from .arrays import get_cupy
+from .arrays import get_cupy, module_for_device
 
 
 def gpu_available():
@@ -58,3 +58,13 @@ def select_device(comm):
         raise RuntimeError("no CUDA GPU visible")
     cupy.cuda.Device(local_rank % ndev).use()
     return local_rank % ndev
+
+
+def rank_backend(comm, requested):
+    """(device, array module) of a run on ``comm`` asked for ``requested`` ('auto', 'cpu',
+    'gpu'), with this rank's GPU selected on a GPU run (the benchmarks' set-up)."""
+    device, _ = resolve_device(requested)
+    xp = module_for_device(device)
+    if device == "gpu":
+        select_device(comm)
+    return device, xp

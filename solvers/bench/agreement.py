@@ -15,8 +15,8 @@ import time
 import numpy as np
 
 from ..agreement import Agreement, fingerprint
-from ..backend.arrays import module_for_device, to_host
-from ..backend.device import resolve_device, select_device
+from ..backend.arrays import to_host
+from ..backend.device import rank_backend
 from ..eigh import eigh
 from ..problems import random_symmetric, spd_with_condition
 
@@ -54,10 +54,7 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     from mpi4py import MPI   # here, not at the top: its import initializes MPI, which --help need not
     comm = MPI.COMM_WORLD
-    device, _ = resolve_device(args.device)
-    xp = module_for_device(device)
-    if device == "gpu":
-        select_device(comm)
+    device, xp = rank_backend(comm, args.device)
     dtype = np.dtype(args.dtype)
     say = print if comm.Get_rank() == 0 else (lambda *_: None)
     say(f"# solvers.bench.agreement: {comm.Get_size()} rank(s), {device}, {dtype.name}, "

@@ -44,9 +44,9 @@ import resource
 
 import numpy as np
 
-from ..backend.arrays import module_for_device, synchronize, to_host
+from ..backend.arrays import synchronize, to_host
 from ..backend.collectives import create_collectives
-from ..backend.device import resolve_device, select_device
+from ..backend.device import rank_backend
 from ..backend.threads import policy_for
 from ..cli.report import stage_table
 from ..distributed.distmatrix import DistMatrix
@@ -158,10 +158,7 @@ def main(argv=None):
     from mpi4py import MPI   # here: its import initializes MPI, which --help must not (solvers/__init__.py)
     comm = MPI.COMM_WORLD
     blas_line = policy_for(comm).line   # as the CLI does: ranks on a node split its cores
-    device, _ = resolve_device(args.device)
-    xp = module_for_device(device)
-    if device == "gpu":
-        select_device(comm)
+    device, xp = rank_backend(comm, args.device)
     grid = ProcessGrid(comm, None)
     coll = create_collectives(grid, args.collectives, xp)
     dtype = np.dtype(args.dtype)

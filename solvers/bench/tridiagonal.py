@@ -23,8 +23,8 @@ import numpy as np
 import scipy.linalg
 
 from ..backend import Collectives
-from ..backend.arrays import module_for_device, synchronize
-from ..backend.device import resolve_device, select_device
+from ..backend.arrays import synchronize
+from ..backend.device import rank_backend
 from ..distributed import DistMatrix, ProcessGrid
 from ..stebz import stebz
 from ..stein import multisection
@@ -78,10 +78,7 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     from mpi4py import MPI   # here: its import initializes MPI, which --help must not (solvers/__init__.py)
     comm = MPI.COMM_WORLD
-    device, _ = resolve_device(args.device)
-    xp = module_for_device(device)
-    if device == "gpu":
-        select_device(comm)
+    device, xp = rank_backend(comm, args.device)
     grid = ProcessGrid(comm)
     say = (lambda s: print(s, flush=True)) if comm.rank == 0 else (lambda s: None)
     say(f"# solvers.bench.tridiagonal: {comm.size} rank(s), device {device}, tridiagonal "
