@@ -63,6 +63,12 @@ class Agreement:
         self.entry = entry
         self.given = {"entry": entry}     # ranks in different entries' agreements differ here
 
+    @property
+    def comparing(self):
+        """Whether there are other ranks to compare with (what only a comparison needs, such as a
+        fingerprint, is skipped at one rank)."""
+        return self.comm.Get_size() > 1
+
     def record(self, **given):
         self.given.update({name: _plain(value) for name, value in given.items()})
 
@@ -72,7 +78,7 @@ class Agreement:
     def __exit__(self, kind, error, traceback):
         if kind is not None and not issubclass(kind, Exception):
             return False          # KeyboardInterrupt, SystemExit: not a verdict to share
-        if self.comm.Get_size() == 1:
+        if not self.comparing:
             return False
         # The class by name: any class can be named, not every one pickled.
         failure = None if error is None else (kind.__module__, kind.__qualname__, str(error))

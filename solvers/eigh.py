@@ -85,7 +85,7 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
             a, b, dtype = working_arrays(xp, a, b, type)
         call.record(shape=a.shape, dtype=dtype.name, arrays=xp.__name__)
         n = a.shape[0]
-        if check_ranks:
+        if check_ranks and call.comparing:
             call.record(**{"entries of a": fingerprint(xp, a, lower)})
             if b is not None and factor is None:
                 call.record(**{"entries of b": fingerprint(xp, b, lower)})
