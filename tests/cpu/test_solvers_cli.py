@@ -292,6 +292,25 @@ def test_ranks_started_with_different_command_lines_stop_alike(ranks_args, diffe
     assert res.stderr.count("error:") == 1 and "Traceback" not in res.stderr, res.stderr
 
 
+@pytest.mark.parametrize("flag, values", [("--n", ("40", "40", "45", "40")), ("--uplo", ("L", "L", "L", "U"))])
+def test_four_ranks_one_of_them_different(flag, values):
+    """MPMD at 4 ranks: the one rank that differs is named, the three alike grouped."""
+    launcher = _mpiexec()
+    if launcher is None:
+        pytest.skip("mpiexec not found")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    cmd = [launcher, "--allow-run-as-root", "--oversubscribe"]
+    for i, value in enumerate(values):
+        cmd += ([":"] if i else []) + ["-n", "1", sys.executable, "-m", "solvers.sygvd",
+                                       "--device", "cpu", "--n", "40", flag, value]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env, cwd=REPO)
+    odd = values.index(next(v for v in values if values.count(v) == 1))
+    alike = [i for i, v in enumerate(values) if i != odd]
+    assert res.returncode == 1, (res.stdout, res.stderr)
+    assert f"on rank {odd}" in res.stderr and "was called with different problems" in res.stderr, res.stderr
+    assert f"ranks {alike[0]}" in res.stderr and res.stderr.count("error:") == 1, res.stderr
+
+
 def test_embedded_problem_ends_with_what_to_try_next():
     res = run_cli(["--n", "40", "--device", "cpu"], timeout=120)
     assert res.returncode == 0, res.stderr
