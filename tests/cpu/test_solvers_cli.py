@@ -265,6 +265,20 @@ def test_empty_input_matrices_are_one_clear_error(tmp_path):
     assert "Traceback" not in res.stderr and "MPI_ABORT" not in res.stderr
 
 
+def run_mpmd(ranks_args, timeout=180):
+    """One rank per entry of ``ranks_args``, each ``python -m solvers.sygvd --device cpu --n 40``
+    with its own extra arguments (MPMD); returns the CompletedProcess."""
+    launcher = _mpiexec()
+    if launcher is None:
+        pytest.skip("mpiexec not found")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    cmd = [launcher, "--allow-run-as-root", "--oversubscribe"]
+    for i, args in enumerate(ranks_args):
+        cmd += ([":"] if i else []) + ["-n", "1", sys.executable, "-m", "solvers.sygvd",
+                                       "--device", "cpu", "--n", "40", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
+
+
 @pytest.mark.parametrize("ranks_args, differs", [
     ((["--n", "40"], ["--n", "45"]), "n: 40 on rank 0, 45 on rank 1"),
     ((["--dtype", "float64"], ["--dtype", "complex128"]), "dtype"),
@@ -278,15 +292,7 @@ def test_empty_input_matrices_are_one_clear_error(tmp_path):
 ])
 def test_ranks_started_with_different_command_lines_stop_alike(ranks_args, differs):
     """MPMD: each rank its own command line; one line from rank 0, exit 1 everywhere, bounded."""
-    launcher = _mpiexec()
-    if launcher is None:
-        pytest.skip("mpiexec not found")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-    cmd = [launcher, "--allow-run-as-root", "--oversubscribe"]
-    for i, args in enumerate(ranks_args):
-        cmd += ([":"] if i else []) + ["-n", "1", sys.executable, "-m", "solvers.sygvd",
-                                       "--device", "cpu", "--n", "40", *args]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    res = run_mpmd(ranks_args)
     assert res.returncode == 1, (res.stdout, res.stderr)
     assert "was called with different problems" in res.stderr and differs in res.stderr, res.stderr
     assert res.stderr.count("error:") == 1 and "Traceback" not in res.stderr, res.stderr
@@ -295,15 +301,7 @@ def test_ranks_started_with_different_command_lines_stop_alike(ranks_args, diffe
 @pytest.mark.parametrize("flag, values", [("--n", ("40", "40", "45", "40")), ("--uplo", ("L", "L", "L", "U"))])
 def test_four_ranks_one_of_them_different(flag, values):
     """MPMD at 4 ranks: the one rank that differs is named, the three alike grouped."""
-    launcher = _mpiexec()
-    if launcher is None:
-        pytest.skip("mpiexec not found")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-    cmd = [launcher, "--allow-run-as-root", "--oversubscribe"]
-    for i, value in enumerate(values):
-        cmd += ([":"] if i else []) + ["-n", "1", sys.executable, "-m", "solvers.sygvd",
-                                       "--device", "cpu", "--n", "40", flag, value]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env, cwd=REPO)
+    res = run_mpmd([(flag, value) for value in values])
     odd = values.index(next(v for v in values if values.count(v) == 1))
     alike = [i for i, v in enumerate(values) if i != odd]
     assert res.returncode == 1, (res.stdout, res.stderr)
