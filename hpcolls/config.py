@@ -1,9 +1,9 @@
 """Run-time settings of a communicator, read once from the settings registry (hpcolls/settings.py,
-which also documents every variable), and the selection table.
+which also documents every variable), and the selection table as the native plan has it.
 """
 from dataclasses import dataclass
 
-from . import settings
+from . import native_module, settings
 
 ALGOS = settings.ALGOS
 # As native/include/hpcolls/types.h: LL variants the kernels are built for, and the scratch the
@@ -11,33 +11,36 @@ ALGOS = settings.ALGOS
 LL_MODES = 4
 MAX_SCRATCH_BYTES = 8 << 30
 
-# The one selection table: per maximum rank count, the largest message (bytes) for one-shot and
-# for two-shot under HPCOLLS_ALGO=auto. Larger messages go to NCCL when it can run, else through
-# the native kernels in pieces of the largest message they take (communicator.py). The native
-# path also stops where the scratch budget does (one-shot: scratch/4/N bytes). Rows are (max
-# ranks, oneshot max, twoshot max). The 2-, 4- and 8-rank crossovers were measured on one H200
-# with the ranks sharing it (docs/PERFORMANCE.md, "Device time per size"), where one-shot's small-
-# message kernel runs up to SMs / ranks blocks of 4 KiB; the last row is not measured.
-SELECTION_TABLE = (
-    (2, 256 << 10, 1 << 20),
-    (4, 128 << 10, 1 << 20),
-    (8, 64 << 10, 1 << 20),
-    (32, 16 << 10, 1 << 20),
-)
+PROTOCOLS = settings.PROTOCOLS
+
+
+def selection_table():
+    """The one selection table, the native plan's own (native/hpcolls/plan.cpp, read through
+    hpcolls._native.selection_table): a dict per row of collective, max_ranks and byte limits
+    (None: no limit); () where the native module is not built."""
+    try:
+        native = native_module.load()
+    except native_module.NativeModuleMissing:
+        return ()
+    return tuple(native.selection_table())
 
 
 def thresholds(nranks):
-    for max_ranks, oneshot_max, twoshot_max in SELECTION_TABLE:
-        if nranks <= max_ranks:
-            return oneshot_max, twoshot_max
-    return SELECTION_TABLE[-1][1:]
+    """Allreduce's LL one-shot limit and the native path's limit on a whole Allreduce where NCCL is
+    the alternative, at `nranks` ranks, from the plan's table (None: no limit); (None, None) where
+    the native module is not built."""
+    rows = [r for r in selection_table() if r["collective"] == "allreduce"]
+    for row in rows:
+        if nranks <= row["max_ranks"]:
+            return row["ll_oneshot_max"], row["native_max_vs_nccl"]
+    return (rows[-1]["ll_oneshot_max"], rows[-1]["native_max_vs_nccl"]) if rows else (None, None)
 
 
 @dataclass(frozen=True)
 class Config:
     algo: str
-    oneshot_max_bytes: int
-    twoshot_max_bytes: int
+    oneshot_max_bytes: object  # int, or None: the plan's selection table decides
+    twoshot_max_bytes: object
     scratch_bytes: int
     timeout_s: float
     validate: bool
@@ -48,12 +51,14 @@ class Config:
     staging: str = "pinned"  # HPCOLLS_STAGING
     node_size: int = 0       # HPCOLLS_NODE_SIZE (0: nodes as MPI sees them)
     hierarchy: str = "auto"  # HPCOLLS_HIERARCHY
+    protocol: str = "auto"   # HPCOLLS_PROTOCOL
+    sentinel_scratch_bytes: int = 0  # HPCOLLS_SENTINEL_SCRATCH_BYTES (0: the protocol off)
+    ll128_scratch_bytes: int = 0     # HPCOLLS_LL128_SCRATCH_BYTES
 
     @classmethod
     def from_env(cls, nranks, algo=None, timeout=None, validate=None):
         """Settings from the environment; explicit arguments (not None) override it."""
         algo = settings.get("HPCOLLS_ALGO") if algo is None else settings.get("HPCOLLS_ALGO", {"HPCOLLS_ALGO": algo})
-        one, two = thresholds(nranks)
         timeout = settings.get("HPCOLLS_TIMEOUT") if timeout is None else float(timeout)
         if timeout <= 0:
             raise ValueError("hpcolls: HPCOLLS_TIMEOUT/timeout must be a positive number of seconds")
@@ -61,6 +66,11 @@ class Config:
         if scratch > MAX_SCRATCH_BYTES:
             raise ValueError(f"hpcolls: HPCOLLS_SCRATCH_BYTES={scratch} is over the {MAX_SCRATCH_BYTES >> 30} GiB "
                              "the kernels can index (a few MiB is enough: larger messages go to NCCL)")
+        regions = {name: settings.get(name) for name in ("HPCOLLS_SENTINEL_SCRATCH_BYTES", "HPCOLLS_LL128_SCRATCH_BYTES")}
+        for name, size in regions.items():
+            if size > MAX_SCRATCH_BYTES:
+                raise ValueError(f"hpcolls: {name}={size} is over the {MAX_SCRATCH_BYTES >> 30} GiB the kernels "
+                                 "can index")
         ll_mode = settings.get("HPCOLLS_LL_MODE")
         if ll_mode >= LL_MODES:
             raise ValueError(f"hpcolls: HPCOLLS_LL_MODE={ll_mode} is not one of 0..{LL_MODES - 1}")
@@ -70,8 +80,11 @@ class Config:
             raise ValueError(f"hpcolls: HPCOLLS_THREADS_PER_BLOCK={threads} is not a multiple of 32 up to 1024")
         one_set, two_set = settings.get("HPCOLLS_ONESHOT_MAX_BYTES"), settings.get("HPCOLLS_TWOSHOT_MAX_BYTES")
         return cls(algo=algo,
-                   oneshot_max_bytes=one if one_set is None else one_set,
-                   twoshot_max_bytes=two if two_set is None else two_set,
+                   oneshot_max_bytes=one_set,
+                   twoshot_max_bytes=two_set,
+                   protocol=settings.get("HPCOLLS_PROTOCOL"),
+                   sentinel_scratch_bytes=regions["HPCOLLS_SENTINEL_SCRATCH_BYTES"],
+                   ll128_scratch_bytes=regions["HPCOLLS_LL128_SCRATCH_BYTES"],
                    scratch_bytes=scratch,
                    ll_mode=ll_mode,
                    threads_per_block=threads,

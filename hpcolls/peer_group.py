@@ -36,6 +36,27 @@ def _diagnostics_missing(ll_mode):
         return f"HPCOLLS_LL_MODE={ll_mode} (a diagnostic LL variant) needs the diagnostic build, and {exc}"
 
 
+def protocol_code(name):
+    """HPCOLLS_PROTOCOL's value as the native layer numbers it: -1 auto, else its PROTOCOLS index."""
+    return -1 if name == "auto" else ("ll", "sentinel", "ll128").index(name)
+
+
+def _nccl_missing(cfg, ranks_on_device):
+    """Why NCCL is not the alternative to the native path here (None: it is: a GPU per rank, NCCL
+    importable, HPCOLLS_ALGO allowing it). The plan then takes a message whole only where the
+    selection table says it beats NCCL; otherwise whole wherever it fits (the alternative being the
+    same kernels in pieces)."""
+    if cfg.algo not in ("auto", "nccl"):
+        return f"HPCOLLS_ALGO={cfg.algo}"
+    if ranks_on_device > 1:
+        return "ranks share a GPU"
+    try:
+        from cupy.cuda import nccl  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - any import failure means "no NCCL here"
+        return f"cupy.cuda.nccl unavailable ({exc})"
+    return None
+
+
 def ranks_sharing_gpu(comm, uuid):
     """The most ranks any rank of `comm` shares its GPU (`uuid`: this rank's) with: those of `comm`
     on it, or more where select_device() bound more of the node's ranks to it (hpcolls/binding.py:
@@ -76,7 +97,8 @@ def open_native(comm, cfg, device, ranks_on_device=None):
         ranks_on_device = ranks_sharing_gpu(comm, uuid)
     nc = handle = None
     try:
-        nc = native.NativeComm(comm.Get_rank(), size, device, cfg.scratch_bytes, cfg.timeout_s, ranks_on_device)
+        nc = native.NativeComm(comm.Get_rank(), size, device, cfg.scratch_bytes, cfg.timeout_s, ranks_on_device,
+                               cfg.sentinel_scratch_bytes, cfg.ll128_scratch_bytes)
         nc.set_ll_mode(cfg.ll_mode)
         nc.set_threads_per_block(cfg.threads_per_block)
         nc.set_dependent_launch(cfg.dependent_launch)
@@ -99,9 +121,12 @@ def open_native(comm, cfg, device, ranks_on_device=None):
     nc.set_oneshot_max_bytes(cfg.oneshot_max_bytes)
     nc.set_twoshot_max_bytes(cfg.twoshot_max_bytes)
     nc.set_algo({"oneshot": 0, "twoshot": 1}.get(cfg.algo, -1))
+    nc.set_protocol(protocol_code(cfg.protocol))
+    nc.set_nccl_alternative(agreed_reason(comm, _nccl_missing(cfg, ranks_on_device)) is None)
+    regions = ", ".join(f"{name} {nc.region_bytes(p)} B" for p, name in enumerate(native.PROTOCOLS))
     log.info(f"native path on: {size} ranks, {ranks_on_device} on this GPU ({uuid}), "
-             f"scratch {nc.scratch_bytes} B, one-shot up to {min(cfg.oneshot_max_bytes, nc.max_bytes(0))} B, "
-             f"two-shot up to {min(cfg.twoshot_max_bytes, nc.max_bytes(1))} B, {nc.max_blocks} blocks max, "
+             f"scratch regions {regions}, protocol {cfg.protocol}, largest Allreduce taken whole "
+             f"{nc.largest_message()} B, {nc.max_blocks} blocks max, "
              f"dependent launch {'on' if nc.dependent_launch else 'off'}"
              f"{'' if nc.dependent_launch == cfg.dependent_launch else ' (the GPU is older than compute capability 9.0)'}")
     return nc, None

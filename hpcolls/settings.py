@@ -67,6 +67,7 @@ def _text(_name, text):
 
 
 ALGOS = ("auto", "oneshot", "twoshot", "nccl", "mpi")
+PROTOCOLS = ("auto", "ll", "sentinel", "ll128")
 DEBUG_LEVELS = ("none", "warn", "info", "trace")
 STAGING_KINDS = ("pinned", "pageable")
 HIERARCHY_SCHEMES = ("auto", "leaders", "slices", "off")
@@ -78,8 +79,19 @@ SETTINGS = (
             "native kernels carry through the full Python method, which logs, instead of the native entries that "
             "take common cupy calls (`native/hpcolls/fast_entry.cpp`)", "`WARN`"),
     Setting("HPCOLLS_ALGO", _choice(*ALGOS), "auto", "`auto`, `oneshot`, `twoshot`, `nccl`, `mpi`", "`auto`"),
+    Setting("HPCOLLS_PROTOCOL", _choice(*PROTOCOLS), "auto",
+            "how the native kernels move data: `auto` (the selection table picks per collective, size and rank "
+            "count: native/hpcolls/plan.cpp, docs/ARCHITECTURE.md#protocol-selection), or `ll`, `sentinel`, "
+            "`ll128` forced where the collective has a kernel on that protocol and its scratch region is there "
+            "(LL128 only where its probe showed whole lines); other calls stay on LL", "`auto`"),
+    Setting("HPCOLLS_SENTINEL_SCRATCH_BYTES", _int, 32 << 20,
+            "the sentinel protocol's scratch region per rank per communicator (both halves, at most 8 GiB; "
+            "24 bytes per 16 bytes of payload); `0` turns the protocol off", "32 MiB"),
+    Setting("HPCOLLS_LL128_SCRATCH_BYTES", _int, 16 << 20,
+            "the LL128 protocol's scratch region per rank per communicator (both halves, at most 8 GiB); "
+            "`0` turns the protocol off", "16 MiB"),
     Setting("HPCOLLS_ONESHOT_MAX_BYTES", _int, None,
-            "largest Allreduce for one-shot: overrides the selection table (hpcolls/config.py)", "table"),
+            "largest Allreduce for one-shot: overrides the selection table (native/hpcolls/plan.cpp)", "table"),
     Setting("HPCOLLS_TWOSHOT_MAX_BYTES", _int, None,
             "largest Allreduce for two-shot (larger: NCCL, else the native kernels in pieces): overrides the "
             "selection table", "table"),

@@ -78,7 +78,7 @@ def choice(paths, collective, call, stream):
     if nc is not None:
         p = nc.plan(call.nbytes, call.code, call.op, NATIVE_ORDER.index(collective.native))
         if p["pieces"] == 1 and refusal is None:
-            return Choice("native", p["kernel"], call.nbytes)
+            return Choice("native", f"{p['kernel']}, {p['protocol']} protocol", call.nbytes)
         plan = (p["pieces"], p["piece_bytes"])
     return past_native(plan, dtypes.ITEMSIZE[call.code], paths.config.algo, paths.off,
                        lambda: paths.nccl_path(stream).takes(collective, call), refusal)

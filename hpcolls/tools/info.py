@@ -92,6 +92,20 @@ def _node_lines(comm, cfg, aware):
     return lines
 
 
+def _limit(value):
+    return "the selection table's" if value is None else f"{value} B (set)"
+
+
+def _table_lines():
+    """The plan's selection table, a line per row (config.selection_table)."""
+    rows = config.selection_table()
+    if not rows:
+        return ["(the native module is not built)"]
+    keys = [k for k in rows[0] if k not in ("collective", "max_ranks")]
+    return [f"{r['collective']} <= {r['max_ranks']} ranks: " +
+            ", ".join(f"{k} {'-' if r[k] is None else r[k]}" for k in keys) for r in rows]
+
+
 def report():
     native = native_module.load()
     comm = MPI.COMM_WORLD
@@ -117,12 +131,16 @@ def report():
         *nodes,
         f"settings: algo={cfg.algo} scratch={cfg.scratch_bytes} B per rank per communicator "
         f"(HPCOLLS_SCRATCH_BYTES; one-shot carries up to scratch/4/N bytes), "
-        f"one-shot <= {cfg.oneshot_max_bytes} B (its small-message kernel at {', '.join(map(str, native.SMALL_ONESHOT_RANKS))} "
-        f"ranks: a block per {native.SMALL_ONESHOT_BLOCK_BYTES} B, up to the rank's share of the SMs), two-shot <= {cfg.twoshot_max_bytes} B "
+        f"protocol={cfg.protocol} (HPCOLLS_PROTOCOL), sentinel region {cfg.sentinel_scratch_bytes} B, LL128 region "
+        f"{cfg.ll128_scratch_bytes} B, "
+        f"one-shot <= {_limit(cfg.oneshot_max_bytes)} (its small-message kernel at {', '.join(map(str, native.SMALL_ONESHOT_RANKS))} "
+        f"ranks: a block per {native.SMALL_ONESHOT_BLOCK_BYTES} B, up to the rank's share of the SMs), two-shot <= {_limit(cfg.twoshot_max_bytes)} "
         f"(larger: NCCL, or where it cannot run the native kernels in pieces), "
         f"timeout={cfg.timeout_s} s, validate={cfg.validate}, "
         f"dependent launch={'on' if cfg.dependent_launch else 'off'} (HPCOLLS_DEPENDENT_LAUNCH, default 1; used on GPUs of compute capability 9.0+, "
         f"where ranks share a GPU only for grids of at most half a rank's share of the SMs)",
+        "selection table in force: the plan's built-in one (native/hpcolls/plan.cpp; bytes, '-' no limit):",
+        *[f"  {line}" for line in _table_lines()],
         "environment (hpcolls.settings; README has what each means):",
         *[f"  {line}" for line in settings.current_lines()],
     ]

@@ -127,8 +127,9 @@ PYBIND11_MODULE(_native, m) {
   m.def(
       "plan",
       [](size_t bytes, int dtype, int op, int nranks, size_t half_bytes, int max_blocks, bool gpu_shared,
-         bool dependent_launch, int threads_override, int ll_mode, int algo, size_t oneshot_max_bytes,
-         size_t twoshot_max_bytes, int collective) {
+         bool dependent_launch, int threads_override, int ll_mode, int algo, std::optional<size_t> oneshot_max_bytes,
+         std::optional<size_t> twoshot_max_bytes, int collective, int protocol, size_t sentinel_half_bytes,
+         size_t ll128_half_bytes, bool ll128_available, bool nccl_alternative) {
         PlanInputs in;
         in.nranks = nranks;
         in.half_bytes = half_bytes;
@@ -140,26 +141,65 @@ PYBIND11_MODULE(_native, m) {
         in.mode = static_cast<AlgoMode>(algo);
         in.oneshot_max_bytes = oneshot_max_bytes;
         in.twoshot_max_bytes = twoshot_max_bytes;
+        in.protocol = static_cast<ProtocolMode>(protocol);
+        in.sentinel_half_bytes = sentinel_half_bytes;
+        in.ll128_half_bytes = ll128_half_bytes;
+        in.ll128_available = ll128_available;
+        in.nccl_alternative = nccl_alternative;
         if (nranks < 1 || nranks > kMaxRanks || max_blocks < 1 || dtype < 0 || dtype >= int(DType::kCount) || op < 0 ||
-            op >= int(Op::kCount) || algo < -1 || algo > 1 || collective < 0 || collective >= int(Collective::kCount))
+            op >= int(Op::kCount) || algo < -1 || algo > 1 || collective < 0 || collective >= int(Collective::kCount) ||
+            protocol < -1 || protocol >= kProtocols)
           throw std::invalid_argument("hpcolls: plan: an input out of range");
         const auto what = static_cast<Collective>(collective);
         const Plan p = plan(in, what, bytes, static_cast<DType>(dtype), static_cast<Op>(op));
         return py::make_tuple(kernel_name(p.kernel), p.blocks, p.threads, p.dependent_launch, p.piece_bytes, p.pieces,
-                              largest_message(in, what), small_oneshot_max_bytes(in));
+                              largest_message(in, what), small_oneshot_max_bytes(in), protocol_name(p.protocol));
       },
       py::arg("bytes"), py::arg("dtype"), py::arg("op"), py::arg("nranks"), py::arg("half_bytes"),
       py::arg("max_blocks"), py::arg("gpu_shared") = false, py::arg("dependent_launch") = false,
       py::arg("threads_override") = 0, py::arg("ll_mode") = 0, py::arg("algo") = -1,
-      py::arg("oneshot_max_bytes") = size_t(64) << 10, py::arg("twoshot_max_bytes") = SIZE_MAX,
-      py::arg("collective") = 0,
+      py::arg("oneshot_max_bytes") = py::none(), py::arg("twoshot_max_bytes") = py::none(),
+      py::arg("collective") = 0, py::arg("protocol") = -1, py::arg("sentinel_half_bytes") = 0,
+      py::arg("ll128_half_bytes") = 0, py::arg("ll128_available") = false, py::arg("nccl_alternative") = false,
       "(kernel, blocks, threads, dependent_launch, piece_bytes, pieces, largest_message, "
-      "small_oneshot_max_bytes) of a call under these inputs (plan.h; collective: COLLECTIVES' index)");
+      "small_oneshot_max_bytes, protocol) of a call under these inputs (plan.h; collective: COLLECTIVES' index; "
+      "protocol: -1 auto or PROTOCOLS' index; the one-shot and two-shot limits: None for the selection table's)");
   m.attr("COLLECTIVES") = py::make_tuple("allreduce", "allgather", "bcast", "reduce", "reduce_scatter");  // Collective's values, in order
+  static_assert(kProtocols == 3, "PROTOCOLS below lists every Protocol");
+  m.attr("PROTOCOLS") = py::make_tuple(protocol_name(Protocol::LL), protocol_name(Protocol::Sentinel),
+                                       protocol_name(Protocol::LL128));  // Protocol's values, in order
+  // The one selection table (plan.h, docs/ARCHITECTURE.md#protocol-selection), for config.py and info.
+  m.def(
+      "selection_table",
+      [] {
+        size_t n = 0;
+        const SelectionRow* rows = selection_table(&n);
+        py::list out;
+        const auto bytes = [](size_t b) -> py::object {
+          if (b == SIZE_MAX) return py::none();
+          return py::int_(b);
+        };
+        for (size_t i = 0; i < n; ++i) {
+          const SelectionRow& r = rows[i];
+          py::dict d;
+          d["collective"] = collective_name(r.collective);
+          d["max_ranks"] = r.max_ranks;
+          d["ll_max"] = bytes(r.ll_max);
+          d["ll128_max"] = bytes(r.ll128_max);
+          d["ll_oneshot_max"] = bytes(r.ll_oneshot_max);
+          d["sentinel_oneshot_max"] = bytes(r.sentinel_oneshot_max);
+          d["native_max_vs_nccl"] = bytes(r.native_max_vs_nccl);
+          out.append(d);
+        }
+        return out;
+      },
+      "The plan's built-in selection table: a dict per row (collective, max_ranks, then byte limits; None: no "
+      "limit), in the plan's order (native/hpcolls/plan.cpp)");
 
   py::class_<NativeComm>(m, "NativeComm")
-      .def(py::init<int, int, int, size_t, double, int>(), py::arg("rank"), py::arg("nranks"),
-           py::arg("device"), py::arg("scratch_bytes"), py::arg("timeout_s"), py::arg("ranks_on_device"))
+      .def(py::init<int, int, int, size_t, double, int, size_t, size_t>(), py::arg("rank"), py::arg("nranks"),
+           py::arg("device"), py::arg("scratch_bytes"), py::arg("timeout_s"), py::arg("ranks_on_device"),
+           py::arg("sentinel_bytes") = 0, py::arg("ll128_bytes") = 0)
       .def("capsule", [](py::object self) { return comm_capsule(self); },
            "a handle for hpcolls' C entry (hpcolls/c_api.h), keeping this object alive")
       .def("export_handle", [](const NativeComm& c) { return py::bytes(c.export_handle()); })
@@ -171,6 +211,15 @@ PYBIND11_MODULE(_native, m) {
       .def("set_oneshot_max_bytes", &NativeComm::set_oneshot_max_bytes)
       .def("set_twoshot_max_bytes", &NativeComm::set_twoshot_max_bytes)
       .def("set_timeout", &NativeComm::set_timeout)
+      .def("set_protocol", [](NativeComm& c, int p) { c.set_protocol(static_cast<ProtocolMode>(p)); },
+           "-1: the selection table picks; else PROTOCOLS' index, forced where a kernel carries it")
+      .def_property_readonly("protocol", [](const NativeComm& c) { return int(c.protocol()); })
+      .def("set_ll128_available", &NativeComm::set_ll128_available)
+      .def("set_nccl_alternative", &NativeComm::set_nccl_alternative)
+      .def("region_bytes", [](const NativeComm& c, int p) {
+        if (p < 0 || p >= kProtocols) throw std::invalid_argument("hpcolls: no protocol " + std::to_string(p));
+        return c.region_bytes(static_cast<Protocol>(p));
+      }, "bytes of PROTOCOLS[p]'s scratch region on this rank (0: absent, or some rank lacks it)")
       .def("set_ll_mode",
            [](NativeComm& c, int mode) {
              const bool diagnostic = mode > 0 && mode < kLLModes;  // others: set_ll_mode says what is wrong
@@ -190,6 +239,7 @@ PYBIND11_MODULE(_native, m) {
                                      static_cast<Op>(op));
             py::dict r;
             r["kernel"] = kernel_name(p.kernel);
+            r["protocol"] = protocol_name(p.protocol);
             r["blocks"] = p.blocks;
             r["threads"] = p.threads;
             r["dependent_launch"] = p.dependent_launch;

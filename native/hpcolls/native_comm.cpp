@@ -8,6 +8,7 @@
 #include "hpcolls/collective_args.h"
 #include "hpcolls/errors.h"
 #include "hpcolls/runtime_info.h"
+#include "hpcolls/sentinel_region.h"
 
 namespace hpcolls {
 
@@ -20,7 +21,7 @@ std::string upper(std::string s) {
 }  // namespace
 
 NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, double timeout_s,
-                       int ranks_on_device)
+                       int ranks_on_device, size_t sentinel_bytes, size_t ll128_bytes)
     : rank_(rank), nranks_(nranks), device_(device) {
   require_device();
   if (nranks < 1 || nranks > kMaxRanks)
@@ -34,8 +35,22 @@ NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, d
     throw std::invalid_argument("hpcolls: LL scratch of " + std::to_string(scratch_bytes) +
                                 " bytes is over the 8 GiB the kernels can index (HPCOLLS_SCRATCH_BYTES; "
                                 "a few MiB is enough: larger messages go to NCCL)");
+  for (const size_t b : {sentinel_bytes, ll128_bytes})
+    if (b > kMaxScratchBytes)
+      throw std::invalid_argument("hpcolls: a protocol's scratch region of " + std::to_string(b) +
+                                  " bytes is over the 8 GiB the kernels can index (HPCOLLS_SENTINEL_SCRATCH_BYTES, "
+                                  "HPCOLLS_LL128_SCRATCH_BYTES)");
   scratch_bytes = std::max<size_t>(scratch_bytes, 4096) / 64 * 64;
-  scratch_ = std::make_unique<PeerScratch>(device, scratch_bytes);
+  regions_[int(Protocol::LL)] = std::make_unique<PeerScratch>(device, scratch_bytes);
+  // The other regions, zeroed as the LL one (a zero flag is never a live epoch); the sentinel
+  // region's payload is then armed with the sentinel (sentinel_region.h). Two halves each, of
+  // whole 16-byte lines.
+  if (sentinel_bytes >= 4096) {
+    regions_[int(Protocol::Sentinel)] = std::make_unique<PeerScratch>(device, sentinel_bytes / 64 * 64);
+    cuda_check(arm_sentinel_region(regions_[int(Protocol::Sentinel)]->base(-1), sentinel_bytes / 64 * 32),
+               "arm the sentinel region");
+  }
+  if (ll128_bytes >= 4096) regions_[int(Protocol::LL128)] = std::make_unique<PeerScratch>(device, ll128_bytes / 256 * 256);
   cuda_check(cudaMalloc(&counters_, sizeof(DeviceCounters)), "cudaMalloc(counters)");
   cuda_check(cudaMemset(counters_, 0, sizeof(DeviceCounters)), "cudaMemset(counters)");
   cuda_check(cudaHostAlloc(&host_error_, sizeof(ErrorRecord), cudaHostAllocMapped), "cudaHostAlloc(error record)");
@@ -90,11 +105,77 @@ void NativeComm::set_timeout(double seconds) {
   dev_.timeout_ns = uint64_t(seconds * 1e9);
 }
 
+std::string NativeComm::export_handle() const {
+  std::string out;
+  for (int p = 0; p < kProtocols; ++p) {
+    out += regions_[p] ? '\1' : '\0';
+    if (regions_[p]) out += regions_[p]->export_handle();
+  }
+  return out;
+}
+
+namespace {
+// Splits one rank's export_handle() into its regions' handles ("" for an absent region).
+std::vector<std::string> region_handles(const std::string& all, int rank) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  for (int p = 0; p < kProtocols; ++p) {
+    if (at >= all.size()) throw CudaError("hpcolls: malformed scratch handles from rank " + std::to_string(rank));
+    const bool present = all[at++] != '\0';
+    const size_t n = present ? PeerScratch::kHandleBytes : 0;
+    if (at + n > all.size()) throw CudaError("hpcolls: malformed scratch handles from rank " + std::to_string(rank));
+    out.push_back(all.substr(at, n));
+    at += n;
+  }
+  return out;
+}
+}  // namespace
+
 void NativeComm::open_peers(const std::vector<std::string>& handles) {
   if (int(handles.size()) != nranks_) throw std::invalid_argument("hpcolls: one IPC handle per rank expected");
-  scratch_->open_peers(handles, rank_);
-  for (int r = 0; r < nranks_; ++r) dev_.scratch[r] = scratch_->base(r);
+  std::vector<std::vector<std::string>> by_region(kProtocols, std::vector<std::string>(size_t(nranks_)));
+  bool everywhere[kProtocols];
+  for (int p = 0; p < kProtocols; ++p) everywhere[p] = true;
+  for (int r = 0; r < nranks_; ++r) {
+    const std::vector<std::string> mine = region_handles(handles[size_t(r)], r);
+    for (int p = 0; p < kProtocols; ++p) {
+      by_region[size_t(p)][size_t(r)] = mine[size_t(p)];
+      everywhere[p] &= !mine[size_t(p)].empty();
+    }
+  }
+  if (!everywhere[int(Protocol::LL)]) throw CudaError("hpcolls: a rank exported no LL scratch");
+  for (int p = 0; p < kProtocols; ++p) {
+    // The same handles on every rank, so every rank opens the same regions.
+    region_open_[p] = everywhere[p] && regions_[p] != nullptr;
+    if (region_open_[p]) regions_[p]->open_peers(by_region[size_t(p)], rank_);
+  }
+  for (int r = 0; r < nranks_; ++r) dev_.scratch[r] = regions_[int(Protocol::LL)]->base(r);
+  in_.sentinel_half_bytes = region_bytes(Protocol::Sentinel) / 2;
+  in_.ll128_half_bytes = region_bytes(Protocol::LL128) / 2;
   peers_open_ = true;
+}
+
+size_t NativeComm::region_bytes(Protocol p) const {
+  return region_open_[int(p)] ? regions_[int(p)]->bytes() : 0;
+}
+
+void* NativeComm::region_base(Protocol p, int r) const {
+  return region_open_[int(p)] ? regions_[int(p)]->base(r) : nullptr;
+}
+
+DevComm NativeComm::dev_of(Protocol p) const {
+  if (p == Protocol::LL) return dev_;
+  DevComm d = dev_;
+  for (int r = 0; r < nranks_; ++r) d.scratch[r] = region_base(p, r);
+  d.half_bytes = region_bytes(p) / 2;
+  return d;
+}
+
+void NativeComm::set_protocol(ProtocolMode p) {
+  if (int(p) < -1 || int(p) >= kProtocols)
+    throw std::invalid_argument("hpcolls: protocol " + std::to_string(int(p)) + " is not -1 (auto) or 0.." +
+                                std::to_string(kProtocols - 1) + " (LL, sentinel, LL128)");
+  in_.protocol = p;
 }
 
 int NativeComm::select(size_t bytes) const {
@@ -422,14 +503,17 @@ void NativeComm::raise_timeout() {
 }
 
 void NativeComm::release() {
-  if (scratch_) {
+  if (regions_[int(Protocol::LL)]) {
     try {
       wait_last_call();
     } catch (const CudaError&) {
       // Releasing anyway: the process is tearing down or the context is already gone.
     }
-    scratch_->release();
-    scratch_.reset();
+    for (auto& region : regions_) {
+      if (region) region->release();
+      region.reset();
+    }
+    for (bool& open : region_open_) open = false;
   }
   if (counters_) (void)cudaFree(counters_);
   if (host_error_) (void)cudaFreeHost(host_error_);

@@ -33,6 +33,8 @@ size_t offset_in_allocation(void* ptr) {
 }
 }  // namespace
 
+const size_t PeerScratch::kHandleBytes = sizeof(cudaIpcMemHandle_t) + sizeof(size_t);
+
 PeerScratch::PeerScratch(int device, size_t bytes) : device_(device), bytes_(bytes) {
   cuda_check(cudaSetDevice(device_), "cudaSetDevice");
   cuda_check(cudaMalloc(&local_, bytes_), "cudaMalloc(scratch)");

@@ -15,8 +15,68 @@ bool small_kernel_fits(const PlanInputs& in, size_t bytes) {
   return in.threads_override == 0 && oneshot_small_fits(in.nranks, in.ll_mode, chunks_of(bytes), in.max_blocks);
 }
 
-// Which kernel a whole Allreduce of `bytes` runs, from the algorithm request, the scratch and the
-// size table; None when no kernel takes it whole.
+constexpr size_t KiB = size_t(1) << 10, MiB = size_t(1) << 20, kNoLimit = SIZE_MAX;
+
+// protocol-selection (docs/ARCHITECTURE.md#protocol-selection): the one table. Constants until
+// the lead measures them on the GPU machine; every row's LL columns are the crossovers measured on
+// one H200 with the ranks sharing it (docs/PERFORMANCE.md, "Device time per size"; the 32-rank rows
+// are not measured). ll_max = kNoLimit: LL for every size, as before the other protocols' kernels.
+constexpr SelectionRow kTable[] = {
+    // collective, max ranks, ll_max, ll128_max, ll_oneshot_max, sentinel_oneshot_max, native_max_vs_nccl
+    {Collective::Allreduce, 2, kNoLimit, 0, 256 * KiB, 0, 1 * MiB},
+    {Collective::Allreduce, 4, kNoLimit, 0, 128 * KiB, 0, 1 * MiB},
+    {Collective::Allreduce, 8, kNoLimit, 0, 64 * KiB, 0, 1 * MiB},
+    {Collective::Allreduce, 32, kNoLimit, 0, 16 * KiB, 0, 1 * MiB},
+    {Collective::Allgather, 32, kNoLimit, 0, 0, 0, kNoLimit},
+    {Collective::Bcast, 32, kNoLimit, 0, 0, 0, kNoLimit},
+    {Collective::Reduce, 32, kNoLimit, 0, 0, 0, kNoLimit},
+    {Collective::ReduceScatter, 32, kNoLimit, 0, 0, 0, kNoLimit},
+};
+
+// Where the native kernels in pieces are the alternative, the largest Allreduce taken whole: as
+// the LL-only table had it (1 MiB), kept until the new protocols' kernels take larger ones.
+constexpr size_t kAllreduceMaxVsPieces = 1 * MiB;
+
+// Whether protocol p has a kernel for `collective` (the Kernel list).
+bool carries(Protocol p, Collective collective) {
+  (void)collective;
+  return p == Protocol::LL;
+}
+
+// Whether a call may take protocol p: LL always; another where its region exists (and LL128's
+// probe passed), the collective has a kernel on it, and no diagnosis setting asks for the LL
+// kernels' variants.
+bool usable(const PlanInputs& in, Protocol p, Collective collective) {
+  if (p == Protocol::LL) return true;
+  if (in.ll_mode != 0 || in.threads_override != 0 || !carries(p, collective)) return false;
+  return p == Protocol::Sentinel ? in.sentinel_half_bytes > 0 : in.ll128_half_bytes > 0 && in.ll128_available;
+}
+
+Protocol protocol_for(const PlanInputs& in, Collective collective, size_t bytes) {
+  if (in.protocol != ProtocolMode::Auto) {
+    const auto forced = static_cast<Protocol>(in.protocol);
+    return usable(in, forced, collective) ? forced : Protocol::LL;
+  }
+  const SelectionRow& row = selection_row(collective, in.nranks);
+  if (bytes <= row.ll_max) return Protocol::LL;
+  if (bytes <= row.ll128_max && usable(in, Protocol::LL128, collective)) return Protocol::LL128;
+  return usable(in, Protocol::Sentinel, collective) ? Protocol::Sentinel : Protocol::LL;
+}
+
+// Allreduce's one-shot limit and the native path's limit on a whole message (Allreduce: two-shot's),
+// from the overrides or the table.
+size_t oneshot_limit(const PlanInputs& in, Protocol p) {
+  const SelectionRow& row = selection_row(Collective::Allreduce, in.nranks);
+  return in.oneshot_max_bytes.value_or(p == Protocol::LL ? row.ll_oneshot_max : row.sentinel_oneshot_max);
+}
+size_t native_limit(const PlanInputs& in, Collective collective) {
+  const SelectionRow& row = selection_row(collective, in.nranks);
+  if (collective != Collective::Allreduce) return in.nccl_alternative ? row.native_max_vs_nccl : kNoLimit;
+  return in.twoshot_max_bytes.value_or(in.nccl_alternative ? row.native_max_vs_nccl : kAllreduceMaxVsPieces);
+}
+
+// Which kernel a whole Allreduce of `bytes` runs on LL, from the algorithm request, the scratch and
+// the size table; None when no kernel takes it whole.
 Kernel allreduce_kernel(const PlanInputs& in, size_t bytes) {
   const bool fits1 = oneshot_half_bytes(bytes, in.nranks) <= in.half_bytes;
   const bool fits2 = twoshot_half_bytes(bytes, in.nranks) <= in.half_bytes;
@@ -25,8 +85,8 @@ Kernel allreduce_kernel(const PlanInputs& in, size_t bytes) {
     case AlgoMode::OneShot: oneshot = fits1; break;
     case AlgoMode::TwoShot: twoshot = fits2; break;
     default:
-      oneshot = fits1 && (bytes <= in.oneshot_max_bytes || in.nranks == 1);
-      twoshot = !oneshot && fits2 && bytes <= in.twoshot_max_bytes;
+      oneshot = fits1 && (bytes <= oneshot_limit(in, Protocol::LL) || in.nranks == 1);
+      twoshot = !oneshot && fits2 && bytes <= native_limit(in, Collective::Allreduce);
   }
   if (twoshot) return Kernel::AllreduceTwoShot;
   if (!oneshot) return Kernel::None;
@@ -38,7 +98,7 @@ Kernel allreduce_kernel(const PlanInputs& in, size_t bytes) {
 // small-message kernel where it fits (bytes: a rank's block), as Allreduce, else the general one.
 Kernel allgather_kernel(const PlanInputs& in, size_t bytes) {
   const bool fits = oneshot_half_bytes(bytes, in.nranks) <= in.half_bytes;
-  if (!fits || in.ll_mode != 0) return Kernel::None;
+  if (!fits || in.ll_mode != 0 || bytes > native_limit(in, Collective::Allgather)) return Kernel::None;
   return small_kernel_fits(in, bytes) ? Kernel::AllgatherOneShotSmall : Kernel::AllgatherOneShot;
 }
 
@@ -54,7 +114,7 @@ constexpr size_t kBcastSmallMaxBytes = 512;
 Kernel rooted_kernel(const PlanInputs& in, Collective collective, size_t bytes) {
   const bool bcast = collective == Collective::Bcast;
   const size_t need = bcast ? bcast_half_bytes(bytes) : reduce_half_bytes(bytes, in.nranks);
-  if (need > in.half_bytes || in.ll_mode != 0) return Kernel::None;
+  if (need > in.half_bytes || in.ll_mode != 0 || bytes > native_limit(in, collective)) return Kernel::None;
   const bool small = small_kernel_fits(in, bytes);
   if (bcast)
     return small && bytes <= kBcastSmallMaxBytes && oneshot_half_bytes(bytes, in.nranks) <= in.half_bytes
@@ -64,7 +124,9 @@ Kernel rooted_kernel(const PlanInputs& in, Collective collective, size_t bytes) 
   return small ? Kernel::ReduceScatterOneShotSmall : Kernel::ReduceScatterOneShot;
 }
 
-Kernel kernel_for(const PlanInputs& in, Collective collective, size_t bytes) {
+// The kernel of a whole call of `bytes` on protocol p (protocol_for's), None when none takes it.
+Kernel kernel_for(const PlanInputs& in, Collective collective, Protocol p, size_t bytes) {
+  if (p != Protocol::LL) return Kernel::None;  // no kernel on the other protocols yet
   switch (collective) {
     case Collective::Allreduce: return allreduce_kernel(in, bytes);
     case Collective::Allgather: return allgather_kernel(in, bytes);
@@ -109,14 +171,18 @@ size_t capacity(const PlanInputs& in, Algo algo) {
   return in.half_bytes / (2 * size_t(in.nranks) * line_bytes) * size_t(in.nranks) * kChunkBytes;
 }
 
-size_t largest_message(const PlanInputs& in, Collective collective) {
+namespace {
+
+// The largest message a single LL call takes, as the LL kernels decide (whole 16-byte chunks).
+size_t ll_largest(const PlanInputs& in, Collective collective) {
   const size_t one = capacity(in, Algo::OneShot), two = capacity(in, Algo::TwoShot);
-  if (collective == Collective::Allgather) return one;
+  const size_t limit = native_limit(in, collective);
+  if (collective == Collective::Allgather) return std::min(one, limit) / kChunkBytes * kChunkBytes;
   if (collective != Collective::Allreduce) {  // the inverse of {bcast,reduce}_half_bytes, whole chunks
     const size_t lines = in.half_bytes / 16;
     if (lines <= kHandshakeLines) return 0;
     const size_t per_chunk = kLinesPerChunk * (collective == Collective::Bcast ? 1 : size_t(in.nranks));
-    return (lines - kHandshakeLines) / per_chunk * kChunkBytes;
+    return std::min((lines - kHandshakeLines) / per_chunk * kChunkBytes, limit) / kChunkBytes * kChunkBytes;
   }
   switch (in.mode) {  // as allreduce_kernel decides
     case AlgoMode::OneShot: return one;
@@ -124,9 +190,31 @@ size_t largest_message(const PlanInputs& in, Collective collective) {
     default:
       if (in.nranks == 1) return one;
       // Whole chunks: the thresholds need not be (one and two are).
-      return std::max(std::min(one, in.oneshot_max_bytes), std::min(two, in.twoshot_max_bytes)) / kChunkBytes *
+      return std::max(std::min(one, oneshot_limit(in, Protocol::LL)), std::min(two, limit)) / kChunkBytes *
              kChunkBytes;
   }
+}
+
+// The largest message protocol p's kernels take whole (0: none).
+size_t protocol_largest(const PlanInputs& in, Collective collective, Protocol p) {
+  return p == Protocol::LL ? ll_largest(in, collective) : 0;
+}
+
+bool whole(const PlanInputs& in, Collective collective, size_t bytes) {
+  return bytes > 0 && kernel_for(in, collective, protocol_for(in, collective, bytes), bytes) != Kernel::None;
+}
+
+}  // namespace
+
+size_t largest_message(const PlanInputs& in, Collective collective) {
+  // Each protocol's largest, where the selection gives that size to that protocol; the largest of
+  // those a call of that size really takes whole.
+  size_t best = 0;
+  for (int p = 0; p < kProtocols; ++p) {
+    const size_t b = protocol_largest(in, collective, Protocol(p));
+    if (b > best && whole(in, collective, b)) best = b;
+  }
+  return best;
 }
 
 size_t small_oneshot_max_bytes(const PlanInputs& in) {
@@ -138,14 +226,16 @@ Plan plan(const PlanInputs& in, Collective collective, size_t bytes, DType dtype
   Plan p;
   const bool bytes_only = moves_bytes(collective);
   if (!bytes_only && !op_supported(dtype, op)) return p;
-  p.kernel = kernel_for(in, collective, bytes);
+  p.protocol = protocol_for(in, collective, bytes);
+  p.kernel = kernel_for(in, collective, p.protocol, bytes);
   p.piece_bytes = bytes;
   p.pieces = 1;
   if (p.kernel == Kernel::None) {
     p.piece_bytes = largest_message(in, collective);
     if (p.piece_bytes < (bytes_only ? 1 : dtype_size(dtype))) return Plan{};  // not even one element per piece
     p.pieces = (bytes + p.piece_bytes - 1) / p.piece_bytes;
-    p.kernel = kernel_for(in, collective, p.piece_bytes);
+    p.protocol = protocol_for(in, collective, p.piece_bytes);
+    p.kernel = kernel_for(in, collective, p.protocol, p.piece_bytes);
     if (p.kernel == Kernel::None) return Plan{};
   }
   set_grid(in, p.piece_bytes, p);
@@ -172,5 +262,31 @@ const char* collective_name(Collective c) {
 }
 
 Algo algo_of(Kernel k) { return k == Kernel::AllreduceTwoShot ? Algo::TwoShot : Algo::OneShot; }
+
+Protocol protocol_of(Kernel k) {
+  (void)k;
+  return Protocol::LL;
+}
+
+const char* protocol_name(Protocol p) {
+  constexpr const char* kNames[] = {"LL", "sentinel", "LL128"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == size_t(kProtocols), "a name per Protocol");
+  return int(p) >= 0 && int(p) < kProtocols ? kNames[int(p)] : "LL";
+}
+
+const SelectionRow* selection_table(size_t* rows) {
+  *rows = sizeof(kTable) / sizeof(kTable[0]);
+  return kTable;
+}
+
+const SelectionRow& selection_row(Collective collective, int nranks) {
+  const SelectionRow* found = nullptr;
+  for (const SelectionRow& row : kTable) {
+    if (row.collective != collective) continue;
+    found = &row;  // past the last row of the collective: its last
+    if (nranks <= row.max_ranks) break;
+  }
+  return found != nullptr ? *found : kTable[0];
+}
 
 }  // namespace hpcolls

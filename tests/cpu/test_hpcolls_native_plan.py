@@ -14,10 +14,10 @@ HALF = 4 * MiB  # the default 8 MiB scratch, one half
 
 def plan(nbytes, nranks, code=dtypes.F64, op=dtypes.SUM, **kw):
     kw.setdefault("max_blocks", 32)
-    kernel, blocks, threads, dependent, piece, pieces, largest, small_max = _native.plan(
+    kernel, blocks, threads, dependent, piece, pieces, largest, small_max, protocol = _native.plan(
         nbytes, code, op, nranks, kw.pop("half_bytes", HALF), **kw)
     return dict(kernel=kernel, blocks=blocks, threads=threads, dependent=dependent, piece=piece, pieces=pieces,
-                largest=largest, small_max=small_max)
+                largest=largest, small_max=small_max, protocol=protocol)
 
 
 def test_small_kernel_at_its_rank_counts_only():
@@ -43,8 +43,8 @@ def test_diagnosis_keeps_the_general_kernel():
 
 
 def test_thresholds_and_forced_algorithms():
-    assert plan(64 << 10, 4)["kernel"].startswith("one-shot")
-    assert plan((64 << 10) + 8, 4)["kernel"] == "two-shot"
+    assert plan(64 << 10, 4, oneshot_max_bytes=64 << 10)["kernel"].startswith("one-shot")
+    assert plan((64 << 10) + 8, 4, oneshot_max_bytes=64 << 10)["kernel"] == "two-shot"
     assert plan(16 << 10, 4, algo=1)["kernel"] == "two-shot"
     assert plan(2 * MiB, 4, algo=0, oneshot_max_bytes=1)["kernel"] == "one-shot"  # forced: up to the scratch
     assert plan(2 * MiB, 1)["kernel"] == "one-shot"  # one rank: a copy, whatever the size
@@ -169,3 +169,31 @@ def test_rooted_grids_have_a_thread_per_rank_for_the_handshakes():
 def test_rooted_scratch_too_small_for_one_element():
     for coll in (BCAST, REDUCE, REDUCE_SCATTER):
         assert plan(8, 4, half_bytes=HANDSHAKE_LINES * 16, collective=coll)["pieces"] == 0
+
+
+def test_the_selection_table_is_the_plans_and_config_reads_it():
+    from hpcolls import config
+    rows = _native.selection_table()
+    assert rows and tuple(rows) == config.selection_table()
+    assert {r["collective"] for r in rows} == set(_native.COLLECTIVES)
+    for name in _native.COLLECTIVES:
+        mine = [r["max_ranks"] for r in rows if r["collective"] == name]
+        assert mine == sorted(mine) and mine[-1] == _native.MAX_RANKS, name
+    for n in (1, 2, 3, 4, 8, 32):
+        row = next(r for r in rows if r["collective"] == "allreduce" and n <= r["max_ranks"])
+        assert config.thresholds(n) == (row["ll_oneshot_max"], row["native_max_vs_nccl"])
+        # The table's LL one-shot limit is what an Allreduce on LL gets (a half large enough).
+        limit = row["ll_oneshot_max"]
+        if n > 1:
+            assert plan(limit, n, half_bytes=64 * MiB)["kernel"].startswith("one-shot")
+            assert plan(limit + 16, n, half_bytes=64 * MiB)["kernel"] == "two-shot"
+
+
+def test_the_protocols_are_named_and_a_missing_region_keeps_ll():
+    assert _native.PROTOCOLS == ("LL", "sentinel", "LL128")
+    for coll in range(len(_native.COLLECTIVES)):
+        assert plan(4096, 4, collective=coll)["protocol"] == "LL"
+        for forced in (1, 2):  # no region (the inputs' default): the call stays on LL
+            assert plan(4096, 4, collective=coll, protocol=forced)["protocol"] == "LL"
+    with pytest.raises(ValueError, match="out of range"):
+        plan(8, 4, protocol=3)

@@ -33,6 +33,7 @@ class CallState {
   }
 
   __device__ bool broken() const { return broken_; }
+  __device__ uint32_t epoch() const { return epoch_; }
 
   // This call's half of `rank`'s scratch, as LL lines.
   __device__ LLLine* half(int rank) const { return in_half(static_cast<LLLine*>(c_.scratch[rank])); }
@@ -137,34 +138,7 @@ class CallState {
     return true;
   }
 
-  // Called by every thread once past CallState's constructor, at the end of the call or earlier
-  // (nothing reads the epoch after the constructor): the last block to get here advances the
-  // device epoch. Only the next kernel on the stream reads the counters, and a kernel boundary
-  // already orders every store of this one before it, so no fence is needed here. A
-  // single-block call advances the epoch without the atomic round trip. The barrier keeps the
-  // epoch store after every thread's epoch read.
-  __device__ void finish() {
-    if (gridDim.x == 1) return finish_one_block();
-    __syncthreads();
-    if (threadIdx.x != 0) return;
-    const uint32_t done = atomicAdd(&c_.counters->blocks_done, 1u);
-    if (done == gridDim.x - 1) {
-      c_.counters->blocks_done = 0;
-      c_.counters->epoch = epoch_;
-    }
-  }
-
-  // finish() for a kernel launched as one block. Nothing in a call reads the epoch after
-  // CallState's constructor, so a one-block kernel may call this as soon as every thread has
-  // constructed its CallState: the epoch store then leaves the end of the call. A block of one
-  // warp needs only the warp's barrier, which is cheaper than a block barrier.
-  __device__ void finish_one_block() {
-    if (blockDim.x > 32) __syncthreads();
-    else __syncwarp();
-    if (threadIdx.x == 0) c_.counters->epoch = epoch_;
-  }
-
- private:
+  // Public for the other protocols' receives (sentinel.cuh), which poll words of their own kind.
   // Runs `round` (one round of loads and tests: true once everything awaited is this call's)
   // until it returns true, or until this call must stop waiting: false once another thread's
   // time-out marked the communicator, or this thread's deadline passed (reported against
@@ -193,6 +167,34 @@ class CallState {
     return false;
   }
 
+  // Called by every thread once past CallState's constructor, at the end of the call or earlier
+  // (nothing reads the epoch after the constructor): the last block to get here advances the
+  // device epoch. Only the next kernel on the stream reads the counters, and a kernel boundary
+  // already orders every store of this one before it, so no fence is needed here. A
+  // single-block call advances the epoch without the atomic round trip. The barrier keeps the
+  // epoch store after every thread's epoch read.
+  __device__ void finish() {
+    if (gridDim.x == 1) return finish_one_block();
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    const uint32_t done = atomicAdd(&c_.counters->blocks_done, 1u);
+    if (done == gridDim.x - 1) {
+      c_.counters->blocks_done = 0;
+      c_.counters->epoch = epoch_;
+    }
+  }
+
+  // finish() for a kernel launched as one block. Nothing in a call reads the epoch after
+  // CallState's constructor, so a one-block kernel may call this as soon as every thread has
+  // constructed its CallState: the epoch store then leaves the end of the call. A block of one
+  // warp needs only the warp's barrier, which is cheaper than a block barrier.
+  __device__ void finish_one_block() {
+    if (blockDim.x > 32) __syncthreads();
+    else __syncwarp();
+    if (threadIdx.x == 0) c_.counters->epoch = epoch_;
+  }
+
+ private:
   // The deadline starts at a thread's first slow poll, not at kernel entry: a call that never
   // waits (one rank, or data already there) does not read the clock at all.
   __device__ bool past_deadline() {

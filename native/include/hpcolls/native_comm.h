@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,15 +22,29 @@ class StreamFacts;  // native_comm.cpp: a call's stream, each query at most once
 
 class NativeComm {
  public:
-  NativeComm(int rank, int nranks, int device, size_t scratch_bytes, double timeout_s, int ranks_on_device);
+  // scratch_bytes: the LL region; sentinel_bytes, ll128_bytes: those protocols' regions (0: the
+  // protocol off). Each region is one allocation of its own, exported and opened as the LL one.
+  NativeComm(int rank, int nranks, int device, size_t scratch_bytes, double timeout_s, int ranks_on_device,
+             size_t sentinel_bytes = 0, size_t ll128_bytes = 0);
   ~NativeComm();
 
-  std::string export_handle() const { return scratch_->export_handle(); }
+  // Every region's CUDA IPC handle, in Protocol order, each marked present or absent; open_peers
+  // takes every rank's. A protocol whose region some rank lacks is off on every rank.
+  std::string export_handle() const;
   void open_peers(const std::vector<std::string>& handles);
 
   void set_algo(AlgoMode mode) { in_.mode = mode; }
-  void set_oneshot_max_bytes(size_t b) { in_.oneshot_max_bytes = b; }
-  void set_twoshot_max_bytes(size_t b) { in_.twoshot_max_bytes = b; }
+  // Overrides of the selection table (plan.h); nullopt: the table's.
+  void set_oneshot_max_bytes(std::optional<size_t> b) { in_.oneshot_max_bytes = b; }
+  void set_twoshot_max_bytes(std::optional<size_t> b) { in_.twoshot_max_bytes = b; }
+  void set_protocol(ProtocolMode p);  // HPCOLLS_PROTOCOL: auto, or one forced
+  ProtocolMode protocol() const { return in_.protocol; }
+  // Set by LL128's torn-line probe where it showed LL128 lines arrive whole (off until then).
+  void set_ll128_available(bool on) { in_.ll128_available = on; }
+  // NCCL carries what the native path declines here (a GPU per rank): the table's limit then applies.
+  void set_nccl_alternative(bool on) { in_.nccl_alternative = on; }
+  // Bytes of protocol p's region on this rank (0: absent, or off because some rank lacks it).
+  size_t region_bytes(Protocol p) const;
   void set_timeout(double seconds);
   // LL store/poll variant (ll_line.cuh); 0 unless diagnosing. The default module has mode 0
   // only: another mode takes the diagnostic module's launchers (diagnostics.h).
@@ -98,14 +113,19 @@ class NativeComm {
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   int device() const { return device_; }
-  size_t scratch_bytes() const { return scratch_->bytes(); }
-  void* scratch_base(int r) const { return scratch_->base(r); }
+  size_t scratch_bytes() const { return regions_[int(Protocol::LL)]->bytes(); }
+  void* scratch_base(int r) const { return regions_[int(Protocol::LL)]->base(r); }
+  // Rank r's base of protocol p's region as mapped here (nullptr: no such region).
+  void* region_base(Protocol p, int r) const;
   int max_blocks() const { return in_.max_blocks; }
   // The largest one-shot call the small-message kernel takes at this rank count (0: none).
   size_t small_oneshot_max_bytes() const { return hpcolls::small_oneshot_max_bytes(in_); }
 
  private:
   cudaError_t launch(Kernel k, DType t, Op op, const CollectiveArgs& a) const;
+  // What a kernel of protocol p receives: dev_ with p's region in place of the LL scratch (the
+  // kernels address any region through DevComm::scratch and half_bytes alike).
+  DevComm dev_of(Protocol p) const;
   void check_reduction(const char* what, DType t, Op op) const;  // throws for a code or pair not carried
   void check_usable();  // throws for a broken or unopened communicator, or a time-out seen
   // The bookkeeping around every launch: epochs left, device, stream order, launch(), note it.
@@ -117,7 +137,8 @@ class NativeComm {
   [[noreturn]] void raise_timeout();
 
   int rank_, nranks_, device_;
-  std::unique_ptr<PeerScratch> scratch_;
+  std::unique_ptr<PeerScratch> regions_[kProtocols];  // [LL] always; the others where sized
+  bool region_open_[kProtocols] = {};                 // every rank has the region: the protocol may run
   DeviceCounters* counters_ = nullptr;
   ErrorRecord* host_error_ = nullptr;        // host address
   ErrorRecord* host_error_dev_ = nullptr;    // its device address

@@ -14,11 +14,13 @@ class PeerScratch {
   PeerScratch(const PeerScratch&) = delete;
   PeerScratch& operator=(const PeerScratch&) = delete;
 
-  // cudaIpcMemHandle_t of our allocation followed by our offset inside it (size_t).
+  // cudaIpcMemHandle_t of our allocation followed by our offset inside it (size_t): kHandleBytes.
+  static const size_t kHandleBytes;
   std::string export_handle() const;
   // Opens every peer's handle (handles[r] from rank r); our own entry is our allocation.
   void open_peers(const std::vector<std::string>& handles, int self);
-  void* base(int rank) const { return bases_.at(rank); }
+  // Rank `rank`'s allocation as we address it (after open_peers); -1: our own, at any time.
+  void* base(int rank) const { return rank < 0 ? local_ : bases_.at(size_t(rank)); }
   size_t bytes() const { return bytes_; }
   void release();  // closes peer mappings and frees our allocation; idempotent
 

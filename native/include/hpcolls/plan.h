@@ -1,11 +1,13 @@
 // The one place where the native layer decides how a call runs: plan(collective, bytes, dtype,
 // op) gives the kernel, its grid, whether it is launched as a dependent of the kernel before it,
-// and the pieces a message larger than any kernel takes is sent in. NativeComm's select(),
-// kernel() (log strings), largest_message() and the launch itself all read it; the thresholds come
-// from Python's selection table (hpcolls/config.py) through PlanInputs.
+// the protocol it moves the data with, and the pieces a message larger than any kernel takes is
+// sent in. NativeComm's select(), kernel() (log strings), largest_message() and the launch itself
+// all read it; the thresholds come from the one selection table (selection_table() below,
+// docs/ARCHITECTURE.md#protocol-selection), which Python reads through the binding.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "hpcolls/types.h"
 
@@ -28,8 +30,20 @@ enum class Kernel : int {
   kCount
 };
 
+// How a kernel's data travels between ranks (docs/ARCHITECTURE.md, "The protocol"), each in a
+// scratch region of its own (NativeComm): LL lines (ll_line.cuh, half of every store is flag),
+// sentinel polling (sentinel.cuh, every store is data; the receiver polls the payload and re-arms
+// it), LL128 (128-byte lines with one flag word, only where a probe showed them whole).
+enum class Protocol : int { LL = 0, Sentinel = 1, LL128 = 2, kCount };
+constexpr int kProtocols = int(Protocol::kCount);
+
 // Algorithm request: Auto lets the size table decide.
 enum class AlgoMode : int { Auto = -1, OneShot = 0, TwoShot = 1 };
+
+// Protocol request (HPCOLLS_PROTOCOL, or a communicator's own for the bench): Auto lets the
+// selection table decide; a forced protocol is taken where the collective has a kernel on it and
+// its region can hold the message, else the call stays on LL.
+enum class ProtocolMode : int { Auto = -1, LL = 0, Sentinel = 1, LL128 = 2 };
 
 // What a communicator's plans depend on; fixed between calls (NativeComm's setters change it).
 struct PlanInputs {
@@ -41,12 +55,43 @@ struct PlanInputs {
   int threads_override = 0;     // HPCOLLS_THREADS_PER_BLOCK (diagnosis); 0: chosen per call
   int ll_mode = 0;              // 0 unless diagnosing (ll_line.cuh)
   AlgoMode mode = AlgoMode::Auto;
-  size_t oneshot_max_bytes = 64 << 10;  // Auto: one-shot up to here (config.py's SELECTION_TABLE)
-  size_t twoshot_max_bytes = SIZE_MAX;  // Auto: two-shot up to here
+  // Overrides of the selection table (HPCOLLS_ONESHOT_MAX_BYTES, HPCOLLS_TWOSHOT_MAX_BYTES); unset:
+  // the table's. Allreduce: one-shot up to oneshot_max_bytes; the native path takes a message whole
+  // up to twoshot_max_bytes (larger: NCCL or pieces, hpcolls/routes/native.py).
+  std::optional<size_t> oneshot_max_bytes;
+  std::optional<size_t> twoshot_max_bytes;
+  ProtocolMode protocol = ProtocolMode::Auto;
+  // One half of each protocol's scratch region (0: the region is absent and the protocol off).
+  // half_bytes above is LL's.
+  size_t sentinel_half_bytes = 0;
+  size_t ll128_half_bytes = 0;
+  bool ll128_available = false;   // the torn-line probe showed LL128 lines arrive whole here
+  // NCCL carries what the native path declines (every rank has its own GPU): the native path then
+  // takes a message whole only up to the table's native_max_vs_nccl. Otherwise the alternative is
+  // the native kernels in pieces, and a message that fits a kernel whole is always taken whole.
+  bool nccl_alternative = false;
 };
+
+// One row of the selection table: calls of `collective` on at most `max_ranks` ranks. The entries
+// are constants the lead measures on the GPU machine (docs/ARCHITECTURE.md#protocol-selection,
+// docs/PERFORMANCE.md); `python -m hpcolls tune` will store measured ones beside them.
+struct SelectionRow {
+  Collective collective;
+  int max_ranks;
+  size_t ll_max;               // LL up to here; above it sentinel (or LL128 up to ll128_max)
+  size_t ll128_max;            // LL128, where available, from ll_max up to here (0: never by default)
+  size_t ll_oneshot_max;       // Allreduce on LL: one-shot up to here, two-shot above
+  size_t sentinel_oneshot_max; // Allreduce on sentinel (and LL128): one-shot up to here, two-shot above
+  size_t native_max_vs_nccl;   // where NCCL is the alternative, the native path takes up to here whole
+};
+// The built-in table, rows in (collective, max_ranks) order, and the row a call reads (the first
+// of its collective whose max_ranks covers the rank count; past the last, the last).
+const SelectionRow* selection_table(size_t* rows);
+const SelectionRow& selection_row(Collective collective, int nranks);
 
 struct Plan {
   Kernel kernel = Kernel::None;  // for the whole message, or for each piece
+  Protocol protocol = Protocol::LL;  // the kernel's (protocol_of)
   int blocks = 0;                // grid size
   int threads = 0;               // whole warps
   bool dependent_launch = false;
@@ -61,7 +106,7 @@ struct Plan {
 Plan plan(const PlanInputs& in, Collective collective, size_t bytes, DType dtype, Op op);
 // The largest message (bytes, whole 16-byte chunks) a single kernel call takes; 0: none.
 size_t largest_message(const PlanInputs& in, Collective collective);
-// The largest message each algorithm can carry with this scratch and rank count.
+// The largest message each algorithm can carry with this scratch and rank count (on LL).
 size_t capacity(const PlanInputs& in, Algo algo);
 // The largest call the small-message one-shot kernel takes under `in` (0: none).
 size_t small_oneshot_max_bytes(const PlanInputs& in);
@@ -69,5 +114,7 @@ size_t small_oneshot_max_bytes(const PlanInputs& in);
 const char* kernel_name(Kernel k);  // "one-shot (small-message kernel)", "one-shot", "two-shot", ""
 const char* collective_name(Collective c);  // "allreduce", "allgather", "bcast", "reduce", "reduce_scatter"
 Algo algo_of(Kernel k);             // the algorithm a kernel belongs to (error records, select())
+Protocol protocol_of(Kernel k);     // the protocol a kernel moves data with
+const char* protocol_name(Protocol p);  // "LL", "sentinel", "LL128"
 
 }  // namespace hpcolls
