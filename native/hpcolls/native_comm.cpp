@@ -90,6 +90,7 @@ void NativeComm::set_ll_mode(int mode, const DiagnosticLaunchers* launchers) {
     throw std::invalid_argument("hpcolls: LL mode " + std::to_string(mode) + " needs the diagnostic module's kernels");
   dev_.ll_mode = in_.ll_mode = mode;
   diagnostic_ = mode == 0 ? nullptr : launchers;
+  refresh_region_devs();
 }
 
 void NativeComm::set_threads_per_block(int threads) {
@@ -103,6 +104,7 @@ void NativeComm::set_threads_per_block(int threads) {
 void NativeComm::set_timeout(double seconds) {
   if (!(seconds > 0)) throw std::invalid_argument("hpcolls: the time-out must be positive seconds");
   dev_.timeout_ns = uint64_t(seconds * 1e9);
+  refresh_region_devs();
 }
 
 std::string NativeComm::export_handle() const {
@@ -152,6 +154,7 @@ void NativeComm::open_peers(const std::vector<std::string>& handles) {
   for (int r = 0; r < nranks_; ++r) dev_.scratch[r] = regions_[int(Protocol::LL)]->base(r);
   in_.sentinel_half_bytes = region_bytes(Protocol::Sentinel) / 2;
   in_.ll128_half_bytes = region_bytes(Protocol::LL128) / 2;
+  refresh_region_devs();
   peers_open_ = true;
 }
 
@@ -163,12 +166,15 @@ void* NativeComm::region_base(Protocol p, int r) const {
   return region_open_[int(p)] ? regions_[int(p)]->base(r) : nullptr;
 }
 
-DevComm NativeComm::dev_of(Protocol p) const {
-  if (p == Protocol::LL) return dev_;
-  DevComm d = dev_;
-  for (int r = 0; r < nranks_; ++r) d.scratch[r] = region_base(p, r);
-  d.half_bytes = region_bytes(p) / 2;
-  return d;
+const DevComm& NativeComm::dev_of(Protocol p) const { return p == Protocol::LL ? dev_ : region_dev_[int(p)]; }
+
+void NativeComm::refresh_region_devs() {
+  for (int p = 1; p < kProtocols; ++p) {
+    DevComm& d = region_dev_[p];
+    d = dev_;
+    for (int r = 0; r < nranks_; ++r) d.scratch[r] = region_base(Protocol(p), r);
+    d.half_bytes = region_bytes(Protocol(p)) / 2;
+  }
 }
 
 void NativeComm::set_protocol(ProtocolMode p) {
@@ -316,7 +322,7 @@ int NativeComm::allreduce(uintptr_t send, uintptr_t recv, size_t count, DType t,
     throw std::invalid_argument("hpcolls: buffer address not aligned to its element type");
   const CollectiveArgs a = args_of(p, send, recv, bytes, send % 16 == 0 && recv % 16 == 0, stream);
   launch_call(a, [&] { return launch(p.kernel, t, op, a); },
-              p.kernel == Kernel::AllreduceTwoShot ? "launch(allreduce two-shot)" : "launch(allreduce one-shot)");
+              algo_of(p.kernel) == Algo::TwoShot ? "launch(allreduce two-shot)" : "launch(allreduce one-shot)");
   return int(algo_of(p.kernel));
 }
 
@@ -334,9 +340,7 @@ int NativeComm::allgather(uintptr_t send, uintptr_t recv, size_t bytes, size_t s
                                 "own block (in place: send = recv + rank * stride)");
   CollectiveArgs a = args_of(p, send, recv, bytes, send % 16 == 0 && recv % 16 == 0 && stride % 16 == 0, stream);
   a.stride = stride;
-  const bool small = p.kernel == Kernel::AllgatherOneShotSmall;
-  launch_call(a, [&] { return small ? launch_allgather_oneshot_small(dev_, a) : launch_allgather_oneshot(dev_, a); },
-              "launch(allgather one-shot)");
+  launch_call(a, [&] { return launch(p.kernel, DType::U8, Op::Sum, a); }, "launch(allgather one-shot)");
   return 0;
 }
 
@@ -357,9 +361,7 @@ int NativeComm::bcast(uintptr_t buf, size_t bytes, int root, uintptr_t stream) {
   if (p.pieces != 1) return -1;
   CollectiveArgs a = args_of(p, buf, buf, bytes, buf % 16 == 0, stream);
   a.root = root;
-  const bool small = p.kernel == Kernel::BcastOneShotSmall;
-  launch_call(a, [&] { return small ? launch_bcast_oneshot_small(dev_, a) : launch_bcast_oneshot(dev_, a); },
-              "launch(bcast one-shot)");
+  launch_call(a, [&] { return launch(p.kernel, DType::U8, Op::Sum, a); }, "launch(bcast one-shot)");
   return 0;
 }
 
@@ -436,6 +438,16 @@ cudaError_t NativeComm::launch(Kernel k, DType t, Op op, const CollectiveArgs& a
     case Kernel::ReduceScatterOneShot: return launch_reduce_scatter_oneshot(dev_, t, op, a);
     case Kernel::ReduceOneShotSmall: return launch_reduce_oneshot_small(dev_, t, op, a);
     case Kernel::ReduceScatterOneShotSmall: return launch_reduce_scatter_oneshot_small(dev_, t, op, a);
+    case Kernel::AllgatherOneShot: return launch_allgather_oneshot(dev_, a);
+    case Kernel::AllgatherOneShotSmall: return launch_allgather_oneshot_small(dev_, a);
+    case Kernel::BcastOneShot: return launch_bcast_oneshot(dev_, a);
+    case Kernel::BcastOneShotSmall: return launch_bcast_oneshot_small(dev_, a);
+    case Kernel::AllreduceOneShotSentinel:
+      return launch_allreduce_oneshot_sentinel(dev_of(Protocol::Sentinel), t, op, a);
+    case Kernel::AllreduceTwoShotSentinel:
+      return launch_allreduce_twoshot_sentinel(dev_of(Protocol::Sentinel), t, op, a);
+    case Kernel::AllgatherOneShotSentinel: return launch_allgather_oneshot_sentinel(dev_of(Protocol::Sentinel), a);
+    case Kernel::BcastOneShotSentinel: return launch_bcast_oneshot_sentinel(dev_of(Protocol::Sentinel), a);
     default: return cudaErrorInvalidValue;
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hpcolls/collective_args.h"
+#include "hpcolls/sentinel_layout.h"
 
 namespace hpcolls {
 
@@ -17,30 +18,44 @@ bool small_kernel_fits(const PlanInputs& in, size_t bytes) {
 
 constexpr size_t KiB = size_t(1) << 10, MiB = size_t(1) << 20, kNoLimit = SIZE_MAX;
 
-// protocol-selection (docs/ARCHITECTURE.md#protocol-selection): the one table. Constants until
-// the lead measures them on the GPU machine; every row's LL columns are the crossovers measured on
-// one H200 with the ranks sharing it (docs/PERFORMANCE.md, "Device time per size"; the 32-rank rows
-// are not measured). ll_max = kNoLimit: LL for every size, as before the other protocols' kernels.
+// protocol-selection (docs/ARCHITECTURE.md#protocol-selection): the one table. Its entries are
+// constants until the lead measures them on the GPU machine (docs/PERFORMANCE.md); then they are
+// replaced here. Known so far: LL's one-shot limits (ll_oneshot_max) are the crossovers measured
+// on one H200 with the ranks sharing it (docs/PERFORMANCE.md, "Device time per size"; the 32-rank
+// rows are not measured). Not measured yet, chosen as follows: ll_max, where sentinel takes
+// over from LL, at LL one-shot's limit (LL one-shot stays for the sizes it won; sentinel replaces
+// LL two-shot, which moves twice the bytes); sentinel one-shot up to 4x that (one-shot moves N
+// slots of the message per rank, two-shot two parts; the 2-rank row gains most from one-shot);
+// native_max_vs_nccl, what the native path takes where NCCL could run, 4 MiB for Allreduce and
+// 8 MiB per rank for the pure data movement. Bytes are the plan's: Allgather's a rank's block.
 constexpr SelectionRow kTable[] = {
     // collective, max ranks, ll_max, ll128_max, ll_oneshot_max, sentinel_oneshot_max, native_max_vs_nccl
-    {Collective::Allreduce, 2, kNoLimit, 0, 256 * KiB, 0, 1 * MiB},
-    {Collective::Allreduce, 4, kNoLimit, 0, 128 * KiB, 0, 1 * MiB},
-    {Collective::Allreduce, 8, kNoLimit, 0, 64 * KiB, 0, 1 * MiB},
-    {Collective::Allreduce, 32, kNoLimit, 0, 16 * KiB, 0, 1 * MiB},
-    {Collective::Allgather, 32, kNoLimit, 0, 0, 0, kNoLimit},
-    {Collective::Bcast, 32, kNoLimit, 0, 0, 0, kNoLimit},
+    {Collective::Allreduce, 2, 256 * KiB, 0, 256 * KiB, 1 * MiB, 4 * MiB},
+    {Collective::Allreduce, 4, 128 * KiB, 0, 128 * KiB, 512 * KiB, 4 * MiB},
+    {Collective::Allreduce, 8, 64 * KiB, 0, 64 * KiB, 256 * KiB, 4 * MiB},
+    {Collective::Allreduce, 32, 16 * KiB, 0, 16 * KiB, 64 * KiB, 4 * MiB},
+    {Collective::Allgather, 4, 32 * KiB, 0, 0, 0, 8 * MiB},
+    {Collective::Allgather, 32, 16 * KiB, 0, 0, 0, 8 * MiB},
+    {Collective::Bcast, 4, 64 * KiB, 0, 0, 0, 8 * MiB},
+    {Collective::Bcast, 32, 32 * KiB, 0, 0, 0, 8 * MiB},
+    // No sentinel kernel for these yet: LL at every size, as before.
     {Collective::Reduce, 32, kNoLimit, 0, 0, 0, kNoLimit},
     {Collective::ReduceScatter, 32, kNoLimit, 0, 0, 0, kNoLimit},
 };
 
-// Where the native kernels in pieces are the alternative, the largest Allreduce taken whole: as
-// the LL-only table had it (1 MiB), kept until the new protocols' kernels take larger ones.
-constexpr size_t kAllreduceMaxVsPieces = 1 * MiB;
+// Where the native kernels in pieces are the alternative, a message that fits a kernel whole is
+// taken whole: the pieces would be the same kernels, launched more often.
+constexpr size_t kAllreduceMaxVsPieces = kNoLimit;
 
 // Whether protocol p has a kernel for `collective` (the Kernel list).
 bool carries(Protocol p, Collective collective) {
-  (void)collective;
-  return p == Protocol::LL;
+  switch (p) {
+    case Protocol::LL: return true;
+    case Protocol::Sentinel:
+      return collective == Collective::Allreduce || collective == Collective::Allgather ||
+             collective == Collective::Bcast;
+    default: return false;  // LL128's kernels: the LL128 branch
+  }
 }
 
 // Whether a call may take protocol p: LL always; another where its region exists (and LL128's
@@ -124,9 +139,38 @@ Kernel rooted_kernel(const PlanInputs& in, Collective collective, size_t bytes) 
   return small ? Kernel::ReduceScatterOneShotSmall : Kernel::ReduceScatterOneShot;
 }
 
+// The sentinel protocol's kernel for a whole call of `bytes`, None when its region cannot hold it
+// or the limits send it elsewhere (as the LL ones above decide).
+Kernel sentinel_kernel(const PlanInputs& in, Collective collective, size_t bytes) {
+  const size_t room = sentinel_chunks(in.sentinel_half_bytes);
+  const size_t chunks = chunks_of(bytes);
+  const bool within = bytes <= native_limit(in, collective);
+  switch (collective) {
+    case Collective::Allreduce: {
+      const bool fits1 = sentinel_oneshot_chunks(bytes, in.nranks) <= room;
+      const bool fits2 = sentinel_twoshot_chunks(bytes, in.nranks) <= room;
+      bool oneshot = false, twoshot = false;
+      switch (in.mode) {
+        case AlgoMode::OneShot: oneshot = fits1; break;
+        case AlgoMode::TwoShot: twoshot = fits2; break;
+        default:
+          oneshot = fits1 && (bytes <= oneshot_limit(in, Protocol::Sentinel) || in.nranks == 1);
+          twoshot = !oneshot && fits2 && within;
+      }
+      return oneshot ? Kernel::AllreduceOneShotSentinel : twoshot ? Kernel::AllreduceTwoShotSentinel : Kernel::None;
+    }
+    case Collective::Allgather:
+      return sentinel_oneshot_chunks(bytes, in.nranks) <= room && within ? Kernel::AllgatherOneShotSentinel
+                                                                          : Kernel::None;
+    case Collective::Bcast: return chunks <= room && within ? Kernel::BcastOneShotSentinel : Kernel::None;
+    default: return Kernel::None;
+  }
+}
+
 // The kernel of a whole call of `bytes` on protocol p (protocol_for's), None when none takes it.
 Kernel kernel_for(const PlanInputs& in, Collective collective, Protocol p, size_t bytes) {
-  if (p != Protocol::LL) return Kernel::None;  // no kernel on the other protocols yet
+  if (p == Protocol::Sentinel) return sentinel_kernel(in, collective, bytes);
+  if (p != Protocol::LL) return Kernel::None;  // LL128's kernels: the LL128 branch
   switch (collective) {
     case Collective::Allreduce: return allreduce_kernel(in, bytes);
     case Collective::Allgather: return allgather_kernel(in, bytes);
@@ -145,10 +189,19 @@ void set_grid(const PlanInputs& in, size_t bytes, Plan& p) {
   const bool rooted = p.kernel == Kernel::BcastOneShot || p.kernel == Kernel::ReduceOneShot ||
                       p.kernel == Kernel::ReduceScatterOneShot || p.kernel == Kernel::ReduceOneShotSmall ||
                       p.kernel == Kernel::ReduceScatterOneShotSmall;
+  // The sentinel kernels: a thread per kSentinelChunksPerThread chunks received (Allgather's of
+  // every rank's block), Bcast's at least one per rank for the handshakes.
+  const size_t per_thread = size_t(kSentinelChunksPerThread);
   const size_t items = p.kernel == Kernel::AllreduceOneShot   ? chunks << oneshot_lane_shift(in.nranks)
                        : p.kernel == Kernel::AllgatherOneShot ? chunks * size_t(in.nranks)
                        : rooted                               ? std::max(chunks, size_t(in.nranks))
-                                                              : chunks;
+                       : p.kernel == Kernel::AllreduceOneShotSentinel || p.kernel == Kernel::AllreduceTwoShotSentinel
+                           ? (chunks + per_thread - 1) / per_thread
+                       : p.kernel == Kernel::AllgatherOneShotSentinel
+                           ? (chunks * size_t(in.nranks) + per_thread - 1) / per_thread
+                       : p.kernel == Kernel::BcastOneShotSentinel
+                           ? std::max((chunks + per_thread - 1) / per_thread, size_t(in.nranks))
+                           : chunks;
   p.threads = items >= size_t(kThreadsPerBlock) ? kThreadsPerBlock : int((items + 31) / 32 * 32);
   if (in.threads_override > 0) p.threads = in.threads_override;
   p.blocks = int(std::max<size_t>(1, std::min<size_t>(in.max_blocks, (items + p.threads - 1) / p.threads)));
@@ -195,9 +248,31 @@ size_t ll_largest(const PlanInputs& in, Collective collective) {
   }
 }
 
+// The largest message the sentinel kernels take whole (the inverse of sentinel_kernel's fits).
+size_t sentinel_largest(const PlanInputs& in, Collective collective) {
+  const size_t room = sentinel_chunks(in.sentinel_half_bytes), n = size_t(in.nranks);
+  const size_t limit = native_limit(in, collective);
+  const auto whole_chunks = [](size_t b) { return b / kChunkBytes * kChunkBytes; };
+  const size_t one = room / n * kChunkBytes, two = room / (2 * n) * n * kChunkBytes;
+  switch (collective) {
+    case Collective::Allreduce:
+      switch (in.mode) {
+        case AlgoMode::OneShot: return one;
+        case AlgoMode::TwoShot: return two;
+        default:
+          if (in.nranks == 1) return one;
+          return whole_chunks(std::max(std::min(one, oneshot_limit(in, Protocol::Sentinel)), std::min(two, limit)));
+      }
+    case Collective::Allgather: return whole_chunks(std::min(one, limit));
+    case Collective::Bcast: return whole_chunks(std::min(room * kChunkBytes, limit));
+    default: return 0;
+  }
+}
+
 // The largest message protocol p's kernels take whole (0: none).
 size_t protocol_largest(const PlanInputs& in, Collective collective, Protocol p) {
-  return p == Protocol::LL ? ll_largest(in, collective) : 0;
+  if (!usable(in, p, collective)) return 0;
+  return p == Protocol::LL ? ll_largest(in, collective) : p == Protocol::Sentinel ? sentinel_largest(in, collective) : 0;
 }
 
 bool whole(const PlanInputs& in, Collective collective, size_t bytes) {
@@ -251,6 +326,9 @@ const char* kernel_name(Kernel k) {
     case Kernel::AllreduceTwoShot: return "two-shot";
     case Kernel::AllgatherOneShot: case Kernel::BcastOneShot: case Kernel::ReduceOneShot:
     case Kernel::ReduceScatterOneShot: return "one-shot";
+    case Kernel::AllreduceOneShotSentinel: case Kernel::AllgatherOneShotSentinel:
+    case Kernel::BcastOneShotSentinel: return "one-shot (sentinel)";
+    case Kernel::AllreduceTwoShotSentinel: return "two-shot (sentinel)";
     default: return "";
   }
 }
@@ -261,11 +339,16 @@ const char* collective_name(Collective c) {
   return int(c) >= 0 && c < Collective::kCount ? kNames[int(c)] : "allreduce";
 }
 
-Algo algo_of(Kernel k) { return k == Kernel::AllreduceTwoShot ? Algo::TwoShot : Algo::OneShot; }
+Algo algo_of(Kernel k) {
+  return k == Kernel::AllreduceTwoShot || k == Kernel::AllreduceTwoShotSentinel ? Algo::TwoShot : Algo::OneShot;
+}
 
 Protocol protocol_of(Kernel k) {
-  (void)k;
-  return Protocol::LL;
+  switch (k) {
+    case Kernel::AllreduceOneShotSentinel: case Kernel::AllreduceTwoShotSentinel:
+    case Kernel::AllgatherOneShotSentinel: case Kernel::BcastOneShotSentinel: return Protocol::Sentinel;
+    default: return Protocol::LL;
+  }
 }
 
 const char* protocol_name(Protocol p) {

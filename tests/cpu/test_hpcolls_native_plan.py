@@ -197,3 +197,86 @@ def test_the_protocols_are_named_and_a_missing_region_keeps_ll():
             assert plan(4096, 4, collective=coll, protocol=forced)["protocol"] == "LL"
     with pytest.raises(ValueError, match="out of range"):
         plan(8, 4, protocol=3)
+
+
+SENTINEL_HALF = 16 * MiB  # the default 32 MiB sentinel region, one half
+SENTINEL = dict(sentinel_half_bytes=SENTINEL_HALF)
+
+
+def sentinel_room(half=SENTINEL_HALF):
+    """Payload chunks of one sentinel half (native/include/hpcolls/sentinel_layout.h): 32 handshake
+    lines and 16 bytes of the escape area's rounding off, 24 bytes a chunk."""
+    return (half - 32 * 16 - 16) // 24
+
+
+def table_row(collective, n):
+    return next(r for r in _native.selection_table() if r["collective"] == collective and n <= r["max_ranks"])
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 8])
+def test_auto_keeps_ll_small_and_takes_sentinel_above_the_table(n):
+    row = table_row("allreduce", n)
+    assert plan(row["ll_max"], n, **SENTINEL)["protocol"] == "LL"
+    above = plan(row["ll_max"] + 16, n, **SENTINEL)
+    assert above["protocol"] == "sentinel" and above["kernel"] == "one-shot (sentinel)" and above["pieces"] == 1
+    two = plan(row["sentinel_oneshot_max"] + 16, n, **SENTINEL)
+    assert two["kernel"] == "two-shot (sentinel)" and two["protocol"] == "sentinel"
+    for coll, name in ((ALLGATHER, "allgather"), (BCAST, "bcast")):
+        limit = table_row(name, n)["ll_max"]
+        assert plan(limit, n, collective=coll, **SENTINEL)["protocol"] == "LL"
+        assert plan(limit + 1, n, collective=coll, **SENTINEL)["kernel"] == "one-shot (sentinel)"
+    for coll in (REDUCE, REDUCE_SCATTER):  # no sentinel kernel: LL at every size
+        assert plan(64 << 10, n, collective=coll, **SENTINEL)["protocol"] == "LL"
+
+
+def test_a_forced_protocol_is_taken_where_a_kernel_carries_it():
+    assert plan(8, 4, protocol=1, **SENTINEL)["kernel"] == "one-shot (sentinel)"
+    assert plan(8, 4, protocol=1, algo=1, **SENTINEL)["kernel"] == "two-shot (sentinel)"
+    assert plan(1, 4, protocol=1, collective=BCAST, **SENTINEL)["kernel"] == "one-shot (sentinel)"
+    assert plan(1, 3, protocol=1, collective=ALLGATHER, **SENTINEL)["kernel"] == "one-shot (sentinel)"
+    ll = plan(MiB, 4, protocol=0, **SENTINEL)
+    assert ll["protocol"] == "LL" and ll["kernel"] == "two-shot"
+    for coll in (REDUCE, REDUCE_SCATTER):
+        assert plan(4096, 4, protocol=1, collective=coll, **SENTINEL)["protocol"] == "LL"
+    assert plan(4096, 4, protocol=2, **SENTINEL)["protocol"] == "LL"  # LL128: no probe, no region here
+    # The diagnosis settings ask for the LL kernels' variants: they keep LL.
+    assert plan(MiB, 4, protocol=1, threads_override=64, **SENTINEL)["protocol"] == "LL"
+    assert plan(MiB, 4, protocol=1, ll_mode=1, **SENTINEL)["protocol"] == "LL"
+
+
+def test_sentinel_capacity_and_pieces_follow_the_region():
+    room = sentinel_room()
+    for n in (2, 3, 4, 8):
+        one = plan(8, n, protocol=1, algo=0, **SENTINEL)["largest"]
+        assert one == room // n * 16
+        assert plan(one, n, protocol=1, algo=0, **SENTINEL)["pieces"] == 1
+        assert plan(one + 16, n, protocol=1, algo=0, **SENTINEL)["pieces"] == 2
+        two = plan(8, n, protocol=1, algo=1, **SENTINEL)["largest"]
+        assert two == room // (2 * n) * n * 16
+        p = plan(64 * MiB, n, **SENTINEL)  # auto, no NCCL: whole up to two-shot's room, then its pieces
+        assert p["kernel"] == "two-shot (sentinel)" and p["piece"] == two == p["largest"]
+        assert p["pieces"] == -(-64 * MiB // two)
+        ag = plan(MiB, n, collective=ALLGATHER, **SENTINEL)
+        assert ag["largest"] == room // n * 16 and ag["kernel"] == "one-shot (sentinel)"
+        bc = plan(MiB, n, collective=BCAST, **SENTINEL)
+        assert bc["largest"] == room * 16 and bc["kernel"] == "one-shot (sentinel)"
+
+
+def test_where_nccl_runs_the_native_path_stops_at_the_table():
+    limit = table_row("allreduce", 4)["native_max_vs_nccl"]
+    assert plan(limit, 4, nccl_alternative=True, **SENTINEL)["pieces"] == 1
+    past = plan(limit + 16, 4, nccl_alternative=True, **SENTINEL)
+    assert past["pieces"] > 1 and past["largest"] == limit
+    assert plan(limit + 16, 4, nccl_alternative=False, **SENTINEL)["pieces"] == 1  # the pieces path: whole
+    ag = table_row("allgather", 4)["native_max_vs_nccl"]
+    assert plan(ag + 1, 4, collective=ALLGATHER, nccl_alternative=True, half_bytes=1 << 30,
+                sentinel_half_bytes=1 << 30)["pieces"] > 1
+
+
+def test_sentinel_grids_give_a_thread_four_chunks():
+    p = plan(1024 * 16, 4, protocol=1, algo=0, **SENTINEL)  # 1024 chunks, 4 per thread
+    assert (p["blocks"], p["threads"]) == (1, 256)
+    ag = plan(1024 * 16, 4, protocol=1, collective=ALLGATHER, **SENTINEL)  # 4 blocks of 1024 chunks
+    assert (ag["blocks"], ag["threads"]) == (4, 256)
+    bc = plan(16, 8, protocol=1, collective=BCAST, **SENTINEL)  # a thread per rank for the handshakes
+    assert bc["threads"] == 32

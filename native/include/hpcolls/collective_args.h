@@ -80,6 +80,18 @@ inline size_t reduce_half_bytes(size_t bytes, int nranks) {
   return (kHandshakeLines + size_t(nranks) * ((bytes + kChunkBytes - 1) / kChunkBytes) * kLinesPerChunk) * 16;
 }
 
+// The sentinel protocol (sentinel.cuh, sentinel_layout.h): payload chunks (16 B each) a call
+// needs in one half of the sentinel region. One-shot (Allreduce, Allgather): a slot per rank;
+// two-shot: the reduce-scatter and the all-gather areas, a part per rank each; Bcast: the message.
+constexpr int kSentinelChunksPerThread = 4;  // sentinel::kChunksPerThread: a thread's chunks per round
+inline size_t sentinel_oneshot_chunks(size_t bytes, int nranks) {
+  return size_t(nranks) * ((bytes + kChunkBytes - 1) / kChunkBytes);
+}
+inline size_t sentinel_twoshot_chunks(size_t bytes, int nranks) {
+  const size_t chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
+  return 2 * size_t(nranks) * ((chunks + nranks - 1) / nranks);
+}
+
 // One launcher per algorithm, each dispatching on (dtype, op); defined in its kernel's file.
 cudaError_t launch_allreduce_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_allreduce_oneshot_small(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
@@ -92,6 +104,11 @@ cudaError_t launch_reduce_oneshot(const DevComm& c, DType t, Op op, const Collec
 cudaError_t launch_reduce_scatter_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_reduce_oneshot_small(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_reduce_scatter_oneshot_small(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
+// The sentinel protocol's kernels: `c` addresses the sentinel region (NativeComm::dev_of).
+cudaError_t launch_allreduce_oneshot_sentinel(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
+cudaError_t launch_allreduce_twoshot_sentinel(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
+cudaError_t launch_allgather_oneshot_sentinel(const DevComm& c, const CollectiveArgs& a);
+cudaError_t launch_bcast_oneshot_sentinel(const DevComm& c, const CollectiveArgs& a);
 
 namespace kernels {
 constexpr int kSmallMode = 0;  // the LL mode of the small-message kernels: every communicator not forced to another (ll_line.cuh)

@@ -124,8 +124,10 @@ class NativeComm {
  private:
   cudaError_t launch(Kernel k, DType t, Op op, const CollectiveArgs& a) const;
   // What a kernel of protocol p receives: dev_ with p's region in place of the LL scratch (the
-  // kernels address any region through DevComm::scratch and half_bytes alike).
-  DevComm dev_of(Protocol p) const;
+  // kernels address any region through DevComm::scratch and half_bytes alike); kept in
+  // region_dev_, refreshed whenever dev_ or the regions change.
+  const DevComm& dev_of(Protocol p) const;
+  void refresh_region_devs();
   void check_reduction(const char* what, DType t, Op op) const;  // throws for a code or pair not carried
   void check_usable();  // throws for a broken or unopened communicator, or a time-out seen
   // The bookkeeping around every launch: epochs left, device, stream order, launch(), note it.
@@ -143,6 +145,7 @@ class NativeComm {
   ErrorRecord* host_error_ = nullptr;        // host address
   ErrorRecord* host_error_dev_ = nullptr;    // its device address
   DevComm dev_{};
+  DevComm region_dev_[kProtocols] = {};  // [Sentinel], [LL128]: dev_of()
   PlanInputs in_;  // what plan() decides from (plan.h)
   const DiagnosticLaunchers* diagnostic_ = nullptr;  // LL modes 1..3 (set_ll_mode)
   bool dependent_launch_supported_ = false;  // compute capability 9.0 or later

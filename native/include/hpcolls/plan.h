@@ -27,6 +27,10 @@ enum class Kernel : int {
   ReduceScatterOneShotSmall,  // hpcolls/reduce_scatter/oneshot_small.cuh: a thread per chunk, 2/4/8 ranks
   AllgatherOneShotSmall,   // hpcolls/allgather/oneshot_small.cuh: a thread per chunk, 2/4/8 ranks
   BcastOneShotSmall,       // hpcolls/bcast/oneshot_small.cuh: a thread per chunk, 2/4/8 ranks
+  AllreduceOneShotSentinel,   // hpcolls/allreduce/oneshot_sentinel.cuh: one-shot on the sentinel protocol
+  AllreduceTwoShotSentinel,   // hpcolls/allreduce/twoshot_sentinel.cuh: two-shot on the sentinel protocol
+  AllgatherOneShotSentinel,   // hpcolls/allgather/oneshot_sentinel.cuh
+  BcastOneShotSentinel,       // hpcolls/bcast/oneshot_sentinel.cuh
   kCount
 };
 

@@ -1,0 +1,84 @@
+// One-shot Allgather on the sentinel protocol (sentinel.cuh): every rank stores its block, read
+// straight from the user's send buffer, as slot `rank` (chunks rank * chunks + i) of every peer's
+// sentinel area, copies it into its own block of the receive buffer, then receives each peer's
+// slot into that peer's block, re-arming what it consumed. Bytes move as they are, any datatype;
+// every store is payload, half the bytes of the LL kernel's lines.
+//
+// Every rank receives from every peer in each call, as in the LL Allgather, so the
+// double-buffering rule (call_state.cuh) holds across any mix of collectives and protocols.
+//
+// In place (the send block is the receive buffer's own block): the own block is read for the
+// pushes and never written; the other blocks are only written.
+#pragma once
+#include "hpcolls/call_state.cuh"
+#include "hpcolls/collective_args.h"
+#include "hpcolls/dependent_launch.cuh"
+#include "hpcolls/dispatch.cuh"
+#include "hpcolls/payload.cuh"
+#include "hpcolls/sentinel.cuh"
+
+namespace hpcolls::kernels {
+
+// bytes: one rank's block; stride: bytes from one block of the receive buffer to the next.
+// vec_ok: send, recv and stride all 16-byte aligned.
+__global__ void allgather_oneshot_sentinel(DevComm c, const char* send, char* recv, uint32_t bytes, uint32_t stride,
+                                           bool vec_ok) {
+  constexpr int kU = sentinel::kChunksPerThread;
+  const uint32_t chunks = (bytes + uint32_t(kChunkBytes) - 1) / uint32_t(kChunkBytes);
+  const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
+  const uint32_t step = gridDim.x * blockDim.x;
+  char* const own_block = recv + size_t(c.rank) * stride;
+  const bool copy_own = send != own_block;
+  wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
+  allow_next_kernel_to_launch();
+  if (c.nranks == 1) {  // alone: a copy, no scratch and no epoch (no peer waits on this rank)
+    for (uint32_t i = first; copy_own && i < chunks; i += step)
+      store_chunk<1>(own_block, i, bytes, vec_ok, load_chunk<1>(send, i, bytes, vec_ok));
+    return;
+  }
+
+  CallState<0> call(c, Algo::OneShot, Collective::Allgather);
+  bool ok = !call.broken();
+  const uint32_t my_slot = uint32_t(c.rank) * chunks;
+  for (uint32_t i = first; ok && i < chunks; i += step) {
+    const uint4 v = load_chunk<1>(send, i, bytes, vec_ok);
+    int peer = c.rank;
+#pragma unroll 1
+    for (int k = 1; k < c.nranks; ++k) {  // from the next rank up, as CallState::push_to_peers
+      peer = peer + 1 == c.nranks ? 0 : peer + 1;
+      sentinel::send(sentinel::area(call, c, peer), my_slot + i, v, call.epoch());
+    }
+    if (copy_own) store_chunk<1>(own_block, i, bytes, vec_ok, v);
+  }
+  // Item g: chunk g - q * chunks of rank q's block, q = g / chunks (its index in our area is g).
+  const sentinel::Area own = sentinel::area(call, c, c.rank);
+  const uint32_t items = chunks * uint32_t(c.nranks);
+  for (uint32_t base = first; ok && base < items; base += kU * step) {
+    uint32_t valid = 0, index[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      index[u] = base + u * step;
+      if (index[u] < items && index[u] / chunks != uint32_t(c.rank)) valid |= 1u << u;
+    }
+    if (valid == 0) continue;
+    uint4 got[kU] = {};
+    ok = sentinel::receive(call, own, index, valid, got,
+                          [&](int u) { return int((base + uint32_t(u) * step) / chunks); });
+    if (!ok) break;
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      if (!(valid >> u & 1)) continue;
+      const uint32_t q = index[u] / chunks;
+      store_chunk<1>(recv + size_t(q) * stride, index[u] - q * chunks, bytes, vec_ok, got[u]);
+    }
+  }
+  call.finish();
+}
+
+inline cudaError_t launch_allgather_oneshot_sentinel(const DevComm& c, const CollectiveArgs& a) {
+  if (c.ll_mode != 0) return cudaErrorInvalidValue;
+  return launch_kernel(a, &allgather_oneshot_sentinel, c, static_cast<const char*>(a.send),
+                       static_cast<char*>(a.recv), uint32_t(a.bytes), uint32_t(a.stride), a.vec_ok);
+}
+
+}  // namespace hpcolls::kernels

@@ -1,0 +1,74 @@
+// One-shot Bcast on the sentinel protocol (sentinel.cuh): the root stores its buffer, read
+// straight from the user's memory, as chunks 0.. of every peer's sentinel area; each non-root
+// receives them into its own buffer, re-arming what it consumed. Every store is payload: half the
+// bytes of the LL kernel's lines, for pure data movement.
+//
+// The handshakes are the LL Bcast's (bcast/oneshot.cuh, handshake.cuh has the argument): every
+// non-root stores a handshake LL line into every other rank's half on entry, here the handshake
+// lines at the start of the sentinel half (sentinel_layout.h), and every rank awaits one from each
+// peer that sent it no data at the end of the call.
+#pragma once
+#include "hpcolls/call_state.cuh"
+#include "hpcolls/collective_args.h"
+#include "hpcolls/dependent_launch.cuh"
+#include "hpcolls/dispatch.cuh"
+#include "hpcolls/handshake.cuh"
+#include "hpcolls/payload.cuh"
+#include "hpcolls/sentinel.cuh"
+
+namespace hpcolls::kernels {
+
+// vec_ok: buf 16-byte aligned. Thread t < nranks also carries the handshake with rank t.
+__global__ void bcast_oneshot_sentinel(DevComm c, char* buf, uint32_t bytes, int root, bool vec_ok) {
+  constexpr int kU = sentinel::kChunksPerThread;
+  const uint32_t chunks = (bytes + uint32_t(kChunkBytes) - 1) / uint32_t(kChunkBytes);
+  const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
+  const uint32_t step = gridDim.x * blockDim.x;
+  wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
+  allow_next_kernel_to_launch();
+  if (c.nranks == 1) return;  // not launched alone (NativeComm::bcast): nothing moves
+
+  CallState<0> call(c, Algo::OneShot, Collective::Bcast);
+  const bool is_root = c.rank == root;
+  const int peer = int(first);  // this thread's handshake partner, if first < nranks
+  const bool partner = first < uint32_t(c.nranks) && peer != c.rank;
+  bool ok = !call.broken();
+  if (ok && partner && !is_root) send_handshake(call, c, peer);
+  if (is_root) {
+    for (uint32_t i = first; ok && i < chunks; i += step) {
+      const uint4 v = load_chunk<1>(buf, i, bytes, vec_ok);
+      int to = c.rank;
+#pragma unroll 1
+      for (int k = 1; k < c.nranks; ++k) {  // from the next rank up, as CallState::push_to_peers
+        to = to + 1 == c.nranks ? 0 : to + 1;
+        sentinel::send(sentinel::area(call, c, to), i, v, call.epoch());
+      }
+    }
+  } else {
+    const sentinel::Area own = sentinel::area(call, c, c.rank);
+    for (uint32_t base = first; ok && base < chunks; base += kU * step) {
+      uint32_t valid = 0, index[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        index[u] = base + u * step;
+        if (index[u] < chunks) valid |= 1u << u;
+      }
+      uint4 got[kU] = {};
+      ok = sentinel::receive(call, own, index, valid, got, [root](int) { return root; });
+      if (!ok) break;
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        if (valid >> u & 1) store_chunk<1>(buf, index[u], bytes, vec_ok, got[u]);
+    }
+  }
+  if (ok && partner && peer != root) await_handshake(call, c, peer);
+  call.finish();
+}
+
+inline cudaError_t launch_bcast_oneshot_sentinel(const DevComm& c, const CollectiveArgs& a) {
+  if (c.ll_mode != 0) return cudaErrorInvalidValue;
+  return launch_kernel(a, &bcast_oneshot_sentinel, c, static_cast<char*>(a.recv), uint32_t(a.bytes), a.root,
+                       a.vec_ok);
+}
+
+}  // namespace hpcolls::kernels
