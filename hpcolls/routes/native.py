@@ -38,7 +38,8 @@ def past_native(plan, itemsize, algo, native_off, nccl, refusal=None):
     """Where a call goes that the native kernels did not take whole: a Choice of "nccl",
     "pieces" (of piece_bytes each) or "mpi", and why.
 
-    plan: (pieces, piece_bytes) of the call's native plan (0 pieces: the kernels do not carry it),
+    plan: (pieces, piece_bytes[, protocol]) of the call's native plan (0 pieces: the kernels do not
+    carry it; protocol: the pieces' protocol, named in the reason),
     None where the native path is off (`native_off` says why); itemsize: bytes of one element;
     nccl(): (NCCL takes the call, why not), asked only where HPCOLLS_ALGO allows NCCL (the first
     ask sets NCCL up); refusal: why the kernels take this call at no size (None: size decides)."""
@@ -50,7 +51,8 @@ def past_native(plan, itemsize, algo, native_off, nccl, refusal=None):
     elif plan[0] == 0 or plan[1] < itemsize:
         native_why = "not a call the native kernels carry"
     else:
-        native_why, in_pieces = f"larger than the native kernels take in one call ({plan[1]} B)", True
+        protocol = f", {plan[2]} protocol" if len(plan) > 2 else ""
+        native_why, in_pieces = f"larger than the native kernels take in one call ({plan[1]} B{protocol})", True
     why = f"HPCOLLS_ALGO={algo}"
     if algo in ("auto", "nccl"):
         takes, not_nccl = nccl()
@@ -79,7 +81,7 @@ def choice(paths, collective, call, stream):
         p = nc.plan(call.nbytes, call.code, call.op, NATIVE_ORDER.index(collective.native))
         if p["pieces"] == 1 and refusal is None:
             return Choice("native", f"{p['kernel']}, {p['protocol']} protocol", call.nbytes)
-        plan = (p["pieces"], p["piece_bytes"])
+        plan = (p["pieces"], p["piece_bytes"], p["protocol"])
     return past_native(plan, dtypes.ITEMSIZE[call.code], paths.config.algo, paths.off,
                        lambda: paths.nccl_path(stream).takes(collective, call), refusal)
 

@@ -1,6 +1,7 @@
 """Collectives benchmark, nccl-tests style: python -m hpcolls.bench (under mpiexec / srun).
 
   python -m hpcolls.bench --coll allreduce,bcast,reduce,allgather,reduce_scatter [--plot us.png]
+  python -m hpcolls.bench --coll allreduce,allgather --protocol ll,sentinel,ll128,auto --max-bytes 67108864
 
 Every algorithm is timed in the same run on the same kind of buffers: hpcolls' own route (auto:
 the native kernels whole or in pieces, NCCL past their limit where every rank has its own GPU),
@@ -16,7 +17,10 @@ route the call took, the number of wrong elements in a checked call, and the rat
 are stated in: the device time against the native (auto) Allreduce of the same size ('xAR'), and
 the MPI route's time (device buffers: 'mpi/'; host buffers: 'mpih/') over this row's. With
 --hierarchy K, the hierarchical path's rows over emulated nodes of K ranks join them
-(hpcolls/tools/bench/hierarchy_rows.py).
+(hpcolls/tools/bench/hierarchy_rows.py). With --protocol, hpcolls' route with each protocol
+forced (HPCOLLS_PROTOCOL; a row the plan does not run on that protocol is skipped, the reason
+printed) joins them, with auto (the selection table's choice) and a device-to-device copy of the
+row's bytes on each rank, the memory floor ('copy').
 
 Also measured, once per run unless --no-floors: the host time of one Python Allreduce call next to
 a bare kernel launch and cupy's NCCL call, and the device time of a one-shot call in a graph beside
@@ -53,6 +57,10 @@ def parse_args(argv):
     p.add_argument("--algos", default=",".join(DEFAULT_ALGOS),
                    help=f"comma-separated subset of {','.join(runners.GPU_ALGOS)} (default {','.join(DEFAULT_ALGOS)}; "
                         "GPU runs; CPU runs time mpi)")
+    p.add_argument("--protocol", metavar="LIST",
+                   help="comma-separated subset of auto," + ",".join(runners.PROTOCOL_ALGOS) + ": also hpcolls' "
+                        "route with each protocol forced (HPCOLLS_PROTOCOL), in the same run, and the copy floor "
+                        "(a device-to-device copy of the row's bytes per rank); GPU runs")
     p.add_argument("--iters", type=int, default=50, help="back-to-back calls per repetition of the host time")
     p.add_argument("--reps", type=int, default=20, help="timed repetitions (median/min/max over these)")
     p.add_argument("--warmup", type=int, default=5, help="untimed repetitions first")
@@ -86,6 +94,12 @@ def parse_args(argv):
     unknown = [a for a in args.algo_list if a not in runners.GPU_ALGOS]
     if unknown:
         p.error(f"--algos: {','.join(unknown)} not among {','.join(runners.GPU_ALGOS)}")
+    if args.protocol:
+        protocols = args.protocol.split(",")
+        unknown = [x for x in protocols if x not in ("auto", *runners.PROTOCOL_ALGOS)]
+        if unknown:
+            p.error(f"--protocol: {','.join(unknown)} not among auto,{','.join(runners.PROTOCOL_ALGOS)}")
+        args.algo_list += [x for x in (*protocols, "copy") if x not in args.algo_list]
     if args.hierarchy is not None:
         if args.hierarchy < 0:
             p.error("--hierarchy: K is a node size (0: the nodes MPI sees)")
@@ -135,8 +149,9 @@ def measure(args, cupy, coll, algo, block, dtype, inplace, want):
     on_device = cupy is not None and algo != "mpi"
     xp = cupy if on_device else np
     case = cases.case(xp, coll, block, dtype, inplace, comm.rank, comm.size, args.root, args.op)
+    size = block * dtype.itemsize * (comm.size if coll in cases.BLOCKS else 1)
     found = hierarchy_rows.caller(args.hierarchy, algo, coll, case) if algo in hierarchy_rows.ALGOS else \
-        runners.caller(cupy, algo, coll, case)
+        runners.caller(cupy, algo, coll, case, size)
     if found is None:
         return None
     fn, route, detail = found
@@ -149,9 +164,8 @@ def measure(args, cupy, coll, algo, block, dtype, inplace, want):
     device, check = (None, fn) if graphed is None else graphed
     if graphed is not None and inplace:
         check = fn  # a graph's in-place calls compound: one eager call is checked instead
-    wrong = comm.allreduce(count_wrong(cupy, case, check, want))
+    wrong = 0 if algo == "copy" else comm.allreduce(count_wrong(cupy, case, check, want))  # the copy: no result
     time = device[0] if device is not None else host[0]
-    size = block * dtype.itemsize * (comm.size if coll in cases.BLOCKS else 1)
     algbw = size / time / 1e3
     return dict(coll=coll, bytes=size, count=size // dtype.itemsize, dtype=dtype.name,
                 op=args.op if coll in cases.REDUCES else "none", root=args.root if coll in cases.ROOTED else -1,

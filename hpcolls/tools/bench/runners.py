@@ -8,7 +8,13 @@
 - mpi-device: device buffers through MPI as hpcolls carries them with its native path off
   (HPCOLLS_ALGO=mpi): staged through host memory on an MPI that is not CUDA-aware, handed over
   after the stream on one that is;
-- mpi: mpi4py on host buffers (numpy), what the program would call without GPUs.
+- mpi: mpi4py on host buffers (numpy), what the program would call without GPUs;
+- ll, sentinel, ll128 (--protocol): hpcolls' own route with HPCOLLS_PROTOCOL forced to that
+  protocol, each on a communicator of its own; a row is skipped, with the reason printed once,
+  where the plan does not run the call on that protocol (LL128 where its probe has not shown whole
+  lines, a collective without a kernel on it);
+- copy: a device-to-device copy of the row's bytes on each rank (cudaMemcpyAsync), the memory
+  floor the protocols are measured against.
 """
 from mpi4py import MPI
 
@@ -20,8 +26,10 @@ from ...routes.native import route_of
 from ...routes.nccl import NcclPath
 from . import cases
 
-GPU_ALGOS = ("auto", "oneshot", "twoshot", "nccl", "mpi-device", "mpi")
-HPCOLLS_ALGOS = ("auto", "oneshot", "twoshot")
+PROTOCOL_ALGOS = ("ll", "sentinel", "ll128")  # HPCOLLS_PROTOCOL's forced values
+GPU_ALGOS = ("auto", "oneshot", "twoshot", "nccl", "mpi-device", "mpi", *PROTOCOL_ALGOS, "copy")
+HPCOLLS_ALGOS = ("auto", "oneshot", "twoshot", *PROTOCOL_ALGOS)
+PLAN_PROTOCOL = {"ll": "LL", "sentinel": "sentinel", "ll128": "LL128"}  # as the native plan names them
 
 COMMS = {}
 _NCCL = {}
@@ -62,10 +70,51 @@ def release():
     _NCCL.clear()
 
 
-def caller(cupy, algo, coll, case):
+_SKIPPED = set()
+
+
+def _skip(algo, coll, why):
+    """None, printing (rank 0, once per algorithm, collective and route) why `algo` has no such row."""
+    key = (algo, coll, why.split(":")[0])
+    if key not in _SKIPPED and MPI.COMM_WORLD.rank == 0:
+        print(f"# {algo} rows of {coll} skipped from here on where: {why}", flush=True)
+    _SKIPPED.add(key)
+    return None
+
+
+def protocol_caller(protocol, coll, case):
+    """caller() for a forced protocol: hpcolls' route on a communicator with HPCOLLS_PROTOCOL set,
+    or None (the reason printed) where that route does not run the call's kernels on that protocol
+    (the route's reason names the plan's protocol: routes/native.py). Every rank reads the same
+    plan, so every rank skips alike."""
+    found = hpcolls_caller(communicator("auto", env={"HPCOLLS_PROTOCOL": protocol}), cases.METHOD[coll], case)
+    _, route, why = found
+    if route in ("native", "pieces") and f"{PLAN_PROTOCOL[protocol]} protocol" in why:
+        return found
+    if protocol == "ll128":
+        return _skip(protocol, coll, "LL128 does not carry it here: its probe has not shown 128-byte lines arriving "
+                                     f"whole on this machine, or it has no kernel for {coll} ({route}: {why})")
+    return _skip(protocol, coll, f"the call does not run on {PLAN_PROTOCOL[protocol]} here ({route}: {why})")
+
+
+def copy_caller(cupy, case_bytes):
+    """A device-to-device copy of `case_bytes` on this rank, on cupy's current stream (capturable)."""
+    from ... import native_module
+    native = native_module.load()
+    src, dst = cupy.ones(case_bytes, dtype=cupy.uint8), cupy.zeros(case_bytes, dtype=cupy.uint8)
+    return (lambda: native.memcpy_async(dst.data.ptr, src.data.ptr, case_bytes, cupy.cuda.get_current_stream().ptr),
+            "memcpy", f"cudaMemcpyAsync of {case_bytes} B, device to device (the memory floor)")
+
+
+def caller(cupy, algo, coll, case, size=0):
     """(a callable making one call of `coll` on the Case's buffers through `algo`, the route it
-    takes, more about it) or None where that algorithm has no such call here."""
+    takes, more about it) or None where that algorithm has no such call here. `size`: the row's
+    bytes (the copy's)."""
     method = cases.METHOD[coll]
+    if algo in PROTOCOL_ALGOS:
+        return protocol_caller(algo, coll, case)
+    if algo == "copy":
+        return copy_caller(cupy, size)
     if algo in HPCOLLS_ALGOS or algo == "mpi-device":
         if algo in ("oneshot", "twoshot") and coll != "allreduce":
             return None
