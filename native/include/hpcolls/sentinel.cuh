@@ -38,6 +38,8 @@
 
 #include "hpcolls/call_state.cuh"
 #include "hpcolls/collective_args.h"
+#include "hpcolls/payload.cuh"
+#include "hpcolls/reduce_ops.cuh"
 #include "hpcolls/sentinel_layout.h"
 
 namespace hpcolls::sentinel {
@@ -166,6 +168,44 @@ __device__ inline bool receive(CallState<kMode>& call, const Area& own, const ui
     if (!(wanted >> j & 1)) continue;
     if (w0[j] != kEscapeMark) out[j] = chunk_of(w0[j], w1[j]);
     store_words(own.payload + index[j], kSentinel, kSentinel);  // re-armed for call e + 2
+  }
+  return true;
+}
+
+// Stores chunk v as chunk `index` of every peer's area of this call, from the next rank up, so
+// that ranks do not all store into rank 0 first (as CallState::push_to_peers).
+template <int kMode>
+__device__ inline void push_to_peers(const CallState<kMode>& call, const DevComm& c, uint32_t index, uint4 v) {
+  int peer = c.rank;
+#pragma unroll 1  // the rank count is a run-time value
+  for (int k = 1; k < c.nranks; ++k) {
+    peer = peer + 1 == c.nranks ? 0 : peer + 1;
+    send(area(call, c, peer), index, v, call.epoch());
+  }
+}
+
+// The rank-order reduction of kN chunks (bit u of `valid`): rank q's chunk u is chunk
+// slot(q) + offset[u] of our area, ours is mine[u]; acc[u] = chunk of rank 0, then combined with
+// ranks 1..N-1 in order (the LL kernels' order and operators: the same bits). Each rank's kN
+// chunks are polled together. False on time-out.
+template <typename T, Op OP, int kN, int kMode, typename Slot>
+__device__ inline bool reduce_in_rank_order(CallState<kMode>& call, const DevComm& c, const Area& own, Slot slot,
+                                            const uint32_t (&offset)[kN], uint32_t valid, const uint4 (&mine)[kN],
+                                            uint4 (&acc)[kN]) {
+#pragma unroll 1  // the rank count is a run-time value
+  for (int q = 0; q < c.nranks; ++q) {
+    uint4 got[kN] = {};
+    if (q != c.rank) {
+      uint32_t index[kN];
+#pragma unroll
+      for (int u = 0; u < kN; ++u) index[u] = slot(q) + offset[u];
+      if (!receive(call, own, index, valid, got, [q](int) { return q; })) return false;
+    }
+#pragma unroll
+    for (int u = 0; u < kN; ++u) {
+      const uint4 v = q == c.rank ? mine[u] : got[u];
+      acc[u] = q == 0 ? v : reduce_chunk<T, Reduce<T, OP>>(acc[u], v);
+    }
   }
   return true;
 }

@@ -42,12 +42,7 @@ __global__ void allgather_oneshot_sentinel(DevComm c, const char* send, char* re
   const uint32_t my_slot = uint32_t(c.rank) * chunks;
   for (uint32_t i = first; ok && i < chunks; i += step) {
     const uint4 v = load_chunk<1>(send, i, bytes, vec_ok);
-    int peer = c.rank;
-#pragma unroll 1
-    for (int k = 1; k < c.nranks; ++k) {  // from the next rank up, as CallState::push_to_peers
-      peer = peer + 1 == c.nranks ? 0 : peer + 1;
-      sentinel::send(sentinel::area(call, c, peer), my_slot + i, v, call.epoch());
-    }
+    sentinel::push_to_peers(call, c, my_slot + i, v);
     if (copy_own) store_chunk<1>(own_block, i, bytes, vec_ok, v);
   }
   // Item g: chunk g - q * chunks of rank q's block, q = g / chunks (its index in our area is g).

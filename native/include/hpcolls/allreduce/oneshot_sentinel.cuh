@@ -40,39 +40,20 @@ __global__ void allreduce_oneshot_sentinel(DevComm c, const char* send, char* re
   bool ok = !call.broken();
   const uint32_t my_slot = uint32_t(c.rank) * chunks;
   for (uint32_t i = first; ok && i < chunks; i += stride) {
-    const uint4 v = load_chunk<kUnit>(send, i, bytes, vec_ok);
-    int peer = c.rank;
-#pragma unroll 1
-    for (int k = 1; k < c.nranks; ++k) {  // from the next rank up, as CallState::push_to_peers
-      peer = peer + 1 == c.nranks ? 0 : peer + 1;
-      sentinel::send(sentinel::area(call, c, peer), my_slot + i, v, call.epoch());
-    }
+    sentinel::push_to_peers(call, c, my_slot + i, load_chunk<kUnit>(send, i, bytes, vec_ok));
   }
   const sentinel::Area own = sentinel::area(call, c, c.rank);
   for (uint32_t base = first; ok && base < chunks; base += kU * stride) {
-    uint32_t valid = 0;
+    uint32_t valid = 0, offset[kU];
     uint4 mine[kU], acc[kU] = {};
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
-      const uint32_t i = base + u * stride;
-      if (i < chunks) valid |= 1u << u;
-      mine[u] = i < chunks ? load_chunk<kUnit>(send, i, bytes, vec_ok) : uint4{};
+      offset[u] = base + u * stride;
+      if (offset[u] < chunks) valid |= 1u << u;
+      mine[u] = offset[u] < chunks ? load_chunk<kUnit>(send, offset[u], bytes, vec_ok) : uint4{};
     }
-#pragma unroll 1  // the rank count is a run-time value
-    for (int q = 0; ok && q < c.nranks; ++q) {
-      uint4 got[kU] = {};
-      if (q != c.rank) {
-        uint32_t index[kU];
-#pragma unroll
-        for (int u = 0; u < kU; ++u) index[u] = uint32_t(q) * chunks + base + u * stride;
-        ok = sentinel::receive(call, own, index, valid, got, [q](int) { return q; });
-      }
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const uint4 v = q == c.rank ? mine[u] : got[u];
-        acc[u] = q == 0 ? v : reduce_chunk<T, Reduce<T, OP>>(acc[u], v);
-      }
-    }
+    ok = sentinel::reduce_in_rank_order<T, OP>(call, c, own, [chunks](int q) { return uint32_t(q) * chunks; }, offset,
+                                               valid, mine, acc);
     if (!ok) break;
 #pragma unroll
     for (int u = 0; u < kU; ++u)

@@ -57,42 +57,24 @@ __global__ void allreduce_twoshot_sentinel(DevComm c, const char* send, char* re
   }
   // Phase 2: our part, reduced in rank order, kept and pushed to every peer.
   for (uint32_t base = own_begin + first; ok && base < own_end; base += kU * stride) {
-    uint32_t valid = 0;
+    uint32_t valid = 0, offset[kU];
     uint4 mine[kU], acc[kU] = {};
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const uint32_t i = base + u * stride;
+      offset[u] = i - own_begin;
       if (i < own_end) valid |= 1u << u;
       mine[u] = i < own_end ? load_chunk<kUnit>(send, i, bytes, vec_ok) : uint4{};
     }
-#pragma unroll 1  // the rank count is a run-time value
-    for (uint32_t q = 0; ok && q < nranks; ++q) {
-      uint4 got[kU] = {};
-      if (q != rank) {
-        uint32_t index[kU];
-#pragma unroll
-        for (int u = 0; u < kU; ++u) index[u] = q * part + (base - own_begin) + u * stride;
-        ok = sentinel::receive(call, own, index, valid, got, [q](int) { return int(q); });
-      }
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const uint4 v = q == rank ? mine[u] : got[u];
-        acc[u] = q == 0 ? v : reduce_chunk<T, Reduce<T, OP>>(acc[u], v);
-      }
-    }
+    ok = sentinel::reduce_in_rank_order<T, OP>(call, c, own, [part](int q) { return uint32_t(q) * part; }, offset,
+                                               valid, mine, acc);
     if (!ok) break;
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       if (!(valid >> u & 1)) continue;
       const uint32_t i = base + u * stride;
       store_chunk<kUnit>(recv, i, bytes, vec_ok, acc[u]);
-      uint32_t peer = rank;
-#pragma unroll 1
-      for (uint32_t k = 1; k < nranks; ++k) {
-        peer = peer + 1 == nranks ? 0 : peer + 1;
-        sentinel::send(sentinel::area(call, c, int(peer)), gather + rank * part + (i - own_begin), acc[u],
-                       call.epoch());
-      }
+      sentinel::push_to_peers(call, c, gather + rank * part + (i - own_begin), acc[u]);
     }
   }
   // Phase 3: the other parts, from their owners.

@@ -35,15 +35,8 @@ __global__ void bcast_oneshot_sentinel(DevComm c, char* buf, uint32_t bytes, int
   bool ok = !call.broken();
   if (ok && partner && !is_root) send_handshake(call, c, peer);
   if (is_root) {
-    for (uint32_t i = first; ok && i < chunks; i += step) {
-      const uint4 v = load_chunk<1>(buf, i, bytes, vec_ok);
-      int to = c.rank;
-#pragma unroll 1
-      for (int k = 1; k < c.nranks; ++k) {  // from the next rank up, as CallState::push_to_peers
-        to = to + 1 == c.nranks ? 0 : to + 1;
-        sentinel::send(sentinel::area(call, c, to), i, v, call.epoch());
-      }
-    }
+    for (uint32_t i = first; ok && i < chunks; i += step)
+      sentinel::push_to_peers(call, c, i, load_chunk<1>(buf, i, bytes, vec_ok));
   } else {
     const sentinel::Area own = sentinel::area(call, c, c.rank);
     for (uint32_t base = first; ok && base < chunks; base += kU * step) {
