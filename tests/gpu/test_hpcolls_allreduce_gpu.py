@@ -85,9 +85,12 @@ def test_which_one_shot_kernel(gpu, monkeypatch, seed):
     block per 4 KiB) up to as many blocks as the rank's share of the SMs (max_blocks); other rank
     counts, larger messages, a forced block size and the diagnostic LL modes run the general
     kernel. Both sides of the first block boundary and of the limit are bitwise right, in place
-    and not."""
+    and not. The LL protocol's kernels: forced, as the selection table takes larger messages to
+    the sentinel protocol (test_hpcolls_protocols_gpu.py has those)."""
     compiled = WORLD.size in _native.SMALL_ONESHOT_RANKS
-    comm = hpcolls.Communicator(WORLD, algo="oneshot")
+    with monkeypatch.context() as env:
+        env.setenv("HPCOLLS_PROTOCOL", "ll")
+        comm = hpcolls.Communicator(WORLD, algo="oneshot")
     try:
         comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
         limit = comm._paths.native.small_oneshot_max_bytes
