@@ -167,6 +167,31 @@ class CallState {
     return false;
   }
 
+  // poll_until for a round the whole warp runs together (a warp-collective test, as an LL128
+  // tile's holds(), ll128_line.cuh): every lane calls it with the same rounds, and the decision to
+  // stop waiting is the warp's (__any_sync), never one lane's, so no lane leaves while the others
+  // still call the round's shuffles. The deadline and the counters are looked at as in poll_until.
+  template <typename Round, typename PeerNow>
+  __device__ bool warp_poll_until(Round round, PeerNow peer_now) {
+    constexpr uint32_t kRoundsBetweenChecks = 256;
+    if (__any_sync(0xffffffffu, broken_)) {
+      broken_ = true;
+      return false;
+    }
+    while (true) {
+#pragma unroll 1
+      for (uint32_t spin = 0; spin < kRoundsBetweenChecks; ++spin)
+        if (round()) return true;  // round() is warp-uniform
+      const bool error = static_cast<const volatile DeviceCounters*>(c_.counters)->error != 0;
+      const bool late = !error && past_deadline();
+      if (__any_sync(0xffffffffu, error || late)) {
+        if (late) report_timeout(peer_now());  // the first reporter wins (report_timeout)
+        broken_ = true;
+        return false;
+      }
+    }
+  }
+
   // Called by every thread once past CallState's constructor, at the end of the call or earlier
   // (nothing reads the epoch after the constructor): the last block to get here advances the
   // device epoch. Only the next kernel on the stream reads the counters, and a kernel boundary

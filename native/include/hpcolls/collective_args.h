@@ -4,6 +4,7 @@
 
 #include <cstddef>
 
+#include "hpcolls/ll128_layout.h"
 #include "hpcolls/types.h"
 
 namespace hpcolls {
@@ -68,6 +69,13 @@ inline size_t twoshot_half_bytes(size_t bytes, int nranks) {
   return 2 * size_t(nranks) * part * kLinesPerChunk * 16;  // reduce-scatter + all-gather regions
 }
 
+// LL128 two-shot (ll128_layout.h): a reduce-scatter and an all-gather region of N slots of a
+// part's tiles each.
+inline size_t ll128_twoshot_half_bytes(size_t bytes, int nranks) {
+  const size_t part = (ll128_tiles_of(bytes) + size_t(nranks) - 1) / size_t(nranks);
+  return 2 * size_t(nranks) * part * kLL128TileBytes;
+}
+
 // Lines at the start of a half that carry the handshakes of the rooted collectives, one per rank
 // (handshake.cuh); their data follows.
 constexpr size_t kHandshakeLines = kMaxRanks;
@@ -96,6 +104,8 @@ inline size_t sentinel_twoshot_chunks(size_t bytes, int nranks) {
 cudaError_t launch_allreduce_oneshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_allreduce_oneshot_small(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_allreduce_twoshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
+// c: the LL128 region's DevComm (NativeComm::dev_of); launched only where the torn-line probe agreed.
+cudaError_t launch_allreduce_twoshot_ll128(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_allgather_oneshot(const DevComm& c, const CollectiveArgs& a);
 cudaError_t launch_allgather_oneshot_small(const DevComm& c, const CollectiveArgs& a);
 cudaError_t launch_bcast_oneshot(const DevComm& c, const CollectiveArgs& a);
