@@ -100,6 +100,11 @@ SETTINGS = (
             "scratch/4/N bytes", "8 MiB"),
     Setting("HPCOLLS_TIMEOUT", _positive_float, 10.0,
             "seconds a kernel waits for a peer before the call fails (the communicator is then broken)", "10"),
+    Setting("HPCOLLS_LL128_PROBE_MS", _int, 10,
+            "milliseconds the LL128 torn-line probe writes at each communicator's set-up (every rank stores "
+            "128-byte lines into every peer's scratch while the peer checks each line it reads; LL128 is used only "
+            "if no rank saw a torn line: hpcolls/ll128_probe.py, docs/ARCHITECTURE.md#ll128); `0` skips the probe "
+            "and keeps LL128 off", "`10`"),
     Setting("HPCOLLS_VALIDATE", _flag, False,
             "`1`: before every collective (host or device buffers), check that all ranks agree on the method, "
             "count, datatype, op and root (one allgather more per call); raises `hpcolls.ValidationError` on "
