@@ -69,8 +69,11 @@ inline size_t twoshot_half_bytes(size_t bytes, int nranks) {
   return 2 * size_t(nranks) * part * kLinesPerChunk * 16;  // reduce-scatter + all-gather regions
 }
 
-// LL128 two-shot (ll128_layout.h): a reduce-scatter and an all-gather region of N slots of a
-// part's tiles each.
+// LL128 (ll128_layout.h). One-shot: a slot of the message's tiles per rank. Two-shot: a
+// reduce-scatter and an all-gather region of N slots of a part's tiles each.
+inline size_t ll128_oneshot_half_bytes(size_t bytes, int nranks) {
+  return size_t(nranks) * ll128_tiles_of(bytes) * kLL128TileBytes;
+}
 inline size_t ll128_twoshot_half_bytes(size_t bytes, int nranks) {
   const size_t part = (ll128_tiles_of(bytes) + size_t(nranks) - 1) / size_t(nranks);
   return 2 * size_t(nranks) * part * kLL128TileBytes;
@@ -105,6 +108,7 @@ cudaError_t launch_allreduce_oneshot(const DevComm& c, DType t, Op op, const Col
 cudaError_t launch_allreduce_oneshot_small(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_allreduce_twoshot(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 // c: the LL128 region's DevComm (NativeComm::dev_of); launched only where the torn-line probe agreed.
+cudaError_t launch_allreduce_oneshot_ll128(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_allreduce_twoshot_ll128(const DevComm& c, DType t, Op op, const CollectiveArgs& a);
 cudaError_t launch_allgather_oneshot(const DevComm& c, const CollectiveArgs& a);
 cudaError_t launch_allgather_oneshot_small(const DevComm& c, const CollectiveArgs& a);
