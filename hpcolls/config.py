@@ -54,6 +54,7 @@ class Config:
     protocol: str = "auto"   # HPCOLLS_PROTOCOL
     sentinel_scratch_bytes: int = 0  # HPCOLLS_SENTINEL_SCRATCH_BYTES (0: the protocol off)
     ll128_scratch_bytes: int = 0     # HPCOLLS_LL128_SCRATCH_BYTES
+    ll128_probe_ms: int = 0          # HPCOLLS_LL128_PROBE_MS (0: no probe, LL128 off)
 
     @classmethod
     def from_env(cls, nranks, algo=None, timeout=None, validate=None):
@@ -85,6 +86,7 @@ class Config:
                    protocol=settings.get("HPCOLLS_PROTOCOL"),
                    sentinel_scratch_bytes=regions["HPCOLLS_SENTINEL_SCRATCH_BYTES"],
                    ll128_scratch_bytes=regions["HPCOLLS_LL128_SCRATCH_BYTES"],
+                   ll128_probe_ms=settings.get("HPCOLLS_LL128_PROBE_MS"),
                    scratch_bytes=scratch,
                    ll_mode=ll_mode,
                    threads_per_block=threads,

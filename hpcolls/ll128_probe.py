@@ -17,6 +17,11 @@ from . import log
 # A run that could not race its reader against its writers proves nothing: each writer must
 # complete at least this many passes over its lines (a 10 ms probe completes thousands).
 MIN_PASSES = 16
+# The LL128 region's index in hpcolls._native.PROTOCOLS (NativeComm.region_bytes takes it).
+LL128_PROTOCOL = 2
+# Every wait of the probe (a peer's start, its writer's end) is bounded by this many seconds; only
+# a probe that fails takes that long.
+WAIT_S = 2.0
 
 
 def local_verdict(report, error=None):
@@ -58,23 +63,28 @@ def summary(report):
             f"{report['stale']} stale, {report['timed_out']} timed out, {report['seconds'] * 1e3:.1f} ms")
 
 
-def run(comm, nc, write_ms, wait_s=2.0):
+def run(comm, nc, write_ms, wait_s=WAIT_S):
     """Runs the probe on every rank of `comm` over `nc`'s LL128 region; (report or None, local
     reason or None). Collective: every rank calls it. The probe's stores share the LL128 region with
     the kernels, so no call of `nc` may be in flight: each rank waits for its last call, then the
     ranks meet, then they probe (the tag, fresh for each run, tells this run's lines from any
     earlier run's)."""
     tag = comm.bcast(secrets.randbits(31) if comm.Get_rank() == 0 else None, root=0)
+    # Every rank lays the lines out in the same area: the smallest rank's region (a rank's writer
+    # must not store past a peer's region).
+    area = min(comm.allgather(nc.region_bytes(LL128_PROTOCOL)))
     error = None
     try:
         nc.synchronize()
     except Exception as exc:  # noqa: BLE001 - agreed below: a rank that cannot probe turns LL128 off
         error = f"waiting for the last call failed: {exc}"
-    comm.Barrier()
+    # Every rank's wait is over before any rank's probe stores into its region; a rank that cannot
+    # probe says so here, and then no rank probes (a lone prober would only time out).
+    error = agree(comm, error)[1]
     report = None
     if error is None:
         try:
-            report = nc.probe_ll128(tag, write_ms / 1e3, wait_s)
+            report = nc.probe_ll128(tag, write_ms / 1e3, wait_s, area)
         except Exception as exc:  # noqa: BLE001
             error = str(exc)
     return report, local_verdict(report, error)

@@ -5,7 +5,7 @@ import secrets
 
 from mpi4py import MPI
 
-from . import log, native_module
+from . import ll128_probe, log, native_module
 from .binding import ranks_bound_to_this_gpu
 
 
@@ -122,14 +122,26 @@ def open_native(comm, cfg, device, ranks_on_device=None):
     nc.set_twoshot_max_bytes(cfg.twoshot_max_bytes)
     nc.set_algo({"oneshot": 0, "twoshot": 1}.get(cfg.algo, -1))
     nc.set_protocol(protocol_code(cfg.protocol))
+    ll128_probe.decide(comm, nc, cfg.ll128_probe_ms, _ll128_not_probed(nc, cfg))
     nc.set_nccl_alternative(agreed_reason(comm, _nccl_missing(cfg, ranks_on_device)) is None)
     regions = ", ".join(f"{name} {nc.region_bytes(p)} B" for p, name in enumerate(native.PROTOCOLS))
     log.info(f"native path on: {size} ranks, {ranks_on_device} on this GPU ({uuid}), "
-             f"scratch regions {regions}, protocol {cfg.protocol}, largest Allreduce taken whole "
+             f"scratch regions {regions}, protocol {cfg.protocol}, LL128 {'on' if nc.ll128_available else 'off'}, "
+             f"largest Allreduce taken whole "
              f"{nc.largest_message()} B, {nc.max_blocks} blocks max, "
              f"dependent launch {'on' if nc.dependent_launch else 'off'}"
              f"{'' if nc.dependent_launch == cfg.dependent_launch else ' (the GPU is older than compute capability 9.0)'}")
     return nc, None
+
+
+def _ll128_not_probed(nc, cfg):
+    """Why this rank does not run LL128's torn-line probe (hpcolls/ll128_probe.py), or None."""
+    if cfg.ll128_probe_ms == 0:
+        return "HPCOLLS_LL128_PROBE_MS=0 (no probe)"
+    if cfg.ll_mode != 0 or cfg.threads_per_block != 0:
+        return "a diagnosis setting is on (HPCOLLS_LL_MODE, HPCOLLS_THREADS_PER_BLOCK): the LL kernels only"
+    return nc.ll128_probe_error(cfg.ll128_probe_ms / 1e3, ll128_probe.WAIT_S,
+                                nc.region_bytes(ll128_probe.LL128_PROTOCOL)) or None
 
 
 def _probe(comm, nc, cfg):

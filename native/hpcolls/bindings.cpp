@@ -196,6 +196,14 @@ PYBIND11_MODULE(_native, m) {
       "The plan's built-in selection table: a dict per row (collective, max_ranks, then byte limits; None: no "
       "limit), in the plan's order (native/hpcolls/plan.cpp)");
 
+  // The torn-line probe's argument check (ll128_probe.h), on its own: no CUDA call, so the CPU tests
+  // check what NativeComm.probe_ll128 refuses before it touches the GPU.
+  m.def("ll128_probe_arguments_error", &ll128_probe_arguments_error, py::arg("nranks"), py::arg("area_bytes"),
+        py::arg("rank"), py::arg("write_s"), py::arg("wait_s"),
+        "why the LL128 probe would refuse these arguments ('' when it would run)");
+  m.def("ll128_probe_lines_per_pair", &ll128_probe_lines_per_pair, py::arg("area_bytes"), py::arg("nranks"));
+  m.attr("LL128_PROBE_MAX_LINES") = kLL128ProbeMaxLines;
+
   py::class_<NativeComm>(m, "NativeComm")
       .def(py::init<int, int, int, size_t, double, int, size_t, size_t>(), py::arg("rank"), py::arg("nranks"),
            py::arg("device"), py::arg("scratch_bytes"), py::arg("timeout_s"), py::arg("ranks_on_device"),
@@ -215,6 +223,40 @@ PYBIND11_MODULE(_native, m) {
            "-1: the selection table picks; else PROTOCOLS' index, forced where a kernel carries it")
       .def_property_readonly("protocol", [](const NativeComm& c) { return int(c.protocol()); })
       .def("set_ll128_available", &NativeComm::set_ll128_available)
+      .def_property_readonly("ll128_available", &NativeComm::ll128_available)
+      .def("ll128_probe_error", &NativeComm::ll128_probe_error, py::arg("write_s"), py::arg("wait_s"),
+           py::arg("area_bytes"), "why probe_ll128 would refuse these arguments ('' when it would run); no CUDA call")
+      .def(
+          "probe_ll128",
+          [](NativeComm& c, uint32_t tag, double write_s, double wait_s, size_t area_bytes) {
+            // Arguments checked, with the GIL held, before any CUDA call. The GIL is released
+            // around the probe alone (its kernel runs for write_s and more): no Python object is
+            // touched without it; the report becomes a dict after it is taken back.
+            const std::string bad = c.ll128_probe_error(write_s, wait_s, area_bytes);
+            if (!bad.empty()) throw std::invalid_argument("hpcolls: LL128 probe: " + bad);
+            LL128ProbeReport r;
+            {
+              py::gil_scoped_release unlocked;
+              r = c.probe_ll128(tag, write_s, wait_s, area_bytes);
+            }
+            py::dict d;
+            d["lines"] = r.lines;
+            d["iterations"] = r.iterations;
+            d["min_iterations"] = r.min_iterations;
+            d["observed"] = r.observed;
+            d["torn"] = r.torn;
+            d["stale"] = r.stale;
+            d["timed_out"] = r.timed_out;
+            d["lines_per_pair"] = r.lines_per_pair;
+            d["pairs"] = r.pairs;
+            d["seconds"] = r.seconds;
+            return d;
+          },
+          py::arg("tag"), py::arg("write_s"), py::arg("wait_s"), py::arg("area_bytes"),
+          "LL128's torn-line probe over the first area_bytes of this communicator's LL128 region "
+          "(native/include/hpcolls/ll128_probe.h): collective, the same tag and area_bytes on every rank, no call "
+          "in flight on any rank. A dict of what this rank saw: "
+          "lines, iterations, min_iterations, observed, torn, stale, timed_out, lines_per_pair, pairs, seconds")
       .def("set_nccl_alternative", &NativeComm::set_nccl_alternative)
       .def("region_bytes", [](const NativeComm& c, int p) {
         if (p < 0 || p >= kProtocols) throw std::invalid_argument("hpcolls: no protocol " + std::to_string(p));

@@ -448,6 +448,8 @@ cudaError_t NativeComm::launch(Kernel k, DType t, Op op, const CollectiveArgs& a
       return launch_allreduce_twoshot_sentinel(dev_of(Protocol::Sentinel), t, op, a);
     case Kernel::AllgatherOneShotSentinel: return launch_allgather_oneshot_sentinel(dev_of(Protocol::Sentinel), a);
     case Kernel::BcastOneShotSentinel: return launch_bcast_oneshot_sentinel(dev_of(Protocol::Sentinel), a);
+    case Kernel::AllreduceOneShotLL128: return launch_allreduce_oneshot_ll128(dev_of(Protocol::LL128), t, op, a);
+    case Kernel::AllreduceTwoShotLL128: return launch_allreduce_twoshot_ll128(dev_of(Protocol::LL128), t, op, a);
     default: return cudaErrorInvalidValue;
   }
 }
@@ -476,6 +478,27 @@ int64_t NativeComm::probe(int64_t nonce) {
   (void)cudaStreamDestroy(s);
   (void)cudaFree(buf);
   return result;
+}
+
+std::string NativeComm::ll128_probe_error(double write_s, double wait_s, size_t area_bytes) const {
+  if (!peers_open_) return "open_peers() was not called";
+  const size_t bytes = region_bytes(Protocol::LL128);
+  if (bytes == 0) return "no LL128 region (HPCOLLS_LL128_SCRATCH_BYTES=0 on some rank)";
+  if (area_bytes > bytes)
+    return "an area of " + std::to_string(area_bytes) + " bytes is larger than this rank's LL128 region (" +
+           std::to_string(bytes) + ")";
+  return ll128_probe_arguments_error(size_t(nranks_), area_bytes, rank_, write_s, wait_s);
+}
+
+LL128ProbeReport NativeComm::probe_ll128(uint32_t tag, double write_s, double wait_s, size_t area_bytes) {
+  const std::string bad = ll128_probe_error(write_s, wait_s, area_bytes);
+  if (!bad.empty()) throw std::invalid_argument("hpcolls: LL128 probe: " + bad);
+  // The probe's stores share the LL128 region with the kernels: no call of ours may be in flight
+  // (the caller has also made sure no peer's is: hpcolls/ll128_probe.py).
+  wait_last_call();
+  std::vector<void*> areas(static_cast<size_t>(nranks_));
+  for (int r = 0; r < nranks_; ++r) areas[size_t(r)] = region_base(Protocol::LL128, r);
+  return run_ll128_probe(areas, area_bytes, rank_, device_, tag, write_s, wait_s);
 }
 
 void NativeComm::check() {

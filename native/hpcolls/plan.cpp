@@ -54,7 +54,8 @@ bool carries(Protocol p, Collective collective) {
     case Protocol::Sentinel:
       return collective == Collective::Allreduce || collective == Collective::Allgather ||
              collective == Collective::Bcast;
-    default: return false;  // LL128's kernels: the LL128 branch
+    case Protocol::LL128: return collective == Collective::Allreduce;
+    default: return false;
   }
 }
 
@@ -107,6 +108,23 @@ Kernel allreduce_kernel(const PlanInputs& in, size_t bytes) {
   if (!oneshot) return Kernel::None;
   // A forced block size (diagnosis) keeps the general kernel, as does a diagnostic LL mode.
   return small_kernel_fits(in, bytes) ? Kernel::AllreduceOneShotSmall : Kernel::AllreduceOneShot;
+}
+
+// Which LL128 kernel a whole Allreduce of `bytes` runs, as allreduce_kernel decides on LL (the
+// one-shot limit is the table's for the protocols other than LL), in the LL128 region. Only
+// reached where usable(): the probe agreed and no diagnosis setting is on.
+Kernel allreduce_ll128_kernel(const PlanInputs& in, size_t bytes) {
+  const bool fits1 = ll128_oneshot_half_bytes(bytes, in.nranks) <= in.ll128_half_bytes;
+  const bool fits2 = ll128_twoshot_half_bytes(bytes, in.nranks) <= in.ll128_half_bytes;
+  bool oneshot = false, twoshot = false;
+  switch (in.mode) {
+    case AlgoMode::OneShot: oneshot = fits1; break;
+    case AlgoMode::TwoShot: twoshot = fits2; break;
+    default:
+      oneshot = fits1 && (bytes <= oneshot_limit(in, Protocol::LL128) || in.nranks == 1);
+      twoshot = !oneshot && fits2 && bytes <= native_limit(in, Collective::Allreduce);
+  }
+  return twoshot ? Kernel::AllreduceTwoShotLL128 : oneshot ? Kernel::AllreduceOneShotLL128 : Kernel::None;
 }
 
 // Allgather has no diagnostic LL variants: a communicator in another mode leaves it to MPI. The
@@ -170,7 +188,8 @@ Kernel sentinel_kernel(const PlanInputs& in, Collective collective, size_t bytes
 // The kernel of a whole call of `bytes` on protocol p (protocol_for's), None when none takes it.
 Kernel kernel_for(const PlanInputs& in, Collective collective, Protocol p, size_t bytes) {
   if (p == Protocol::Sentinel) return sentinel_kernel(in, collective, bytes);
-  if (p != Protocol::LL) return Kernel::None;  // LL128's kernels: the LL128 branch
+  if (p == Protocol::LL128)
+    return collective == Collective::Allreduce ? allreduce_ll128_kernel(in, bytes) : Kernel::None;
   switch (collective) {
     case Collective::Allreduce: return allreduce_kernel(in, bytes);
     case Collective::Allgather: return allgather_kernel(in, bytes);
@@ -190,7 +209,8 @@ void set_grid(const PlanInputs& in, size_t bytes, Plan& p) {
                       p.kernel == Kernel::ReduceScatterOneShot || p.kernel == Kernel::ReduceOneShotSmall ||
                       p.kernel == Kernel::ReduceScatterOneShotSmall;
   // The sentinel kernels: a thread per kSentinelChunksPerThread chunks received (Allgather's of
-  // every rank's block), Bcast's at least one per rank for the handshakes.
+  // every rank's block), Bcast's at least one per rank for the handshakes. The LL128 kernels: a warp
+  // per tile of 30 chunks.
   const size_t per_thread = size_t(kSentinelChunksPerThread);
   const size_t items = p.kernel == Kernel::AllreduceOneShot   ? chunks << oneshot_lane_shift(in.nranks)
                        : p.kernel == Kernel::AllgatherOneShot ? chunks * size_t(in.nranks)
@@ -201,7 +221,8 @@ void set_grid(const PlanInputs& in, size_t bytes, Plan& p) {
                            ? (chunks * size_t(in.nranks) + per_thread - 1) / per_thread
                        : p.kernel == Kernel::BcastOneShotSentinel
                            ? std::max((chunks + per_thread - 1) / per_thread, size_t(in.nranks))
-                           : chunks;
+                       : p.protocol == Protocol::LL128 ? ll128_tiles_of(bytes) * 32
+                                                       : chunks;
   p.threads = items >= size_t(kThreadsPerBlock) ? kThreadsPerBlock : int((items + 31) / 32 * 32);
   if (in.threads_override > 0) p.threads = in.threads_override;
   p.blocks = int(std::max<size_t>(1, std::min<size_t>(in.max_blocks, (items + p.threads - 1) / p.threads)));
@@ -269,10 +290,30 @@ size_t sentinel_largest(const PlanInputs& in, Collective collective) {
   }
 }
 
+// The largest Allreduce the LL128 kernels take whole, as allreduce_ll128_kernel decides: the
+// inverse of ll128_{oneshot,twoshot}_half_bytes in whole tiles (480 bytes, whole chunks).
+size_t ll128_largest(const PlanInputs& in) {
+  const size_t n = size_t(in.nranks);
+  const size_t one = in.ll128_half_bytes / (n * kLL128TileBytes) * kLL128TilePayloadBytes;
+  const size_t two = in.ll128_half_bytes / (2 * n * kLL128TileBytes) * n * kLL128TilePayloadBytes;
+  switch (in.mode) {
+    case AlgoMode::OneShot: return one;
+    case AlgoMode::TwoShot: return two;
+    default:
+      if (in.nranks == 1) return one;
+      return std::max(std::min(one, oneshot_limit(in, Protocol::LL128)),
+                      std::min(two, native_limit(in, Collective::Allreduce))) / kChunkBytes * kChunkBytes;
+  }
+}
+
 // The largest message protocol p's kernels take whole (0: none).
 size_t protocol_largest(const PlanInputs& in, Collective collective, Protocol p) {
   if (!usable(in, p, collective)) return 0;
-  return p == Protocol::LL ? ll_largest(in, collective) : p == Protocol::Sentinel ? sentinel_largest(in, collective) : 0;
+  switch (p) {
+    case Protocol::LL: return ll_largest(in, collective);
+    case Protocol::Sentinel: return sentinel_largest(in, collective);
+    default: return collective == Collective::Allreduce ? ll128_largest(in) : 0;
+  }
 }
 
 bool whole(const PlanInputs& in, Collective collective, size_t bytes) {
@@ -329,6 +370,8 @@ const char* kernel_name(Kernel k) {
     case Kernel::AllreduceOneShotSentinel: case Kernel::AllgatherOneShotSentinel:
     case Kernel::BcastOneShotSentinel: return "one-shot (sentinel)";
     case Kernel::AllreduceTwoShotSentinel: return "two-shot (sentinel)";
+    case Kernel::AllreduceOneShotLL128: return "one-shot (LL128)";
+    case Kernel::AllreduceTwoShotLL128: return "two-shot (LL128)";
     default: return "";
   }
 }
@@ -340,13 +383,16 @@ const char* collective_name(Collective c) {
 }
 
 Algo algo_of(Kernel k) {
-  return k == Kernel::AllreduceTwoShot || k == Kernel::AllreduceTwoShotSentinel ? Algo::TwoShot : Algo::OneShot;
+  return k == Kernel::AllreduceTwoShot || k == Kernel::AllreduceTwoShotSentinel || k == Kernel::AllreduceTwoShotLL128
+             ? Algo::TwoShot
+             : Algo::OneShot;
 }
 
 Protocol protocol_of(Kernel k) {
   switch (k) {
     case Kernel::AllreduceOneShotSentinel: case Kernel::AllreduceTwoShotSentinel:
     case Kernel::AllgatherOneShotSentinel: case Kernel::BcastOneShotSentinel: return Protocol::Sentinel;
+    case Kernel::AllreduceOneShotLL128: case Kernel::AllreduceTwoShotLL128: return Protocol::LL128;
     default: return Protocol::LL;
   }
 }

@@ -17,16 +17,21 @@ def clean_report():
 class StandIn:
     """What decide() uses of a NativeComm; `outcome`: a report dict, or an exception to raise."""
 
-    def __init__(self, outcome):
+    def __init__(self, outcome, region=16 << 20):
         self.outcome = outcome
+        self.region = region
         self.probed = []
         self.available = None
 
     def synchronize(self):
         pass
 
-    def probe_ll128(self, tag, write_s, wait_s):
-        self.probed.append((tag, write_s, wait_s))
+    def region_bytes(self, protocol):
+        assert protocol == ll128_probe.LL128_PROTOCOL
+        return self.region
+
+    def probe_ll128(self, tag, write_s, wait_s, area_bytes):
+        self.probed.append((tag, write_s, wait_s, area_bytes))
         if isinstance(self.outcome, Exception):
             raise self.outcome
         return self.outcome
@@ -47,12 +52,28 @@ def outcome_for(rank, culprit, kind):
 
 
 def test_every_rank_clean_turns_ll128_on(comm):
-    nc = StandIn(clean_report())
+    # Regions of different sizes: every rank probes the smallest one's bytes (the same layout).
+    nc = StandIn(clean_report(), region=(16 << 20) + 4096 * comm.Get_rank())
     on, why = ll128_probe.decide(comm, nc, write_ms=10)
     assert (on, why, nc.available) == (True, None, True)
     tags = comm.allgather(nc.probed[0][0])
     assert len(set(tags)) == 1 and 0 <= tags[0] < 2**31, "every rank probes with the same fresh tag"
-    assert nc.probed[0][1:] == (0.01, 2.0)
+    assert nc.probed[0][1:] == (0.01, ll128_probe.WAIT_S, 16 << 20)
+    nc2 = StandIn(clean_report())
+    ll128_probe.decide(comm, nc2, write_ms=10)
+    assert comm.allgather(nc2.probed[0][0]) != tags, "a fresh tag each run"
+
+
+class FailingWait(StandIn):
+    def synchronize(self):
+        raise RuntimeError("hpcolls: rank 0 timed out after 1 s waiting for peer 1")
+
+
+def test_a_rank_whose_last_call_failed_keeps_every_rank_from_probing(comm):
+    culprit = comm.Get_size() - 1
+    nc = (FailingWait if comm.Get_rank() == culprit else StandIn)(clean_report())
+    on, why = ll128_probe.decide(comm, nc, write_ms=10)
+    assert on is False and nc.probed == [] and "waiting for the last call failed" in why
 
 
 @pytest.mark.parametrize("kind,says", [("torn", "3 torn lines"), ("timed_out", "timed out"),

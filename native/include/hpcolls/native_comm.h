@@ -12,6 +12,7 @@
 
 #include "hpcolls/collective_args.h"
 #include "hpcolls/diagnostics.h"
+#include "hpcolls/ll128_probe.h"
 #include "hpcolls/peer_scratch.h"
 #include "hpcolls/plan.h"
 #include "hpcolls/types.h"
@@ -41,6 +42,14 @@ class NativeComm {
   ProtocolMode protocol() const { return in_.protocol; }
   // Set by LL128's torn-line probe where it showed LL128 lines arrive whole (off until then).
   void set_ll128_available(bool on) { in_.ll128_available = on; }
+  bool ll128_available() const { return in_.ll128_available; }
+  // The torn-line probe (ll128_probe.h) over the first area_bytes of every rank's LL128 region,
+  // after our last call; collective: every rank calls it with the same tag and area_bytes (at most
+  // the smallest rank's region, so that every rank lays the lines out alike), no peer's call in
+  // flight. Throws std::invalid_argument where ll128_probe_error() names a reason (checked before
+  // any CUDA call).
+  LL128ProbeReport probe_ll128(uint32_t tag, double write_s, double wait_s, size_t area_bytes);
+  std::string ll128_probe_error(double write_s, double wait_s, size_t area_bytes) const;  // "": it can run
   // NCCL carries what the native path declines here (a GPU per rank): the table's limit then applies.
   void set_nccl_alternative(bool on) { in_.nccl_alternative = on; }
   // Bytes of protocol p's region on this rank (0: absent, or off because some rank lacks it).

@@ -31,6 +31,8 @@ enum class Kernel : int {
   AllreduceTwoShotSentinel,   // hpcolls/allreduce/twoshot_sentinel.cuh: two-shot on the sentinel protocol
   AllgatherOneShotSentinel,   // hpcolls/allgather/oneshot_sentinel.cuh
   BcastOneShotSentinel,       // hpcolls/bcast/oneshot_sentinel.cuh
+  AllreduceOneShotLL128,   // hpcolls/allreduce/oneshot_ll128.cuh: a warp per LL128 tile, pushed to every rank
+  AllreduceTwoShotLL128,   // hpcolls/allreduce/twoshot_ll128.cuh: reduce-scatter + all-gather over LL128 tiles
   kCount
 };
 
