@@ -108,3 +108,7 @@ def test_local_verdict():
     assert "failed: boom" in ll128_probe.local_verdict(None, "boom")
     assert "did not run" in ll128_probe.local_verdict(None)
     assert "256 lines" in ll128_probe.summary(clean)
+
+
+def test_the_ll128_region_index():
+    assert _native.PROTOCOLS[ll128_probe.LL128_PROTOCOL] == "LL128"

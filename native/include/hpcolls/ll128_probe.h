@@ -1,7 +1,7 @@
 // The torn-line probe: does this machine make an LL128 line (ll128_line.cuh) visible as one unit
 // between the ranks of a communicator? A device microbenchmark that hunts for torn lines, run at a
 // communicator's set-up (hpcolls/ll128_probe.py agrees the verdict over all ranks) and as a tool
-// (tests/gpu/test_hpcolls_ll128_probe_gpu.py).
+// (tests/gpu/test_hpcolls_ll128_gpu.py, python -m hpcolls.tools.ll128_probe).
 //
 // Every rank writes lines into every peer's probe area and reads the lines every peer writes into
 // its own (one rank alone: into its own area, from another SM), through the same CUDA IPC scratch
