@@ -91,40 +91,38 @@ size_t native_limit(const PlanInputs& in, Collective collective) {
   return in.twoshot_max_bytes.value_or(in.nccl_alternative ? row.native_max_vs_nccl : kAllreduceMaxVsPieces);
 }
 
-// Which kernel a whole Allreduce of `bytes` runs on LL, from the algorithm request, the scratch and
-// the size table; None when no kernel takes it whole.
-Kernel allreduce_kernel(const PlanInputs& in, size_t bytes) {
-  const bool fits1 = oneshot_half_bytes(bytes, in.nranks) <= in.half_bytes;
-  const bool fits2 = twoshot_half_bytes(bytes, in.nranks) <= in.half_bytes;
-  bool oneshot = false, twoshot = false;
+// Which algorithm takes a whole Allreduce of `bytes` on protocol p, from the algorithm request,
+// whether each algorithm's need fits p's region, and the size table; None when neither takes it.
+enum class Whole { None, OneShot, TwoShot };
+Whole allreduce_algorithm(const PlanInputs& in, Protocol p, size_t bytes, bool fits1, bool fits2) {
   switch (in.mode) {
-    case AlgoMode::OneShot: oneshot = fits1; break;
-    case AlgoMode::TwoShot: twoshot = fits2; break;
+    case AlgoMode::OneShot: return fits1 ? Whole::OneShot : Whole::None;
+    case AlgoMode::TwoShot: return fits2 ? Whole::TwoShot : Whole::None;
     default:
-      oneshot = fits1 && (bytes <= oneshot_limit(in, Protocol::LL) || in.nranks == 1);
-      twoshot = !oneshot && fits2 && bytes <= native_limit(in, Collective::Allreduce);
+      if (fits1 && (bytes <= oneshot_limit(in, p) || in.nranks == 1)) return Whole::OneShot;
+      return fits2 && bytes <= native_limit(in, Collective::Allreduce) ? Whole::TwoShot : Whole::None;
   }
-  if (twoshot) return Kernel::AllreduceTwoShot;
-  if (!oneshot) return Kernel::None;
+}
+
+// Which kernel a whole Allreduce of `bytes` runs on LL; None when no kernel takes it whole.
+Kernel allreduce_kernel(const PlanInputs& in, size_t bytes) {
+  const Whole w = allreduce_algorithm(in, Protocol::LL, bytes, oneshot_half_bytes(bytes, in.nranks) <= in.half_bytes,
+                                      twoshot_half_bytes(bytes, in.nranks) <= in.half_bytes);
+  if (w == Whole::TwoShot) return Kernel::AllreduceTwoShot;
+  if (w == Whole::None) return Kernel::None;
   // A forced block size (diagnosis) keeps the general kernel, as does a diagnostic LL mode.
   return small_kernel_fits(in, bytes) ? Kernel::AllreduceOneShotSmall : Kernel::AllreduceOneShot;
 }
 
-// Which LL128 kernel a whole Allreduce of `bytes` runs, as allreduce_kernel decides on LL (the
-// one-shot limit is the table's for the protocols other than LL), in the LL128 region. Only
-// reached where usable(): the probe agreed and no diagnosis setting is on.
+// Which LL128 kernel a whole Allreduce of `bytes` runs, in the LL128 region. Only reached where
+// usable(): the probe agreed and no diagnosis setting is on.
 Kernel allreduce_ll128_kernel(const PlanInputs& in, size_t bytes) {
-  const bool fits1 = ll128_oneshot_half_bytes(bytes, in.nranks) <= in.ll128_half_bytes;
-  const bool fits2 = ll128_twoshot_half_bytes(bytes, in.nranks) <= in.ll128_half_bytes;
-  bool oneshot = false, twoshot = false;
-  switch (in.mode) {
-    case AlgoMode::OneShot: oneshot = fits1; break;
-    case AlgoMode::TwoShot: twoshot = fits2; break;
-    default:
-      oneshot = fits1 && (bytes <= oneshot_limit(in, Protocol::LL128) || in.nranks == 1);
-      twoshot = !oneshot && fits2 && bytes <= native_limit(in, Collective::Allreduce);
-  }
-  return twoshot ? Kernel::AllreduceTwoShotLL128 : oneshot ? Kernel::AllreduceOneShotLL128 : Kernel::None;
+  const Whole w = allreduce_algorithm(in, Protocol::LL128, bytes,
+                                      ll128_oneshot_half_bytes(bytes, in.nranks) <= in.ll128_half_bytes,
+                                      ll128_twoshot_half_bytes(bytes, in.nranks) <= in.ll128_half_bytes);
+  return w == Whole::TwoShot ? Kernel::AllreduceTwoShotLL128
+         : w == Whole::OneShot ? Kernel::AllreduceOneShotLL128
+                               : Kernel::None;
 }
 
 // Allgather has no diagnostic LL variants: a communicator in another mode leaves it to MPI. The
@@ -165,17 +163,12 @@ Kernel sentinel_kernel(const PlanInputs& in, Collective collective, size_t bytes
   const bool within = bytes <= native_limit(in, collective);
   switch (collective) {
     case Collective::Allreduce: {
-      const bool fits1 = sentinel_oneshot_chunks(bytes, in.nranks) <= room;
-      const bool fits2 = sentinel_twoshot_chunks(bytes, in.nranks) <= room;
-      bool oneshot = false, twoshot = false;
-      switch (in.mode) {
-        case AlgoMode::OneShot: oneshot = fits1; break;
-        case AlgoMode::TwoShot: twoshot = fits2; break;
-        default:
-          oneshot = fits1 && (bytes <= oneshot_limit(in, Protocol::Sentinel) || in.nranks == 1);
-          twoshot = !oneshot && fits2 && within;
-      }
-      return oneshot ? Kernel::AllreduceOneShotSentinel : twoshot ? Kernel::AllreduceTwoShotSentinel : Kernel::None;
+      const Whole w = allreduce_algorithm(in, Protocol::Sentinel, bytes,
+                                          sentinel_oneshot_chunks(bytes, in.nranks) <= room,
+                                          sentinel_twoshot_chunks(bytes, in.nranks) <= room);
+      return w == Whole::OneShot   ? Kernel::AllreduceOneShotSentinel
+             : w == Whole::TwoShot ? Kernel::AllreduceTwoShotSentinel
+                                   : Kernel::None;
     }
     case Collective::Allgather:
       return sentinel_oneshot_chunks(bytes, in.nranks) <= room && within ? Kernel::AllgatherOneShotSentinel

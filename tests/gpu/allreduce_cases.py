@@ -108,6 +108,24 @@ def poison(arr):
     arr.view("uint8").fill(0xA5)
 
 
+def run_allreduce(comm, code, op, count, seed, inplace):
+    """This rank's input of the case on the device, one Allreduce of it (in place, or into a
+    poisoned receive buffer, the send buffer checked unchanged), the result on the host."""
+    import cupy
+    from mpi4py import MPI
+    host = host_input(code, op, count, seed, comm.Get_rank())
+    send = cupy.asarray(host)
+    recv = send if inplace else cupy.empty_like(send)
+    if not inplace:
+        poison(recv)
+    comm.Allreduce(MPI.IN_PLACE if inplace else as_argument(send, code), as_argument(recv, code),
+                   op=dtypes.mpi_ops_by_code()[op])
+    got = cupy.asnumpy(recv)
+    if not inplace:
+        assert_bitwise(cupy.asnumpy(send), host, "send buffer modified")
+    return got
+
+
 def diagnostics_missing():
     """Why the diagnostic module (LL modes 1..3, probes, peek/poke) cannot be used, or None."""
     try:

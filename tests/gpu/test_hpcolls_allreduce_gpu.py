@@ -9,9 +9,9 @@ import hpcolls
 from hpcolls import _native, config, dtypes
 from hpcolls.routes.native import route_of
 
-from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, assert_sum_within_rounding,
+from allreduce_cases import (ALL_CODES, ALL_OPS, assert_bitwise, assert_sum_within_rounding,
                              diagnostics_missing, digest, host_input, poison, reduce_in_rank_order, reference,
-                             supported)
+                             run_allreduce, supported)
 
 cupy = pytest.importorskip("cupy")
 MPI_OPS = dtypes.mpi_ops_by_code()
@@ -32,19 +32,6 @@ def seed():
     return WORLD.bcast(int(np.random.SeedSequence().entropy % 2**63), root=0)
 
 
-def run_case(comm, code, op, count, seed, inplace):
-    host = host_input(code, op, count, seed, WORLD.rank)
-    send = cupy.asarray(host)
-    recv = send if inplace else cupy.empty_like(send)
-    if not inplace:
-        poison(recv)
-    comm.Allreduce(MPI.IN_PLACE if inplace else as_argument(send, code), as_argument(recv, code), op=MPI_OPS[op])
-    got = cupy.asnumpy(recv)
-    if not inplace:
-        assert_bitwise(cupy.asnumpy(send), host, "send buffer modified")
-    return got
-
-
 @pytest.mark.parametrize("algo", ["oneshot", "twoshot", "auto"])
 @pytest.mark.parametrize("code", ALL_CODES, ids=dtypes.NAMES)
 def test_every_dtype_and_op(comms, seed, algo, code):
@@ -53,7 +40,7 @@ def test_every_dtype_and_op(comms, seed, algo, code):
             continue
         for count in COUNTS_SMALL:
             for inplace in (False, True):
-                got = run_case(comms[algo], code, op, count, seed, inplace)
+                got = run_allreduce(comms[algo], code, op, count, seed, inplace)
                 what = f"{algo} {dtypes.NAMES[code]} {dtypes.OP_NAMES[op]} count={count} inplace={inplace}"
                 assert_bitwise(got, reference(code, op, count, seed, WORLD.size), what)
                 digests = WORLD.allgather(digest(got))
@@ -69,7 +56,7 @@ def check_both_algorithms(seed, cases, counts, what):
         try:
             for code, op in cases:
                 for count in counts:
-                    got = run_case(comm, code, op, count, seed, inplace=count % 2 == 1)
+                    got = run_allreduce(comm, code, op, count, seed, inplace=count % 2 == 1)
                     assert_bitwise(got, reference(code, op, count, seed, WORLD.size),
                                    f"{what} {algo} {dtypes.NAMES[code]} count={count}")
             assert comm.native_path == "on", comm.native_path
@@ -101,7 +88,7 @@ def test_which_one_shot_kernel(gpu, monkeypatch, seed):
         edges = (limit // 8 - 1, limit // 8, limit // 8 + 1) if compiled else ()
         for count in (511, 512, 513, 514, 1537) + edges:  # float64: 4088 .. 4112 bytes, 3 blocks and a bit, the limit
             for inplace in (False, True):
-                got = run_case(comm, dtypes.F64, dtypes.SUM, count, seed, inplace)
+                got = run_allreduce(comm, dtypes.F64, dtypes.SUM, count, seed, inplace)
                 assert_bitwise(got, reference(dtypes.F64, dtypes.SUM, count, seed, WORLD.size),
                                f"count={count} inplace={inplace} ({comm._paths.native.kernel(8 * count)})")
     finally:
@@ -187,7 +174,7 @@ def test_large_sizes_every_path(comms, seed, code, nbytes):
     inputs = [host_input(code, dtypes.SUM, count, seed, r) for r in range(WORLD.size)]
     want = reference_from(inputs, code, dtypes.SUM)
     for algo, comm in comms.items():
-        got = run_case(comm, code, dtypes.SUM, count, seed, inplace=False)
+        got = run_allreduce(comm, code, dtypes.SUM, count, seed, inplace=False)
         what = f"{algo} {nbytes} B"
         if comm._paths.native.select(count * dtypes.ITEMSIZE[code]) >= 0:
             assert_bitwise(got, want, what + " (native: rank order)")

@@ -12,11 +12,9 @@ from mpi4py import MPI
 import hpcolls
 from hpcolls import dtypes, ll128_probe
 
-from allreduce_cases import (ALL_CODES, ALL_OPS, as_argument, assert_bitwise, digest, host_input, poison,
-                             reference, supported)
+from allreduce_cases import ALL_CODES, ALL_OPS, assert_bitwise, digest, reference, run_allreduce, supported
 
 cupy = pytest.importorskip("cupy")
-MPI_OPS = dtypes.mpi_ops_by_code()
 WORLD = MPI.COMM_WORLD
 MiB = 1 << 20
 # Around the tile (30 chunks = 480 bytes) and the parts two-shot cuts the tiles into.
@@ -45,21 +43,8 @@ def ll128_comm(monkeypatch, algo, timeout=None, region_bytes=None):
     return comm
 
 
-def run_case(comm, code, op, count, seed, inplace):
-    host = host_input(code, op, count, seed, WORLD.rank)
-    send = cupy.asarray(host)
-    recv = send if inplace else cupy.empty_like(send)
-    if not inplace:
-        poison(recv)
-    comm.Allreduce(MPI.IN_PLACE if inplace else as_argument(send, code), as_argument(recv, code), op=MPI_OPS[op])
-    got = cupy.asnumpy(recv)
-    if not inplace:
-        assert_bitwise(cupy.asnumpy(send), host, "send buffer modified")
-    return got
-
-
 def check(comm, code, op, count, seed, inplace, what):
-    got = run_case(comm, code, op, count, seed, inplace)
+    got = run_allreduce(comm, code, op, count, seed, inplace)
     assert_bitwise(got, reference(code, op, count, seed, WORLD.size), what)
     assert len(set(WORLD.allgather(digest(got)))) == 1, f"{what}: ranks got different bits"
 
@@ -194,7 +179,8 @@ def test_rank_skipping_a_call_times_out_not_hangs(gpu, monkeypatch, algo):
             start = time.monotonic()
             comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
             name = "one-shot" if algo == "oneshot" else "two-shot"
-            with pytest.raises(hpcolls.CollectiveTimeout, match=rf"rank \d+ timed out .* peer \d+ in allreduce \({name}\)"):
+            says = rf"rank \d+ timed out .* peer \d+ in allreduce \({name}\)"
+            with pytest.raises(hpcolls.CollectiveTimeout, match=says):
                 comm.synchronize()
             assert time.monotonic() - start < 10
             with pytest.raises(hpcolls.CommunicatorBroken):

@@ -78,7 +78,8 @@ def test_a_rank_whose_last_call_failed_keeps_every_rank_from_probing(comm):
 
 @pytest.mark.parametrize("kind,says", [("torn", "3 torn lines"), ("timed_out", "timed out"),
                                        ("stale", "did not hold the writer's last pass"),
-                                       ("short", "inconclusive"), ("error", "the probe failed: .*cudaErrorLaunchFailure")])
+                                       ("short", "inconclusive"),
+                                       ("error", "the probe failed: .*cudaErrorLaunchFailure")])
 def test_one_rank_failing_turns_ll128_off_everywhere(comm, kind, says):
     culprit = comm.Get_size() - 1
     nc = StandIn(outcome_for(comm.Get_rank(), culprit, kind))
