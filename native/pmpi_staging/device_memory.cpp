@@ -9,7 +9,13 @@
 #include <cstring>
 #include <mutex>
 
+#include "loaded_objects.h"
+
 namespace hpcolls_pmpi {
+namespace detail {
+std::atomic<bool> g_device_memory_possible{false};
+}  // namespace detail
+
 namespace {
 
 // The driver functions used here (their exported, versioned names).
@@ -28,17 +34,20 @@ bool resolve(void* lib, const char* name, F& out) {
   return out != nullptr;
 }
 
+std::atomic<const Driver*> g_driver{nullptr};
+std::mutex g_looking;  // one thread at a time rescans the loaded objects
+
 // The driver once this process has loaded it (RTLD_NOLOAD: never loaded by this library, so a
-// host-only process does not start the driver). Not found is not remembered: cupy may load the
-// driver after the first MPI call.
+// host-only process does not start the driver). Looked for again only when an object was loaded
+// since the last look (cupy or the CUDA runtime may load the driver after the first MPI call).
 const Driver* driver() {
-  static std::atomic<const Driver*> loaded{nullptr};
-  static std::mutex resolving;
-  if (const Driver* d = loaded.load(std::memory_order_acquire)) return d;
+  if (const Driver* d = g_driver.load(std::memory_order_acquire)) return d;
+  if (!detail::loaded_objects_changed()) return nullptr;
+  std::lock_guard<std::mutex> lock(g_looking);
+  if (const Driver* d = g_driver.load(std::memory_order_acquire)) return d;
+  detail::rescan_loaded_objects();
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (lib == nullptr) return nullptr;
-  std::lock_guard<std::mutex> lock(resolving);
-  if (const Driver* d = loaded.load(std::memory_order_acquire)) return d;
   auto* d = new Driver{};
   if (!(resolve(lib, "cuPointerGetAttributes", d->pointer_get_attributes) &&
         resolve(lib, "cuCtxPushCurrent_v2", d->ctx_push) && resolve(lib, "cuCtxPopCurrent_v2", d->ctx_pop) &&
@@ -47,8 +56,24 @@ const Driver* driver() {
     delete d;
     return nullptr;  // a driver without these is no driver we can use: everything is host memory
   }
-  loaded.store(d, std::memory_order_release);
+  g_driver.store(d, std::memory_order_release);
+  detail::g_device_memory_possible.store(true, std::memory_order_relaxed);
   return d;
+}
+
+// Pages (4 KiB) seen as ordinary host memory, direct-mapped by page number. A stale entry would
+// need a page of pageable host memory to be unmapped and the driver to place device memory at
+// the same address; the driver allocates inside the address ranges it reserved, so only a page
+// it never knew is cached.
+constexpr int kPageShift = 12;
+constexpr std::size_t kHostPages = 512;
+std::atomic<std::uintptr_t> g_host_pages[kHostPages];
+
+bool host_page_known(std::uintptr_t page) {
+  return g_host_pages[page % kHostPages].load(std::memory_order_relaxed) == page + 1;
+}
+void remember_host_page(std::uintptr_t page) {
+  g_host_pages[page % kHostPages].store(page + 1, std::memory_order_relaxed);
 }
 
 // The test hook's range (see device_memory.h); owner is set to this marker for it.
@@ -94,23 +119,28 @@ int in_context(const DeviceBuffer& where, Copy copy) {
 
 }  // namespace
 
-DeviceBuffer locate(const void* ptr) {
-  if (ptr == nullptr) return {};
-  if (pretended(ptr)) return {true, &g_pretend_owner};
+DeviceBuffer detail::locate_slow(const void* ptr) {
+  if (pretended(ptr)) return {true, &g_pretend_owner, -1};
+  const auto page = reinterpret_cast<std::uintptr_t>(ptr) >> kPageShift;
+  if (host_page_known(page)) return {};
   const Driver* d = driver();
   if (d == nullptr) return {};
   CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                      CU_POINTER_ATTRIBUTE_CONTEXT};
-  // Wide, zeroed slots: the driver writes an unsigned int, a bool and a CUcontext into them.
-  unsigned long long memory_type = 0, managed = 0;
+                                      CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  // Wide, zeroed slots: the driver writes an unsigned int, a bool, a CUcontext and an int into them.
+  unsigned long long memory_type = 0, managed = 0, ordinal = 0;
   CUcontext context = nullptr;
-  void* data[] = {&memory_type, &managed, &context};
+  void* data[] = {&memory_type, &managed, &context, &ordinal};
   // Host memory the driver does not know reads as type 0; an error (driver not initialized in
   // this process, say) means no device memory here either.
-  if (d->pointer_get_attributes(3, attributes, data, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS)
+  if (d->pointer_get_attributes(4, attributes, data, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS)
     return {};
+  if (static_cast<unsigned>(memory_type) == 0) {
+    remember_host_page(page);
+    return {};
+  }
   bool device = static_cast<unsigned>(memory_type) == CU_MEMORYTYPE_DEVICE && (managed & 0xff) == 0;
-  return device ? DeviceBuffer{true, context} : DeviceBuffer{};
+  return device ? DeviceBuffer{true, context, static_cast<int>(ordinal)} : DeviceBuffer{};
 }
 
 int copy_to_host(void* host, const void* device, std::size_t bytes, const DeviceBuffer& where) {
@@ -132,4 +162,5 @@ int copy_to_device(void* device, const void* host, std::size_t bytes, const Devi
 extern "C" void hpcolls_pmpi_staging_pretend_device(void* base, std::size_t bytes) {
   hpcolls_pmpi::g_pretend_bytes.store(base != nullptr ? bytes : 0);
   hpcolls_pmpi::g_pretend_base.store(bytes != 0 ? reinterpret_cast<std::uintptr_t>(base) : 0);
+  if (base != nullptr && bytes != 0) hpcolls_pmpi::detail::g_device_memory_possible.store(true);
 }

@@ -9,6 +9,7 @@
 // would make mpi4py believe an Open MPI had them.
 #include <atomic>
 
+#include "call_counter.h"
 #include "call_staging.h"
 #include "completed_request.h"
 #include "errors.h"
@@ -17,15 +18,17 @@
 
 using namespace hpcolls_pmpi;
 
-namespace {
-
+namespace hpcolls_pmpi {
 std::atomic<unsigned long long> g_calls{0};
+}  // namespace hpcolls_pmpi
+
+namespace {
 
 // Counts one call that went through this library; returns `entry` (each entry point looks its
 // PMPI_ function up once, at its first call, when the MPI library is loaded: it is the caller).
 template <class F>
 F counted(F entry) {
-  g_calls.fetch_add(1, std::memory_order_relaxed);
+  count_call();
   return entry;
 }
 
