@@ -5,6 +5,7 @@
 #   tests/cpu  plain pytest
 #   tests/mpi  under mpiexec with 1, 2 and 4 ranks (oversubscribed), each run bounded by a
 #              time-out so a hung rank fails the run instead of stalling it
+#   tests/pmpi  the PMPI library's C/C++ (and Fortran) programs, without and with the library
 #   tests/mpi4py_suite  mpi4py's own test modules at 3 ranks, plain and through hpcolls.wrap:
 #              every test's outcome must be the same (its own closing line, "mpi4py-suite: ...";
 #              HPCOLLS_TEST_MPI4PY_SUITE=0 leaves it out; run alone: tests/mpi4py_suite/run.sh)
@@ -44,6 +45,12 @@ for n in 1 2 4; do
   run "mpi-n$n" timeout --kill-after=15 "$mpi_timeout" "${HPCOLLS_MPIEXEC[@]}" -n "$n" \
     "$HPCOLLS_PY" -m pytest tests/mpi -q
 done
+
+# The PMPI library's C (and Fortran, where a compiler is found) programs, without and with it.
+echo "== pmpi-c"
+HPCOLLS_VENV="$(dirname "$(dirname "$HPCOLLS_PY")")" bash tests/pmpi/run.sh
+rc=$?
+[ "$rc" = 0 ] || failed_runs+=("pmpi-c (exit $rc)")
 
 if [ "${HPCOLLS_TEST_MPI4PY_SUITE:-1}" != 0 ]; then
   echo "== mpi4py-suite"

@@ -1,0 +1,1 @@
+echo "SKIP: fortran (not written yet)"
