@@ -7,7 +7,9 @@
 #   - host_overhead.c at 1 and 2 ranks: the time an 8-byte host MPI_Allreduce gains with the
 #     library (median batches, alternating runs); printed, and failed above HPCOLLS_PMPI_HOST_NS_LIMIT
 #     (default 50) at 1 rank, where the MPI call itself is quiet enough to resolve it;
-#   - fortran_mpi.sh: the Fortran program, or SKIP saying why.
+#   - fortran_mpi.sh: the Fortran program, or SKIP saying why;
+#   - the device programs (device_collectives_gpu.cu, native/bench/pmpi_latency.cu) built with nvcc
+#     and run, which skip without a GPU saying so.
 # Uses the venv's mpicc and mpiexec (HPCOLLS_VENV, default <repo>/.venv).
 set -uo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -36,7 +38,7 @@ for n in 1 2; do
     plain+=("$(timeout 120 mpiexec --oversubscribe -n $n "$work/host_overhead")")
     with+=("$(timeout 120 mpiexec --oversubscribe -n $n -x LD_PRELOAD="$lib" "$work/host_overhead")")
   done
-  read -r p w d < <(python3 -c "import statistics as s,sys; p=s.median(map(float,sys.argv[1].split())); w=s.median(map(float,sys.argv[2].split())); print(p, w, w-p)" "${plain[*]}" "${with[*]}")
+  read -r p w d < <(python3 -c "import statistics as s,sys; p=s.median(map(float,sys.argv[1].split())); w=s.median(map(float,sys.argv[2].split())); print(f"{p:.1f}", f"{w:.1f}", f"{w-p:.1f}")" "${plain[*]}" "${with[*]}")
   echo "host MPI_Allreduce 8 B at $n ranks: ${p} ns without, ${w} ns with the library: ${d} ns added (runs: ${plain[*]} / ${with[*]})"
   if [ "$n" = 1 ] && python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)" "$d" "$limit"; then
     fail "the library adds $d ns per host call at 1 rank (limit $limit)"
@@ -44,4 +46,17 @@ for n in 1 2; do
 done
 
 bash "$repo/tests/pmpi/fortran_mpi.sh" "$lib" || status=1
+
+# The device programs (GPU steps: tests/gpu_steps/pmpi.steps) must build here, and skip saying why.
+if command -v nvcc >/dev/null 2>&1; then
+  if MPICXX="$venv/bin/mpicxx" bash "$repo/tests/pmpi/build_device_programs.sh" "$work/device" "$venv/bin/python" >/dev/null; then
+    for program in device_collectives_gpu pmpi_latency; do
+      echo "$program: $(timeout 120 mpiexec --oversubscribe -n 1 "$work/device/$program" | tail -1)"
+    done
+  else
+    fail "the device programs do not build"
+  fi
+else
+  echo "SKIP: device programs: no nvcc here"
+fi
 exit $status
