@@ -140,6 +140,10 @@ SETTINGS = (
             "Where ranks share a GPU only grids of at most half a rank's share of the SMs use it: two waiting "
             "full-share grids on each rank held the SMs a late rank needed (time-outs seen at 4 ranks on one "
             "GPU)", "`1`"),
+    Setting("HPCOLLS_PMPI_WAIT", _choice("flag", "sync"), "flag",
+            "C, C++ and Fortran programs through the PMPI library: how the host waits for a blocking collective "
+            "on device buffers: `flag` (the stream writes a host-mapped word after the kernel, the host polls it) "
+            "or `sync` (cudaStreamSynchronize); docs/DROP_IN.md", "`flag`"),
     Setting("HPCOLLS_THREADS_PER_BLOCK", _int, 0,
             "diagnosis only: kernel block size (whole warps, 32..1024, capped at what a kernel can run). Set, it "
             "keeps one-shot calls at 2, 4 or 8 ranks on the general one-shot kernel instead of the "
