@@ -276,6 +276,7 @@ DeviceComm::~DeviceComm() {
 int device_comm(Handle comm, int device, DeviceComm** out) {
   *out = nullptr;
   if (const PmpiSettings& s = pmpi_settings(); s.error != nullptr) return error_codef("%s", s.error);
+  if (mpi_abi() == nullptr) return error_code("the MPI library is neither Open MPI nor MPICH: no device path");
   DeviceComm* dc = g_last_comm.load() == comm ? g_last_state.load() : nullptr;
   if (dc == nullptr) {
     const int key = keyval();
