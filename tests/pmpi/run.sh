@@ -38,7 +38,8 @@ for n in 1 2; do
     plain+=("$(timeout 120 mpiexec --oversubscribe -n $n "$work/host_overhead")")
     with+=("$(timeout 120 mpiexec --oversubscribe -n $n -x LD_PRELOAD="$lib" "$work/host_overhead")")
   done
-  read -r p w d < <(python3 -c "import statistics as s,sys; p=s.median(map(float,sys.argv[1].split())); w=s.median(map(float,sys.argv[2].split())); print(f"{p:.1f}", f"{w:.1f}", f"{w-p:.1f}")" "${plain[*]}" "${with[*]}")
+  read -r p w d < <(python3 -c "import statistics as s,sys; p=s.median(map(float,sys.argv[1].split())); w=s.median(map(float,sys.argv[2].split())); print('%.1f %.1f %.1f' % (p, w, w - p))" "${plain[*]}" "${with[*]}")
+  [ -n "${d:-}" ] || { fail "host_overhead at $n ranks gave no timings (${plain[*]} / ${with[*]})"; continue; }
   echo "host MPI_Allreduce 8 B at $n ranks: ${p} ns without, ${w} ns with the library: ${d} ns added (runs: ${plain[*]} / ${with[*]})"
   if [ "$n" = 1 ] && python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)" "$d" "$limit"; then
     fail "the library adds $d ns per host call at 1 rank (limit $limit)"
