@@ -3,9 +3,12 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "hpcolls/plan.h"
 
 namespace hpcolls_pmpi {
 namespace {
@@ -113,4 +116,21 @@ extern "C" const char* hpcolls_pmpi_settings_defaults() {
                 d.timeout_s, d.scratch_bytes, d.dependent_launch ? 1 : 0, d.wait_on_flag ? "flag" : "sync",
                 d.sentinel_scratch_bytes, d.ll128_scratch_bytes, d.ll128_probe_ms);
   return text;
+}
+
+extern "C" const char* hpcolls_pmpi_selection_table() {
+  static const std::string text = [] {
+    std::string out;
+    std::size_t n = 0;
+    const hpcolls::SelectionRow* rows = hpcolls::selection_table(&n);
+    const auto bytes = [](std::size_t b) { return b == SIZE_MAX ? std::string("-1") : std::to_string(b); };
+    for (std::size_t i = 0; i < n; ++i) {
+      const hpcolls::SelectionRow& r = rows[i];
+      out += std::string(hpcolls::collective_name(r.collective)) + " " + std::to_string(r.max_ranks) + " " +
+             bytes(r.ll_max) + " " + bytes(r.ll128_max) + " " + bytes(r.ll_oneshot_max) + " " +
+             bytes(r.sentinel_oneshot_max) + " " + bytes(r.native_max_vs_nccl) + "\n";
+    }
+    return out;
+  }();
+  return text.c_str();
 }

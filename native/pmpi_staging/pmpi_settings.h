@@ -28,3 +28,8 @@ const PmpiSettings& pmpi_settings();
 
 // "NAME=default ..." of the settings above, for the test that compares them with hpcolls/settings.py.
 extern "C" __attribute__((visibility("default"))) const char* hpcolls_pmpi_settings_defaults();
+
+// The selection table this library plans with (the plan's, hpcolls/plan.h), a line per row of
+// "collective max_ranks ll_max ll128_max ll_oneshot_max sentinel_oneshot_max native_max_vs_nccl"
+// (-1: no limit), for the test that it is the one Python reads.
+extern "C" __attribute__((visibility("default"))) const char* hpcolls_pmpi_selection_table();

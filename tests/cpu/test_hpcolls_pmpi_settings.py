@@ -1,6 +1,6 @@
 """The PMPI library reads the HPCOLLS_* settings a C program's calls depend on itself (it runs
-without Python): its defaults must be hpcolls.settings' (native/pmpi_staging/pmpi_settings.h), and
-its selection table the one Python plans with (native/include/hpcolls/selection_table.h)."""
+without Python): its defaults must be hpcolls.settings' (native/pmpi_staging/pmpi_settings.h). Its selection table is
+the plan's own (native/hpcolls/plan.cpp), linked from the same core library as hpcolls._native."""
 import ctypes
 
 import pytest
@@ -23,17 +23,33 @@ def test_c_defaults_are_the_registry_defaults(library):
     text = library.hpcolls_pmpi_settings_defaults().decode()
     c_defaults = dict(item.split("=", 1) for item in text.split())
     assert set(c_defaults) == {"HPCOLLS_TIMEOUT", "HPCOLLS_SCRATCH_BYTES", "HPCOLLS_DEPENDENT_LAUNCH", "HPCOLLS_ALGO",
-                               "HPCOLLS_PMPI_WAIT"}
+                               "HPCOLLS_PMPI_WAIT", "HPCOLLS_PROTOCOL", "HPCOLLS_SENTINEL_SCRATCH_BYTES",
+                               "HPCOLLS_LL128_SCRATCH_BYTES", "HPCOLLS_LL128_PROBE_MS"}
     for name, value in c_defaults.items():
         default = settings.get(name, {})
         assert settings.get(name, {name: value}) == default, name
 
 
-def test_python_plans_with_the_c_table():
+def test_the_pmpi_library_plans_with_the_native_modules_table(library):
+    """One table: the PMPI library's copy of the plan (hpcolls_core, linked into it) gives the rows
+    hpcolls._native gives Python (hpcolls_pmpi_selection_table: a line per row)."""
     try:
         native = native_module.load()
     except native_module.NativeModuleMissing as exc:
         pytest.skip(str(exc))
-    assert config.selection_table() == native.SELECTION_TABLE
-    for max_ranks, one, two in native.SELECTION_TABLE:
-        assert config.thresholds(max_ranks) == (one, two)
+    library.hpcolls_pmpi_selection_table.restype = ctypes.c_char_p
+    c_rows = library.hpcolls_pmpi_selection_table().decode().splitlines()
+    keys = ("collective", "max_ranks", "ll_max", "ll128_max", "ll_oneshot_max", "sentinel_oneshot_max",
+            "native_max_vs_nccl")
+    python_rows = [" ".join(str(-1 if row[k] is None else row[k]) for k in keys) for row in config.selection_table()]
+    assert c_rows and c_rows == python_rows
+
+
+def test_a_host_only_config_never_loads_the_native_module():
+    """The table lives in the native module, read only where the native path opens: a communicator
+    of host buffers reads its settings without loading it (a fresh interpreter, nothing imported)."""
+    import subprocess
+    import sys
+    code = ("import sys; from hpcolls import config; config.Config.from_env(4); "
+            "assert 'hpcolls._native' not in sys.modules, 'Config.from_env loaded hpcolls._native'")
+    subprocess.run([sys.executable, "-c", code], check=True)
