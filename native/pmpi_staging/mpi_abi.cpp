@@ -132,6 +132,7 @@ Tables* build() {
     a.op_sum = libmpi_symbol("ompi_mpi_op_sum");
     a.op_min = libmpi_symbol("ompi_mpi_op_min");
     a.request_null = libmpi_symbol("ompi_request_null");
+    a.request_bytes = int(sizeof(void*));
     a.err_other = 16;
     a.fortran_in_place = libmpi_symbol("mpi_fortran_in_place_");
   } else {
@@ -145,6 +146,7 @@ Tables* build() {
     a.op_sum = mpich_handle(0x58000003);
     a.op_min = mpich_handle(0x58000002);
     a.request_null = mpich_handle(0x2c000000);
+    a.request_bytes = int(sizeof(int));
     a.err_other = 15;
     a.fortran_in_place = nullptr;  // MPICH's Fortran layer is reached through its C calls
   }

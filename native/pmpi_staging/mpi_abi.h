@@ -15,6 +15,7 @@ struct MpiAbi {
   void* statuses_ignore;  // MPI_STATUSES_IGNORE
   Handle byte, int_, int64, op_sum, op_min;
   Handle request_null;  // MPI_REQUEST_NULL
+  int request_bytes;    // sizeof(MPI_Request): a pointer in Open MPI, an int in MPICH (request arrays)
   int err_other;        // MPI_ERR_OTHER
   // The Fortran MPI_IN_PLACE: the address of a common block (Open MPI) or null when unknown.
   void* fortran_in_place;

@@ -1,4 +1,5 @@
-/* The six collectives the PMPI library takes, on host buffers and (where the library is loaded) on
+/* The six collectives the PMPI library takes, and the calls it stages (point-to-point, nonblocking
+ * point-to-point with every completion call, the other collectives), on host buffers and (where the library is loaded) on
  * pretend device memory (hpcolls_pmpi_staging_pretend_device: a range mapped with no access, so
  * that MPI touching it would crash as on a device pointer, counted as device memory by the
  * library, which must stage it through host memory on a CPU machine). Prints one digest line of
@@ -107,6 +108,137 @@ static void run_rs(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int r
   free(counts);
 }
 
+/* The calls only staged (not taken by the kernels): every one bitwise as on host buffers. Blocks of
+ * the vector forms have gaps (poisoned, which must come back untouched) and differ in size. */
+static int* ints(int n) { return calloc((size_t)n + 1, sizeof(int)); }
+static int left(void) { return (rank + size - 1) % size; }
+static int right(void) { return (rank + 1) % size; }
+static void run_gather(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
+  (void)op; MPI_Gather(ip && rank == root ? MPI_IN_PLACE : s, count, t, r, count, t, root, MPI_COMM_WORLD);
+}
+static void vector_layout(int count, int* counts, int* displs) {  /* block q: count + q % 2 elements, then a gap */
+  for (int q = 0; q < size; ++q) { counts[q] = count + q % 2; displs[q] = q * (count + 3); }
+}
+static void run_gatherv(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
+  (void)op; (void)ip;
+  int *counts = ints(size), *displs = ints(size);
+  vector_layout(count, counts, displs);
+  MPI_Gatherv(s, counts[rank], t, r, counts, displs, t, root, MPI_COMM_WORLD);
+  free(counts); free(displs);
+}
+static void run_scatter(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
+  (void)op; MPI_Scatter(s, count, t, ip && rank == root ? MPI_IN_PLACE : r, count, t, root, MPI_COMM_WORLD);
+}
+static void run_scatterv(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
+  (void)op; (void)ip;
+  int *counts = ints(size), *displs = ints(size);
+  vector_layout(count, counts, displs);
+  MPI_Scatterv(s, counts, displs, t, r, counts[rank], t, root, MPI_COMM_WORLD);
+  free(counts); free(displs);
+}
+static void run_allgatherv(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
+  (void)op; (void)root; (void)ip;
+  int *counts = ints(size), *displs = ints(size);
+  vector_layout(count, counts, displs);
+  MPI_Allgatherv(s, counts[rank], t, r, counts, displs, t, MPI_COMM_WORLD);
+  free(counts); free(displs);
+}
+static void run_alltoall(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
+  (void)op; (void)root; MPI_Alltoall(ip ? MPI_IN_PLACE : s, count, t, r, count, t, MPI_COMM_WORLD);
+}
+static void run_alltoallv(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
+  (void)op; (void)root; (void)ip;
+  /* rank p sends count + (p + q) % 2 elements to q: what q expects from p */
+  int *sc = ints(size), *sd = ints(size), *rc = ints(size), *rd = ints(size);
+  for (int q = 0; q < size; ++q) {
+    sc[q] = rc[q] = count + (rank + q) % 2;
+    sd[q] = rd[q] = q * (count + 3);
+  }
+  MPI_Alltoallv(s, sc, sd, t, r, rc, rd, t, MPI_COMM_WORLD);
+  free(sc); free(sd); free(rc); free(rd);
+}
+static void run_scan(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
+  (void)root; MPI_Scan(ip ? MPI_IN_PLACE : s, r, count, t, op, MPI_COMM_WORLD);
+}
+static void run_exscan(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
+  (void)root; MPI_Exscan(ip ? MPI_IN_PLACE : s, r, count, t, op, MPI_COMM_WORLD);
+}
+/* Point-to-point around the ring (mode 0: MPI_Sendrecv, 1: MPI_Sendrecv_replace on the receive
+ * buffer, 2: MPI_Send/MPI_Recv, 3: MPI_Ssend/MPI_Recv; the pairs' order keeps them deadlock-free
+ * at any rank count: even ranks send first, odd ones receive first; one rank alone uses Sendrecv). */
+static void run_p2p(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int mode, int ip) {
+  (void)op; (void)ip;
+  if (mode == 0 || size == 1) {
+    MPI_Sendrecv(s, count, t, right(), 7, r, count, t, left(), 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else if (mode == 1) {
+    MPI_Sendrecv_replace(r, count, t, right(), 8, left(), 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else {
+    int (*send)(const void*, int, MPI_Datatype, int, int, MPI_Comm) = mode == 2 ? MPI_Send : MPI_Ssend;
+    if (rank % 2 == 0) send(s, count, t, right(), 9, MPI_COMM_WORLD);
+    MPI_Recv(r, count, t, left(), 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (rank % 2 == 1) send(s, count, t, right(), 9, MPI_COMM_WORLD);
+  }
+}
+/* Nonblocking around the ring: Irecv into two halves of the receive buffer, Isend (or Issend) of
+ * the send buffer's halves, completed by mode: 0 MPI_Waitall, 1 MPI_Wait each, 2 MPI_Waitany, 3
+ * MPI_Waitsome, 4 MPI_Test until done, 5 MPI_Testall, 6 MPI_Testany, 7 MPI_Testsome. */
+static void run_nonblocking(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int mode, int ip) {
+  (void)op; (void)ip;
+  int tsize = 0;
+  MPI_Type_size(t, &tsize);
+  const int half = count / 2;
+  MPI_Request req[4];
+  MPI_Irecv(r, half, t, left(), 11, MPI_COMM_WORLD, &req[0]);
+  MPI_Irecv((char*)r + (size_t)half * tsize, count - half, t, left(), 12, MPI_COMM_WORLD, &req[1]);
+  MPI_Isend(s, half, t, right(), 11, MPI_COMM_WORLD, &req[2]);
+  (mode % 2 ? MPI_Issend : MPI_Isend)((char*)s + (size_t)half * tsize, count - half, t, right(), 12, MPI_COMM_WORLD,
+                                      &req[3]);
+  int done = 0, flag = 0, index = 0, outcount = 0, indices[4];
+  switch (mode) {
+    case 0: MPI_Waitall(4, req, MPI_STATUSES_IGNORE); break;
+    case 1: for (int i = 3; i >= 0; --i) MPI_Wait(&req[i], MPI_STATUS_IGNORE); break;
+    case 2: while (done < 4) { MPI_Waitany(4, req, &index, MPI_STATUS_IGNORE); ++done; } break;
+    case 3: while (done < 4) { MPI_Waitsome(4, req, &outcount, indices, MPI_STATUSES_IGNORE); done += outcount; } break;
+    case 4: for (int i = 0; i < 4; ++i) do MPI_Test(&req[i], &flag, MPI_STATUS_IGNORE); while (!flag); break;
+    case 5: do MPI_Testall(4, req, &flag, MPI_STATUSES_IGNORE); while (!flag); break;
+    case 6: while (done < 4) { MPI_Testany(4, req, &index, &flag, MPI_STATUS_IGNORE); done += flag && index != MPI_UNDEFINED; } break;
+    default: while (done < 4) { MPI_Testsome(4, req, &outcount, indices, MPI_STATUSES_IGNORE); done += outcount; } break;
+  }
+}
+
+static void staged_calls(unsigned seed) {
+  const MPI_Datatype types[] = {MPI_DOUBLE, MPI_INT, MPI_C_DOUBLE_COMPLEX};
+  const int sizes[] = {8, 4, 16};
+  const int counts[] = {1, 17, 1000};
+  const size_t n = (size_t)size;
+  for (int ti = 0; ti < 3; ++ti)
+    for (int ci = 0; ci < 3; ++ci) {
+      const MPI_Datatype t = types[ti];
+      const int c = counts[ci], ts = sizes[ti];
+      const size_t vec = n * (size_t)(c + 3);  /* a vector call's buffer: every block and its gap */
+      unsigned s = seed + 101u * (unsigned)(ti * 10 + ci);
+      for (int root = 0; root < size; ++root)
+        for (int ip = 0; ip < 2; ++ip) {
+          both("Gather", run_gather, c, t, ts, MPI_OP_NULL, root, ip, c, (size_t)c * n, s + 1 + root);
+          both("Scatter", run_scatter, c, t, ts, MPI_OP_NULL, root, ip, (size_t)c * n, ip ? (size_t)c * n : (size_t)c, s + 2 + root);
+        }
+      for (int root = 0; root < size; ++root) {
+        both("Gatherv", run_gatherv, c, t, ts, MPI_OP_NULL, root, 0, (size_t)c + 1, vec, s + 3 + root);
+        both("Scatterv", run_scatterv, c, t, ts, MPI_OP_NULL, root, 0, vec, (size_t)c + 1, s + 4 + root);
+      }
+      both("Allgatherv", run_allgatherv, c, t, ts, MPI_OP_NULL, 0, 0, (size_t)c + 1, vec, s + 5);
+      for (int ip = 0; ip < 2; ++ip)
+        both("Alltoall", run_alltoall, c, t, ts, MPI_OP_NULL, 0, ip, (size_t)c * n, (size_t)c * n, s + 6);
+      both("Alltoallv", run_alltoallv, c, t, ts, MPI_OP_NULL, 0, 0, vec, vec, s + 7);
+      for (int ip = 0; ip < 2; ++ip) {
+        both("Scan", run_scan, c, t, ts, MPI_SUM, 0, ip, c, c, s + 8);
+        if (t != MPI_C_DOUBLE_COMPLEX) both("Exscan", run_exscan, c, t, ts, MPI_MAX, 0, ip, c, c, s + 9);
+      }
+      for (int mode = 0; mode < 4; ++mode) both("point-to-point", run_p2p, c, t, ts, MPI_OP_NULL, mode, mode == 1, c, c, s + 10 + mode);
+      for (int mode = 0; mode < 8; ++mode) both("nonblocking", run_nonblocking, c, t, ts, MPI_OP_NULL, mode, 0, c, c, s + 20 + mode);
+    }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -149,6 +281,7 @@ int main(int argc, char** argv) {
         both("Bcast", run_bcast, c, types[ti], sizes[ti], MPI_OP_NULL, root, 0, 0, c, seed + 31u * (unsigned)(ti + ci) + root);
       both("Allgather", run_allgather, c, types[ti], sizes[ti], MPI_OP_NULL, 0, 0, c, (size_t)c * size, seed + 7u * (unsigned)ci);
     }
+  staged_calls(seed);
   if (pretend) {
     unsigned long long (*calls)(void) = (unsigned long long (*)(void))dlsym(RTLD_DEFAULT, "hpcolls_pmpi_staging_calls");
     check(calls != NULL && calls() > 0, "the library is loaded but no call went through it");

@@ -1,0 +1,170 @@
+// MPI's collectives other than the six the native kernels take (collective_entry_points.cpp),
+// with device buffers: staged through host memory on an MPI that is not CUDA-aware, as
+// hpcolls/routes/mpi_staged.py stages mpi4py's. A buffer MPI ignores on this rank (a non-root's
+// Gather receive buffer, ...) is not staged. The vector forms stage each buffer from its start to
+// the end of its furthest block (counts and displacements in elements of the call's datatype;
+// negative displacements are not staged: the call fails as MPI would on a device pointer).
+// Host buffers go to the PMPI_ entry after the cheap checks of device_memory.h.
+#include <algorithm>
+
+#include "call_counter.h"
+#include "call_staging.h"
+#include "device_memory.h"
+#include "libmpi.h"
+#include "mpi_abi.h"
+#include "mpi_opaque.h"
+
+using namespace hpcolls_pmpi;
+
+namespace {
+
+int comm_size(Handle comm) {
+  static const auto size_of = next<int (*)(Handle, int*)>("PMPI_Comm_size");
+  int n = 0;
+  return size_of(comm, &n) == kSuccess ? n : 0;
+}
+int comm_rank(Handle comm) {
+  static const auto rank_of = next<int (*)(Handle, int*)>("PMPI_Comm_rank");
+  int r = -1;
+  return rank_of(comm, &r) == kSuccess ? r : -1;
+}
+bool in_place(const void* buf) {
+  const MpiAbi* abi = mpi_abi();
+  return abi != nullptr && buf == abi->in_place;
+}
+// Elements from a vector call's buffer start to the end of its furthest block.
+long long span(const int* counts, const int* displs, int n) {
+  long long end = 0;
+  for (int q = 0; counts != nullptr && displs != nullptr && q < n; ++q)
+    if (counts[q] > 0) end = std::max(end, (long long)displs[q] + counts[q]);
+  return end;
+}
+bool either_on_device(const void* a, const void* b) { return locate(a).on_device || locate(b).on_device; }
+
+}  // namespace
+
+HPCOLLS_PMPI_EXPORT int MPI_Gather(const void* send, int scount, Handle stype, void* recv, int rcount, Handle rtype,
+                                   int root, Handle comm) {
+  static const auto pmpi = next<int (*)(const void*, int, Handle, void*, int, Handle, int, Handle)>("PMPI_Gather");
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcount, rtype, root, comm);
+  const bool at_root = comm_rank(comm) == root;
+  CallStaging staging("MPI_Gather");
+  void *s = const_cast<void*>(send), *r = recv;
+  int err = in_place(send) ? kSuccess : staging.typed(send, scount, stype, Access::read, &s);
+  if (err == kSuccess && at_root) err = staging.typed(recv, (long long)rcount * comm_size(comm), rtype, Access::write, &r);
+  if (err != kSuccess) return err;
+  return staging.finish(pmpi(s, scount, stype, r, rcount, rtype, root, comm));
+}
+
+HPCOLLS_PMPI_EXPORT int MPI_Gatherv(const void* send, int scount, Handle stype, void* recv, const int* rcounts,
+                                    const int* displs, Handle rtype, int root, Handle comm) {
+  static const auto pmpi =
+      next<int (*)(const void*, int, Handle, void*, const int*, const int*, Handle, int, Handle)>("PMPI_Gatherv");
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcounts, displs, rtype, root, comm);
+  const bool at_root = comm_rank(comm) == root;
+  CallStaging staging("MPI_Gatherv");
+  void *s = const_cast<void*>(send), *r = recv;
+  int err = in_place(send) ? kSuccess : staging.typed(send, scount, stype, Access::read, &s);
+  if (err == kSuccess && at_root)
+    err = staging.typed(recv, span(rcounts, displs, comm_size(comm)), rtype, Access::write, &r);
+  if (err != kSuccess) return err;
+  return staging.finish(pmpi(s, scount, stype, r, rcounts, displs, rtype, root, comm));
+}
+
+HPCOLLS_PMPI_EXPORT int MPI_Scatter(const void* send, int scount, Handle stype, void* recv, int rcount, Handle rtype,
+                                    int root, Handle comm) {
+  static const auto pmpi = next<int (*)(const void*, int, Handle, void*, int, Handle, int, Handle)>("PMPI_Scatter");
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcount, rtype, root, comm);
+  const bool at_root = comm_rank(comm) == root;
+  CallStaging staging("MPI_Scatter");
+  void *s = const_cast<void*>(send), *r = recv;
+  int err = at_root ? staging.typed(send, (long long)scount * comm_size(comm), stype, Access::read, &s) : kSuccess;
+  if (err == kSuccess && !in_place(recv)) err = staging.typed(recv, rcount, rtype, Access::write, &r);
+  if (err != kSuccess) return err;
+  return staging.finish(pmpi(s, scount, stype, r, rcount, rtype, root, comm));
+}
+
+HPCOLLS_PMPI_EXPORT int MPI_Scatterv(const void* send, const int* scounts, const int* displs, Handle stype, void* recv,
+                                     int rcount, Handle rtype, int root, Handle comm) {
+  static const auto pmpi =
+      next<int (*)(const void*, const int*, const int*, Handle, void*, int, Handle, int, Handle)>("PMPI_Scatterv");
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, scounts, displs, stype, recv, rcount, rtype, root, comm);
+  const bool at_root = comm_rank(comm) == root;
+  CallStaging staging("MPI_Scatterv");
+  void *s = const_cast<void*>(send), *r = recv;
+  int err = at_root ? staging.typed(send, span(scounts, displs, comm_size(comm)), stype, Access::read, &s) : kSuccess;
+  if (err == kSuccess && !in_place(recv)) err = staging.typed(recv, rcount, rtype, Access::write, &r);
+  if (err != kSuccess) return err;
+  return staging.finish(pmpi(s, scounts, displs, stype, r, rcount, rtype, root, comm));
+}
+
+HPCOLLS_PMPI_EXPORT int MPI_Allgatherv(const void* send, int scount, Handle stype, void* recv, const int* rcounts,
+                                       const int* displs, Handle rtype, Handle comm) {
+  static const auto pmpi =
+      next<int (*)(const void*, int, Handle, void*, const int*, const int*, Handle, Handle)>("PMPI_Allgatherv");
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcounts, displs, rtype, comm);
+  CallStaging staging("MPI_Allgatherv");
+  void *s = const_cast<void*>(send), *r = recv;
+  int err = in_place(send) ? kSuccess : staging.typed(send, scount, stype, Access::read, &s);
+  if (err == kSuccess) err = staging.typed(recv, span(rcounts, displs, comm_size(comm)), rtype, Access::write, &r);
+  if (err != kSuccess) return err;
+  return staging.finish(pmpi(s, scount, stype, r, rcounts, displs, rtype, comm));
+}
+
+HPCOLLS_PMPI_EXPORT int MPI_Alltoall(const void* send, int scount, Handle stype, void* recv, int rcount, Handle rtype,
+                                     Handle comm) {
+  static const auto pmpi = next<int (*)(const void*, int, Handle, void*, int, Handle, Handle)>("PMPI_Alltoall");
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcount, rtype, comm);
+  const int n = comm_size(comm);
+  CallStaging staging("MPI_Alltoall");
+  void *s = const_cast<void*>(send), *r = recv;
+  int err = in_place(send) ? kSuccess : staging.typed(send, (long long)scount * n, stype, Access::read, &s);
+  if (err == kSuccess) err = staging.typed(recv, (long long)rcount * n, rtype, Access::write, &r);
+  if (err != kSuccess) return err;
+  return staging.finish(pmpi(s, scount, stype, r, rcount, rtype, comm));
+}
+
+HPCOLLS_PMPI_EXPORT int MPI_Alltoallv(const void* send, const int* scounts, const int* sdispls, Handle stype,
+                                      void* recv, const int* rcounts, const int* rdispls, Handle rtype, Handle comm) {
+  static const auto pmpi = next<int (*)(const void*, const int*, const int*, Handle, void*, const int*, const int*,
+                                        Handle, Handle)>("PMPI_Alltoallv");
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, scounts, sdispls, stype, recv, rcounts, rdispls, rtype, comm);
+  const int n = comm_size(comm);
+  CallStaging staging("MPI_Alltoallv");
+  void *s = const_cast<void*>(send), *r = recv;
+  int err = in_place(send) ? kSuccess : staging.typed(send, span(scounts, sdispls, n), stype, Access::read, &s);
+  if (err == kSuccess) err = staging.typed(recv, span(rcounts, rdispls, n), rtype, Access::write, &r);
+  if (err != kSuccess) return err;
+  return staging.finish(pmpi(s, scounts, sdispls, stype, r, rcounts, rdispls, rtype, comm));
+}
+
+namespace {
+using ScanFn = int (*)(const void*, void*, int, Handle, Handle, Handle);
+int staged_scan(ScanFn pmpi, const char* name, const void* send, void* recv, int count, Handle type, Handle op,
+                Handle comm) {
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, recv, count, type, op, comm);
+  CallStaging staging(name);
+  void *s = const_cast<void*>(send), *r = recv;
+  int err = in_place(send) ? kSuccess : staging.typed(send, count, type, Access::read, &s);
+  if (err == kSuccess) err = staging.typed(recv, count, type, Access::write, &r);
+  if (err != kSuccess) return err;
+  return staging.finish(pmpi(s, r, count, type, op, comm));
+}
+}  // namespace
+
+HPCOLLS_PMPI_EXPORT int MPI_Scan(const void* send, void* recv, int count, Handle type, Handle op, Handle comm) {
+  static const auto pmpi = next<ScanFn>("PMPI_Scan");
+  return staged_scan(pmpi, "MPI_Scan", send, recv, count, type, op, comm);
+}
+HPCOLLS_PMPI_EXPORT int MPI_Exscan(const void* send, void* recv, int count, Handle type, Handle op, Handle comm) {
+  static const auto pmpi = next<ScanFn>("PMPI_Exscan");
+  return staged_scan(pmpi, "MPI_Exscan", send, recv, count, type, op, comm);
+}
