@@ -5,7 +5,10 @@
 //   B. random mixed stress (collective, type, op, count, root) against the host reference;
 //   C. communicators duplicated and freed in a loop, a device collective on each;
 //   D. a rank skipping a call: an MPI error through the communicator's error handler on every rank;
-//   E. the enqueue API captured into a CUDA graph, replayed >= 1000 times.
+//   E. the enqueue API captured into a CUDA graph, replayed >= 1000 times;
+//   F. the calls the library stages through host memory on an MPI that is not CUDA-aware
+//      (point-to-point, nonblocking with their completion calls, Gather(v), Scatter(v), Allgatherv,
+//      Alltoall(v), Scan, Exscan): device results bitwise equal to the same calls on host buffers.
 // Values are small integers (floats too), so that every order of reduction is exact and MPI's
 // host result is the reference bit for bit. Random data, fresh each run; outputs poisoned.
 //
@@ -288,6 +291,86 @@ void part_e(int replays) {
   for (void* p : {(void*)x, (void*)y, (void*)b, (void*)g, (void*)rs}) cudaFree(p);
 }
 
+// F: one staged call run on host buffers, then on device buffers holding the same bytes (the
+// receive buffer poisoned alike); the device result must equal the host one bit for bit.
+using StagedRun = void (*)(const double* send, double* recv, int count, int variant);
+void staged_one(const char* name, StagedRun run, size_t send_elems, size_t recv_elems, int count, int variant,
+                std::uint64_t seed) {
+  std::mt19937_64 g(seed + std::uint64_t(rank_) * 7919u);
+  std::vector<double> hs(send_elems + 1), hr(recv_elems + 1), got(recv_elems + 1);
+  for (double& v : hs) v = double(int(g() % 15) - 7);
+  for (double& v : hr) v = -1e300 * double(1 + g() % 3);  // poison
+  double *ds = nullptr, *dr = nullptr;
+  CUDA(cudaMalloc(&ds, hs.size() * sizeof(double)));
+  CUDA(cudaMalloc(&dr, hr.size() * sizeof(double)));
+  CUDA(cudaMemcpy(ds, hs.data(), hs.size() * sizeof(double), cudaMemcpyHostToDevice));
+  CUDA(cudaMemcpy(dr, hr.data(), hr.size() * sizeof(double), cudaMemcpyHostToDevice));
+  run(hs.data(), hr.data(), count, variant);
+  run(ds, dr, count, variant);
+  CUDA(cudaMemcpy(got.data(), dr, got.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  if (std::memcmp(got.data(), hr.data(), hr.size() * sizeof(double)) != 0)
+    fail(std::string("staged ") + name + " count " + std::to_string(count) + " variant " + std::to_string(variant) +
+         ": device result differs from the host one");
+  CUDA(cudaFree(ds));
+  CUDA(cudaFree(dr));
+}
+int ring_left() { return (rank_ + size_ - 1) % size_; }
+int ring_right() { return (rank_ + 1) % size_; }
+void staged_p2p(const double* s, double* r, int count, int variant) {
+  if (variant == 0 || size_ == 1) {
+    MPI_Sendrecv(s, count, MPI_DOUBLE, ring_right(), 1, r, count, MPI_DOUBLE, ring_left(), 1, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    return;
+  }
+  if (rank_ % 2 == 0) MPI_Send(s, count, MPI_DOUBLE, ring_right(), 2, MPI_COMM_WORLD);
+  MPI_Recv(r, count, MPI_DOUBLE, ring_left(), 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (rank_ % 2 == 1) MPI_Send(s, count, MPI_DOUBLE, ring_right(), 2, MPI_COMM_WORLD);
+}
+void staged_nonblocking(const double* s, double* r, int count, int variant) {
+  MPI_Request req[2];
+  MPI_Irecv(r, count, MPI_DOUBLE, ring_left(), 3, MPI_COMM_WORLD, &req[0]);
+  MPI_Isend(s, count, MPI_DOUBLE, ring_right(), 3, MPI_COMM_WORLD, &req[1]);
+  int flag = 0, index = 0, done = 0;
+  if (variant == 0) MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+  else if (variant == 1) while (done < 2) { MPI_Waitany(2, req, &index, MPI_STATUS_IGNORE); ++done; }
+  else do MPI_Testall(2, req, &flag, MPI_STATUSES_IGNORE); while (!flag);
+}
+void staged_gatherv(const double* s, double* r, int count, int root) {
+  std::vector<int> counts(size_), displs(size_);
+  for (int q = 0; q < size_; ++q) { counts[q] = count + q % 2; displs[q] = q * (count + 3); }
+  MPI_Gatherv(s, counts[rank_], MPI_DOUBLE, r, counts.data(), displs.data(), MPI_DOUBLE, root, MPI_COMM_WORLD);
+}
+void staged_scatter(const double* s, double* r, int count, int root) {
+  MPI_Scatter(s, count, MPI_DOUBLE, r, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
+}
+void staged_allgatherv(const double* s, double* r, int count, int) {
+  std::vector<int> counts(size_), displs(size_);
+  for (int q = 0; q < size_; ++q) { counts[q] = count + q % 2; displs[q] = q * (count + 3); }
+  MPI_Allgatherv(s, counts[rank_], MPI_DOUBLE, r, counts.data(), displs.data(), MPI_DOUBLE, MPI_COMM_WORLD);
+}
+void staged_alltoall(const double* s, double* r, int count, int) {
+  MPI_Alltoall(s, count, MPI_DOUBLE, r, count, MPI_DOUBLE, MPI_COMM_WORLD);
+}
+void staged_scan(const double* s, double* r, int count, int exclusive) {
+  (exclusive ? MPI_Exscan : MPI_Scan)(s, r, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
+void part_f(std::uint64_t seed) {
+  const size_t n = size_t(size_);
+  for (int count : {1, 17, 4099}) {
+    const size_t c = size_t(count), vec = n * (c + 3);
+    for (int v = 0; v < 2; ++v) staged_one("point-to-point", staged_p2p, c, c, count, v, seed++);
+    for (int v = 0; v < 3; ++v) staged_one("nonblocking", staged_nonblocking, c, c, count, v, seed++);
+    for (int root = 0; root < size_; ++root) {
+      staged_one("Gatherv", staged_gatherv, c + 1, vec, count, root, seed++);
+      staged_one("Scatter", staged_scatter, c * n, c, count, root, seed++);
+    }
+    staged_one("Allgatherv", staged_allgatherv, c + 1, vec, count, 0, seed++);
+    staged_one("Alltoall", staged_alltoall, c * n, c * n, count, 0, seed++);
+    for (int ex = 0; ex < 2; ++ex) staged_one(ex ? "Exscan" : "Scan", staged_scan, c, c, count, ex, seed++);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -316,6 +399,7 @@ int main(int argc, char** argv) {
   if (want('B')) part_b(stress, seed + 1);
   if (want('C')) part_c(200);
   if (want('E')) part_e(1000);
+  if (want('F')) part_f(seed + 2);
   if (want('D')) part_d();  // last: it leaves a broken communicator behind (freed)
   int all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
