@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "call_staging.h"
+#include "comm_query.h"
 #include "device_comm.h"
 #include "device_memory.h"
 #include "errors.h"
@@ -16,22 +17,6 @@ namespace {
 
 using hpcolls::DType;
 using hpcolls::Op;
-
-int comm_size(Handle comm) {
-  static const auto size_of = next<int (*)(Handle, int*)>("PMPI_Comm_size");
-  int n = 0;
-  return size_of(comm, &n) == kSuccess ? n : 0;
-}
-int comm_rank(Handle comm) {
-  static const auto rank_of = next<int (*)(Handle, int*)>("PMPI_Comm_rank");
-  int r = 0;
-  return rank_of(comm, &r) == kSuccess ? r : -1;
-}
-
-bool in_place(const void* buf) {
-  const MpiAbi* abi = mpi_abi();
-  return abi != nullptr && buf == abi->in_place;
-}
 
 // Runs `launch` (a NativeComm call returning >= 0 when launched, -1 when the plan does not take
 // it) on the communicator's device state; the result:

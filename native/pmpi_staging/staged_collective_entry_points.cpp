@@ -9,6 +9,7 @@
 
 #include "call_counter.h"
 #include "call_staging.h"
+#include "comm_query.h"
 #include "device_memory.h"
 #include "libmpi.h"
 #include "mpi_abi.h"
@@ -18,20 +19,6 @@ using namespace hpcolls_pmpi;
 
 namespace {
 
-int comm_size(Handle comm) {
-  static const auto size_of = next<int (*)(Handle, int*)>("PMPI_Comm_size");
-  int n = 0;
-  return size_of(comm, &n) == kSuccess ? n : 0;
-}
-int comm_rank(Handle comm) {
-  static const auto rank_of = next<int (*)(Handle, int*)>("PMPI_Comm_rank");
-  int r = -1;
-  return rank_of(comm, &r) == kSuccess ? r : -1;
-}
-bool in_place(const void* buf) {
-  const MpiAbi* abi = mpi_abi();
-  return abi != nullptr && buf == abi->in_place;
-}
 // Elements from a vector call's buffer start to the end of its furthest block.
 long long span(const int* counts, const int* displs, int n) {
   long long end = 0;
