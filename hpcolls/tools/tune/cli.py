@@ -157,11 +157,17 @@ def main(argv=None):
     finally:
         runners.release()
     seconds = budget.used()
-    rows = lines = None
+    decided = None
     if comm.rank == 0:
-        rows, lines = derive(native, args, measured)
-        native.check_selection_rows(rows)  # the plan's own check, before anything is stored
-    rows = comm.bcast(rows, root=0)
+        try:
+            rows, lines = derive(native, args, measured)
+            native.check_selection_rows(rows)  # the plan's own check, before anything is stored
+            decided = (rows, lines, None)
+        except Exception as exc:  # noqa: BLE001 - said on every rank below, never a rank left waiting
+            decided = (None, [], f"{exc.__class__.__name__}: {exc}")
+    rows, lines, error = comm.bcast(decided, root=0)
+    if error:
+        raise RuntimeError(f"hpcolls tune: no table derived from the measurements ({error})")
     say(*lines, f"# measured in {seconds:.1f} s (budget {args.max_seconds:.0f} s)")
     stored = _store(args, path, key, rows, measured)
     if args.json and comm.rank == 0:
