@@ -76,7 +76,12 @@ std::vector<SelectionRow> rows_from(const py::object& given) {
     const auto whole = [&](const char* name, py::handle v) -> long long {
       if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v))
         throw py::value_error(where + "'" + name + "' is not an integer");
-      const long long x = v.cast<long long>();
+      long long x = 0;
+      try {
+        x = v.cast<long long>();
+      } catch (const py::cast_error&) {
+        throw py::value_error(where + "'" + name + "' is out of range");
+      }
       if (x < 0) throw py::value_error(where + "'" + name + "' is negative (" + std::to_string(x) + ")");
       return x;
     };

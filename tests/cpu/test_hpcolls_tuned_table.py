@@ -51,7 +51,7 @@ def a_row(n=2, **changes):
     ({"ll_oneshot_max": True}, "ll_oneshot_max"), ({"ll128_max": "big"}, "ll128_max"),
     ({"collective": "alltoall"}, "collective"), ({"collective": 0}, "collective"),
     ({"max_ranks": 0}, "max_ranks"), ({"max_ranks": 33}, "max_ranks"), ({"max_ranks": None}, "max_ranks"),
-    ({"surprise": 1}, "surprise"), ({"ll128_max": 1024, "ll_max": 4096}, "ll128_max"),
+    ({"surprise": 1}, "surprise"), ({"ll_max": 1 << 70}, "ll_max"), ({"ll128_max": 1024, "ll_max": 4096}, "ll128_max"),
 ])
 def test_a_bad_row_is_a_value_error_naming_the_field(change, field):
     bad = {**a_row(), **change}
