@@ -126,7 +126,7 @@ def open_native(comm, cfg, device, ranks_on_device=None):
     nc.set_nccl_alternative(agreed_reason(comm, _nccl_missing(cfg, ranks_on_device)) is None)
     # A tuned table for this machine and rank count, where `python -m hpcolls tune` stored one: the
     # same on every rank (rank 0 decides), as every rank must plan every call alike.
-    table = tuned_table.agreed(comm, native, device, ranks_on_device)
+    table = tuned_table.agreed(comm, native, device, ranks_on_device, cfg.tune_file)
     nc.set_selection_rows(list(table.rows))
     regions = ", ".join(f"{name} {nc.region_bytes(p)} B" for p, name in enumerate(native.PROTOCOLS))
     log.info(f"native path on: {size} ranks, {ranks_on_device} on this GPU ({uuid}), "

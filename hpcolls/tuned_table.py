@@ -50,10 +50,11 @@ class InForce:
         return f"tuned, from {self.path} (measured {self.date}; {key})"
 
 
-def store_path(env=None):
-    """The tuned-table file later runs read and `tune` writes: HPCOLLS_TUNE_FILE, else the per-user
-    cache; None where HPCOLLS_TUNE_FILE turns tuned tables off."""
-    value = settings.get("HPCOLLS_TUNE_FILE", env)
+def store_path(setting=None, env=None):
+    """The tuned-table file later runs read and `tune` writes, from HPCOLLS_TUNE_FILE's value
+    `setting` (None: read from `env`, default os.environ; a communicator passes its Config's):
+    that path, or where empty the per-user cache; None where it turns tuned tables off."""
+    value = settings.get("HPCOLLS_TUNE_FILE", env) if setting is None else setting.strip()
     if value.lower() in OFF_VALUES:
         return None
     if value:
@@ -136,15 +137,16 @@ def choose(path, key, check_rows):
     return InForce(rows=tuple(entry["rows"]), path=path, key=dict(entry["key"]), date=str(entry.get("date", "")))
 
 
-def agreed(comm, native, device, ranks_per_gpu, env=None):
-    """The InForce of communicator `comm`, decided on rank 0 and the same on every rank; the reason
+def agreed(comm, native, device, ranks_per_gpu, setting=None):
+    """The InForce of communicator `comm` under HPCOLLS_TUNE_FILE=`setting` (its Config's; None:
+    the environment's), decided on rank 0 and the same on every rank; the reason
     a stored table was not taken is logged on rank 0 (a warning where a file is there but unusable,
     stale or invalid). Collective."""
     key = machine_key(comm, native, device, ranks_per_gpu)
     chosen = None
     if comm.Get_rank() == 0:
         try:
-            chosen = choose(store_path(env), key, native.check_selection_rows)
+            chosen = choose(store_path(setting), key, native.check_selection_rows)
         except Exception as exc:  # noqa: BLE001 - a bad HPCOLLS_TUNE_FILE must not stop the communicator
             chosen = InForce(reason=f"tuned tables not read ({exc})", warn=True)
         _log_choice(chosen)

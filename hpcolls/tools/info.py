@@ -102,7 +102,7 @@ def _row_line(r):
     return f"{r['collective']} <= {r['max_ranks']} ranks: " + ", ".join(f"{k} {'-' if r[k] is None else r[k]}" for k in keys)
 
 
-def table_in_force(comm):
+def table_in_force(comm, cfg):
     """The selection table a communicator over `comm` would run under (hpcolls/tuned_table.py), as
     its set-up decides it; collective. Built-in where some rank has no GPU (a tuned table applies
     to the GPUs it was measured on)."""
@@ -114,7 +114,7 @@ def table_in_force(comm):
     if not comm.allreduce(device is not None, op=MPI.LAND):
         return tuned_table.InForce(reason="no GPU on every rank: a tuned table applies to the GPUs it was measured on")
     uuid = native.device_info(device)["uuid"]
-    return tuned_table.agreed(comm, native, device, ranks_sharing_gpu(comm, uuid))
+    return tuned_table.agreed(comm, native, device, ranks_sharing_gpu(comm, uuid), cfg.tune_file)
 
 
 def table_lines(in_force):
@@ -141,7 +141,7 @@ def report():
     aware, how = cuda_aware()
     cfg = config.Config.from_env(comm.Get_size())
     nodes = _node_lines(comm, cfg, aware)
-    in_force = table_in_force(comm)
+    in_force = table_in_force(comm, cfg)
     if comm.Get_rank() != 0:
         return None
     lines = [

@@ -188,11 +188,13 @@ def test_no_file_and_turned_off(tmp_path):
 
 
 def test_where_the_file_is():
-    assert tuned_table.store_path({"HPCOLLS_TUNE_FILE": "/x/t.json"}) == "/x/t.json"
+    assert tuned_table.store_path(env={"HPCOLLS_TUNE_FILE": "/x/t.json"}) == "/x/t.json"
+    assert tuned_table.store_path(" /y/t.json ") == "/y/t.json"
     for off in ("none", "OFF", "0"):
-        assert tuned_table.store_path({"HPCOLLS_TUNE_FILE": off}) is None
-    assert tuned_table.store_path({"XDG_CACHE_HOME": "/c"}) == "/c/hpcolls/selection.json"
-    assert tuned_table.store_path({}).endswith("/.cache/hpcolls/selection.json")
+        assert tuned_table.store_path(env={"HPCOLLS_TUNE_FILE": off}) is None and tuned_table.store_path(off) is None
+    assert tuned_table.store_path(env={"XDG_CACHE_HOME": "/c"}) == "/c/hpcolls/selection.json"
+    assert tuned_table.store_path("", env={"XDG_CACHE_HOME": "/c"}) == "/c/hpcolls/selection.json"
+    assert tuned_table.store_path(env={}).endswith("/.cache/hpcolls/selection.json")
 
 
 # -- agreed over a communicator, and logged ----------------------------------------------------------
@@ -212,14 +214,14 @@ def test_agreed_takes_the_matching_entry_and_logs_why_not(tmp_path, monkeypatch,
     assert k == key(ranks=1, ranks_per_gpu=1)
     rows = [a_row(2)]
     tuned_table.store(path, k, rows)
-    chosen = tuned_table.agreed(comm, stand_in_native(), 0, 1, env={"HPCOLLS_TUNE_FILE": path})
+    chosen = tuned_table.agreed(comm, stand_in_native(), 0, 1, path)
     assert chosen.tuned and list(chosen.rows) == rows
     assert "selection table: tuned, from" in capsys.readouterr().err
-    other = tuned_table.agreed(comm, stand_in_native("NVIDIA H200"), 0, 1, env={"HPCOLLS_TUNE_FILE": path})
+    other = tuned_table.agreed(comm, stand_in_native("NVIDIA H200"), 0, 1, path)
     assert not other.tuned and "selection table: built-in (" in capsys.readouterr().err
     with open(path, "w") as f:
         f.write("garbage")
-    broken = tuned_table.agreed(comm, stand_in_native(), 0, 1, env={"HPCOLLS_TUNE_FILE": path})
+    broken = tuned_table.agreed(comm, stand_in_native(), 0, 1, path)
     assert not broken.tuned
     err = capsys.readouterr().err
     assert "WARN selection table: built-in; the tuned one is ignored" in err and "unreadable" in err

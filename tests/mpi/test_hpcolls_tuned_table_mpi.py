@@ -31,9 +31,9 @@ def test_every_rank_runs_rank_0s_choice(comm, tmp_path_factory):
         tuned_table.store(path, key, [row])
     comm.Barrier()
     # Every rank but 0 looks elsewhere (or nowhere): rank 0's file decides for all.
-    env = {"HPCOLLS_TUNE_FILE": path if rank == 0 else ("none" if rank % 2 else f"{path}.elsewhere")}
-    chosen = tuned_table.agreed(comm, native, 0, 1, env=env)
+    setting = path if rank == 0 else ("none" if rank % 2 else f"{path}.elsewhere")
+    chosen = tuned_table.agreed(comm, native, 0, 1, setting)
     assert chosen.tuned and list(chosen.rows) == [row] and chosen.path == path
     assert comm.allgather(chosen) == [chosen] * size
-    env = {"HPCOLLS_TUNE_FILE": "none" if rank == 0 else path}
-    assert comm.allgather(tuned_table.agreed(comm, native, 0, 1, env=env).tuned) == [False] * size
+    setting = "none" if rank == 0 else path
+    assert comm.allgather(tuned_table.agreed(comm, native, 0, 1, setting).tuned) == [False] * size
