@@ -4,7 +4,7 @@ import sys
 PROG = "python -m hpcolls"
 
 # Each subcommand imports its tool (hpcolls/tools/) when it runs, not before: --help, --version and
-# preload start no MPI (importing mpi4py.MPI initializes it), info and bench do.
+# preload start no MPI (importing mpi4py.MPI initializes it), info, bench and tune do.
 
 
 def _info(argv):
@@ -35,6 +35,11 @@ def _bench(argv):
     return main(argv)
 
 
+def _tune(argv):
+    from .tools.tune import main
+    return main(argv)
+
+
 # name: (what it does, in one line; what runs it)
 SUBCOMMANDS = {
     "info": ("versions, GPUs, the MPI library (CUDA-aware or not) and the rank->GPU mapping; "
@@ -44,6 +49,8 @@ SUBCOMMANDS = {
                 "on an MPI that is not CUDA-aware", _preload),
     "bench": ("collectives benchmark against NCCL and MPI, nccl-tests style (the same as python -m hpcolls.bench; "
               "bench --help lists its options)", _bench),
+    "tune": ("measure the selection table's crossovers on this machine (run under mpiexec with the ranks the "
+             "program uses) and store them where later communicators of that shape find them; tune --help", _tune),
 }
 
 

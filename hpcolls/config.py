@@ -55,6 +55,7 @@ class Config:
     sentinel_scratch_bytes: int = 0  # HPCOLLS_SENTINEL_SCRATCH_BYTES (0: the protocol off)
     ll128_scratch_bytes: int = 0     # HPCOLLS_LL128_SCRATCH_BYTES
     ll128_probe_ms: int = 0          # HPCOLLS_LL128_PROBE_MS (0: no probe, LL128 off)
+    tune_file: str = ""              # HPCOLLS_TUNE_FILE (hpcolls/tuned_table.py: "" the per-user cache)
 
     @classmethod
     def from_env(cls, nranks, algo=None, timeout=None, validate=None):
@@ -95,4 +96,5 @@ class Config:
                    validate=settings.get("HPCOLLS_VALIDATE") if validate is None else bool(validate),
                    staging=settings.get("HPCOLLS_STAGING"),
                    node_size=settings.get("HPCOLLS_NODE_SIZE"),
-                   hierarchy=settings.get("HPCOLLS_HIERARCHY"))
+                   hierarchy=settings.get("HPCOLLS_HIERARCHY"),
+                   tune_file=settings.get("HPCOLLS_TUNE_FILE"))

@@ -5,7 +5,7 @@ import secrets
 
 from mpi4py import MPI
 
-from . import ll128_probe, log, native_module
+from . import ll128_probe, log, native_module, tuned_table
 from .binding import ranks_bound_to_this_gpu
 
 
@@ -124,13 +124,18 @@ def open_native(comm, cfg, device, ranks_on_device=None):
     nc.set_protocol(protocol_code(cfg.protocol))
     ll128_probe.decide(comm, nc, cfg.ll128_probe_ms, _ll128_not_probed(nc, cfg))
     nc.set_nccl_alternative(agreed_reason(comm, _nccl_missing(cfg, ranks_on_device)) is None)
+    # A tuned table for this machine and rank count, where `python -m hpcolls tune` stored one: the
+    # same on every rank (rank 0 decides), as every rank must plan every call alike.
+    table = tuned_table.agreed(comm, native, device, ranks_on_device, cfg.tune_file)
+    nc.set_selection_rows(list(table.rows))
     regions = ", ".join(f"{name} {nc.region_bytes(p)} B" for p, name in enumerate(native.PROTOCOLS))
     log.info(f"native path on: {size} ranks, {ranks_on_device} on this GPU ({uuid}), "
              f"scratch regions {regions}, protocol {cfg.protocol}, LL128 {'on' if nc.ll128_available else 'off'}, "
              f"largest Allreduce taken whole "
              f"{nc.largest_message()} B, {nc.max_blocks} blocks max, "
              f"dependent launch {'on' if nc.dependent_launch else 'off'}"
-             f"{'' if nc.dependent_launch == cfg.dependent_launch else ' (the GPU is older than compute capability 9.0)'}")
+             f"{'' if nc.dependent_launch == cfg.dependent_launch else ' (the GPU is older than compute capability 9.0)'}"
+             f", selection table {table.describe()}")
     return nc, None
 
 

@@ -95,6 +95,11 @@ SETTINGS = (
     Setting("HPCOLLS_TWOSHOT_MAX_BYTES", _int, None,
             "largest Allreduce for two-shot (larger: NCCL, else the native kernels in pieces): overrides the "
             "selection table", "table"),
+    Setting("HPCOLLS_TUNE_FILE", _text, "",
+            "where `python -m hpcolls tune` stores the selection tables it measures and where a communicator "
+            "looks for one measured for its GPU model, ranks per GPU, rank count and kernel set (a mismatched, "
+            "stale or unreadable file is ignored, the reason logged; hpcolls/tuned_table.py); `none`: no tuned "
+            "table, the plan's built-in one", "`$XDG_CACHE_HOME/hpcolls/selection.json` (`~/.cache/...`)"),
     Setting("HPCOLLS_SCRATCH_BYTES", _int, 8 << 20,
             "LL scratch per rank per communicator (both halves, at most 8 GiB); one-shot carries up to "
             "scratch/4/N bytes", "8 MiB"),

@@ -5,8 +5,9 @@ import socket
 
 from mpi4py import MPI
 
-from .. import __version__, config, hierarchy, native_module, settings
+from .. import __version__, config, hierarchy, native_module, settings, tuned_table
 from ..binding import select_device
+from ..peer_group import ranks_sharing_gpu
 from ..routes.native import route_lines
 from ..staging import cuda_aware, pmpi_library
 
@@ -96,14 +97,41 @@ def _limit(value):
     return "the selection table's" if value is None else f"{value} B (set)"
 
 
-def _table_lines():
-    """The plan's selection table, a line per row (config.selection_table)."""
-    rows = config.selection_table()
-    if not rows:
-        return ["(the native module is not built)"]
-    keys = [k for k in rows[0] if k not in ("collective", "max_ranks")]
-    return [f"{r['collective']} <= {r['max_ranks']} ranks: " +
-            ", ".join(f"{k} {'-' if r[k] is None else r[k]}" for k in keys) for r in rows]
+def _row_line(r):
+    keys = [k for k in r if k not in ("collective", "max_ranks")]
+    return f"{r['collective']} <= {r['max_ranks']} ranks: " + ", ".join(f"{k} {'-' if r[k] is None else r[k]}" for k in keys)
+
+
+def table_in_force(comm, cfg):
+    """The selection table a communicator over `comm` would run under (hpcolls/tuned_table.py), as
+    its set-up decides it; collective. Built-in where some rank has no GPU (a tuned table applies
+    to the GPUs it was measured on)."""
+    try:
+        native = native_module.load()
+    except native_module.NativeModuleMissing:
+        native = None
+    device = select_device(comm) if native is not None and native_module.device_count() > 0 else None
+    if not comm.allreduce(device is not None, op=MPI.LAND):
+        return tuned_table.InForce(reason="no GPU on every rank: a tuned table applies to the GPUs it was measured on")
+    uuid = native.device_info(device)["uuid"]
+    return tuned_table.agreed(comm, native, device, ranks_sharing_gpu(comm, uuid), cfg.tune_file)
+
+
+def table_lines(in_force):
+    """Which selection table is in force and where it came from, then its rows: the tuned rows
+    first, then the built-in rows of what they do not replace (bytes, '-' no limit)."""
+    builtin = config.selection_table()
+    if not builtin:
+        return ["selection table: (the native module is not built)"]
+    lines = [f"selection table in force over COMM_WORLD: {in_force.describe()}"]
+    if not in_force.tuned:
+        return lines + ["  built-in rows (native/hpcolls/plan.cpp; bytes, '-' no limit):",
+                        *[f"    {_row_line(r)}" for r in builtin]]
+    tuned = {r["collective"] for r in in_force.rows}
+    return lines + ["  tuned rows (python -m hpcolls tune; bytes, '-' no limit):",
+                    *[f"    {_row_line(r)}" for r in in_force.rows],
+                    "  built-in rows of the other collectives (native/hpcolls/plan.cpp):",
+                    *[f"    {_row_line(r)}" for r in builtin if r["collective"] not in tuned]]
 
 
 def report():
@@ -113,6 +141,7 @@ def report():
     aware, how = cuda_aware()
     cfg = config.Config.from_env(comm.Get_size())
     nodes = _node_lines(comm, cfg, aware)
+    in_force = table_in_force(comm, cfg)
     if comm.Get_rank() != 0:
         return None
     lines = [
@@ -139,8 +168,7 @@ def report():
         f"timeout={cfg.timeout_s} s, validate={cfg.validate}, "
         f"dependent launch={'on' if cfg.dependent_launch else 'off'} (HPCOLLS_DEPENDENT_LAUNCH, default 1; used on GPUs of compute capability 9.0+, "
         f"where ranks share a GPU only for grids of at most half a rank's share of the SMs)",
-        "selection table in force: the plan's built-in one (native/hpcolls/plan.cpp; bytes, '-' no limit):",
-        *[f"  {line}" for line in _table_lines()],
+        *table_lines(in_force),
         "environment (hpcolls.settings; README has what each means):",
         *[f"  {line}" for line in settings.current_lines()],
     ]

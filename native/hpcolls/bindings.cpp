@@ -1,5 +1,7 @@
 // Python bindings: hpcolls._native. One call per collective; arguments are plain integers so
 // the conversion cost stays small (the Python layer has already resolved buffers and types).
+#include <algorithm>
+#include <climits>
 #include <optional>
 
 #include <pybind11/numpy.h>
@@ -22,6 +24,90 @@ using namespace hpcolls;
 #define HPCOLLS_VERSION "0.1.0"
 #endif
 
+namespace {
+
+// A selection row as Python sees it (config.py, info, tuned tables): a dict of collective (its
+// name), max_ranks and the byte limits (None: no limit).
+constexpr const char* kRowLimits[] = {"ll_max", "ll128_max", "ll_oneshot_max", "sentinel_oneshot_max",
+                                      "native_max_vs_nccl"};
+constexpr int kRowLimitCount = int(sizeof(kRowLimits) / sizeof(kRowLimits[0]));
+size_t* row_limit(SelectionRow& r, int i) {
+  size_t* fields[kRowLimitCount] = {&r.ll_max, &r.ll128_max, &r.ll_oneshot_max, &r.sentinel_oneshot_max, &r.native_max_vs_nccl};
+  return fields[i];
+}
+
+py::dict row_dict(SelectionRow r) {
+  py::dict d;
+  d["collective"] = collective_name(r.collective);
+  d["max_ranks"] = r.max_ranks;
+  for (int i = 0; i < kRowLimitCount; ++i) {
+    const size_t b = *row_limit(r, i);
+    d[kRowLimits[i]] = b == SIZE_MAX ? py::object(py::none()) : py::object(py::int_(b));
+  }
+  return d;
+}
+
+py::list rows_list(const SelectionRow* rows, size_t n) {
+  py::list out;
+  for (size_t i = 0; i < n; ++i) out.append(row_dict(rows[i]));
+  return out;
+}
+
+// Rows from Python, checked field by field here and as a table by selection_rows_problem (plan.h):
+// anything wrong is a ValueError naming the row and the field, never a row the plan misreads.
+std::vector<SelectionRow> rows_from(const py::object& given) {
+  std::vector<SelectionRow> rows;
+  if (given.is_none()) return rows;
+  size_t i = 0;
+  for (const py::handle item : given) {
+    const std::string where = "hpcolls: selection row " + std::to_string(i++) + ": ";
+    if (!py::isinstance<py::dict>(item)) throw py::value_error(where + "not a dict");
+    const auto d = py::reinterpret_borrow<py::dict>(item);
+    for (const auto& kv : d) {
+      const std::string key = py::str(kv.first);
+      bool known = key == "collective" || key == "max_ranks";
+      for (const char* name : kRowLimits) known = known || key == name;
+      if (!known) throw py::value_error(where + "unknown field '" + key + "'");
+    }
+    const auto field = [&](const char* name) {
+      if (!d.contains(name)) throw py::value_error(where + "field '" + name + "' missing");
+      return d[name];
+    };
+    const auto whole = [&](const char* name, py::handle v) -> long long {
+      if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v))
+        throw py::value_error(where + "'" + name + "' is not an integer");
+      long long x = 0;
+      try {
+        x = v.cast<long long>();
+      } catch (const py::cast_error&) {
+        throw py::value_error(where + "'" + name + "' is out of range");
+      }
+      if (x < 0) throw py::value_error(where + "'" + name + "' is negative (" + std::to_string(x) + ")");
+      return x;
+    };
+    SelectionRow r{};
+    const py::object coll = field("collective");
+    r.collective = Collective::kCount;
+    for (int c = 0; c < int(Collective::kCount); ++c)
+      if (py::isinstance<py::str>(coll) && coll.cast<std::string>() == collective_name(Collective(c)))
+        r.collective = Collective(c);
+    if (r.collective == Collective::kCount)
+      throw py::value_error(where + "'collective' " + std::string(py::repr(coll)) + " is not one of the plan's");
+    const long long max_ranks = whole("max_ranks", field("max_ranks"));
+    r.max_ranks = int(std::min<long long>(max_ranks, INT32_MAX));
+    for (int f = 0; f < kRowLimitCount; ++f) {
+      const py::object v = field(kRowLimits[f]);
+      *row_limit(r, f) = v.is_none() ? SIZE_MAX : size_t(whole(kRowLimits[f], v));
+    }
+    rows.push_back(r);
+  }
+  const std::string problem = selection_rows_problem(rows);
+  if (!problem.empty()) throw py::value_error("hpcolls: selection " + problem);
+  return rows;
+}
+
+}  // namespace
+
 PYBIND11_MODULE(_native, m) {
   m.doc() = "hpcolls native CUDA collectives (statically linked CUDA runtime)";
   py::register_exception<NoDeviceError>(m, "NoDeviceError", PyExc_RuntimeError);
@@ -38,6 +124,10 @@ PYBIND11_MODULE(_native, m) {
   for (int n : kSmallOneShotRanks) small_ranks.append(n);
   m.attr("SMALL_ONESHOT_RANKS") = py::tuple(small_ranks);  // rank counts with a small-message kernel
   m.attr("SMALL_ONESHOT_BLOCK_BYTES") = kSmallOneShotBlockBytes;  // a block per this many bytes
+  // How many kernel variants the plan chooses among (plan.h's Kernel list): part of the identity a
+  // tuned selection table is stored under (hpcolls/tuned_table.py), so that a build with other
+  // kernels does not read crossovers measured on these.
+  m.attr("KERNEL_VARIANTS") = int(Kernel::kCount);
   m.def("device_count", &device_count, "CUDA devices visible (0 without driver or device; never raises)");
   m.def("no_device_reason", &no_device_reason);
   m.def("require_device", &require_device);
@@ -129,8 +219,9 @@ PYBIND11_MODULE(_native, m) {
       [](size_t bytes, int dtype, int op, int nranks, size_t half_bytes, int max_blocks, bool gpu_shared,
          bool dependent_launch, int threads_override, int ll_mode, int algo, std::optional<size_t> oneshot_max_bytes,
          std::optional<size_t> twoshot_max_bytes, int collective, int protocol, size_t sentinel_half_bytes,
-         size_t ll128_half_bytes, bool ll128_available, bool nccl_alternative) {
+         size_t ll128_half_bytes, bool ll128_available, bool nccl_alternative, py::object selection_rows) {
         PlanInputs in;
+        in.rows = rows_from(selection_rows);
         in.nranks = nranks;
         in.half_bytes = half_bytes;
         in.max_blocks = max_blocks;
@@ -161,9 +252,11 @@ PYBIND11_MODULE(_native, m) {
       py::arg("oneshot_max_bytes") = py::none(), py::arg("twoshot_max_bytes") = py::none(),
       py::arg("collective") = 0, py::arg("protocol") = -1, py::arg("sentinel_half_bytes") = 0,
       py::arg("ll128_half_bytes") = 0, py::arg("ll128_available") = false, py::arg("nccl_alternative") = false,
+      py::arg("selection_rows") = py::none(),
       "(kernel, blocks, threads, dependent_launch, piece_bytes, pieces, largest_message, "
       "small_oneshot_max_bytes, protocol) of a call under these inputs (plan.h; collective: COLLECTIVES' index; "
-      "protocol: -1 auto or PROTOCOLS' index; the one-shot and two-shot limits: None for the selection table's)");
+      "protocol: -1 auto or PROTOCOLS' index; the one-shot and two-shot limits: None for the selection table's; "
+      "selection_rows: a communicator's own rows as selection_table gives them, None: the built-in table)");
   m.attr("COLLECTIVES") = py::make_tuple("allreduce", "allgather", "bcast", "reduce", "reduce_scatter");  // Collective's values, in order
   static_assert(kProtocols == 3, "PROTOCOLS below lists every Protocol");
   m.attr("PROTOCOLS") = py::make_tuple(protocol_name(Protocol::LL), protocol_name(Protocol::Sentinel),
@@ -174,24 +267,7 @@ PYBIND11_MODULE(_native, m) {
       [] {
         size_t n = 0;
         const SelectionRow* rows = selection_table(&n);
-        py::list out;
-        const auto bytes = [](size_t b) -> py::object {
-          if (b == SIZE_MAX) return py::none();
-          return py::int_(b);
-        };
-        for (size_t i = 0; i < n; ++i) {
-          const SelectionRow& r = rows[i];
-          py::dict d;
-          d["collective"] = collective_name(r.collective);
-          d["max_ranks"] = r.max_ranks;
-          d["ll_max"] = bytes(r.ll_max);
-          d["ll128_max"] = bytes(r.ll128_max);
-          d["ll_oneshot_max"] = bytes(r.ll_oneshot_max);
-          d["sentinel_oneshot_max"] = bytes(r.sentinel_oneshot_max);
-          d["native_max_vs_nccl"] = bytes(r.native_max_vs_nccl);
-          out.append(d);
-        }
-        return out;
+        return rows_list(rows, n);
       },
       "The plan's built-in selection table: a dict per row (collective, max_ranks, then byte limits; None: no "
       "limit), in the plan's order (native/hpcolls/plan.cpp)");
@@ -203,6 +279,10 @@ PYBIND11_MODULE(_native, m) {
         "why the LL128 probe would refuse these arguments ('' when it would run)");
   m.def("ll128_probe_lines_per_pair", &ll128_probe_lines_per_pair, py::arg("area_bytes"), py::arg("nranks"));
   m.attr("LL128_PROBE_MAX_LINES") = kLL128ProbeMaxLines;
+  m.def(
+      "check_selection_rows", [](py::object rows) { rows_from(rows); }, py::arg("rows"),
+      "Raises ValueError, naming the row and field, where `rows` (dicts as selection_table gives them) cannot be "
+      "a communicator's own selection rows (plan.h: selection_rows_problem)");
 
   py::class_<NativeComm>(m, "NativeComm")
       .def(py::init<int, int, int, size_t, double, int, size_t, size_t>(), py::arg("rank"), py::arg("nranks"),
@@ -257,6 +337,14 @@ PYBIND11_MODULE(_native, m) {
           "(native/include/hpcolls/ll128_probe.h): collective, the same tag and area_bytes on every rank, no call "
           "in flight on any rank. A dict of what this rank saw: "
           "lines, iterations, min_iterations, observed, torn, stale, timed_out, lines_per_pair, pairs, seconds")
+      .def(
+          "set_selection_rows", [](NativeComm& c, py::object rows) { c.set_selection_rows(rows_from(rows)); },
+          py::arg("rows"),
+          "This communicator's own selection rows (dicts as selection_table gives them; None or []: the built-in "
+          "table's), checked: a ValueError names the row and field of a bad one")
+      .def_property_readonly(
+          "selection_rows", [](const NativeComm& c) { return rows_list(c.selection_rows().data(), c.selection_rows().size()); },
+          "The communicator's own selection rows ([]: the built-in table is in force)")
       .def("set_nccl_alternative", &NativeComm::set_nccl_alternative)
       .def("region_bytes", [](const NativeComm& c, int p) {
         if (p < 0 || p >= kProtocols) throw std::invalid_argument("hpcolls: no protocol " + std::to_string(p));

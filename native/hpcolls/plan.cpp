@@ -73,7 +73,7 @@ Protocol protocol_for(const PlanInputs& in, Collective collective, size_t bytes)
     const auto forced = static_cast<Protocol>(in.protocol);
     return usable(in, forced, collective) ? forced : Protocol::LL;
   }
-  const SelectionRow& row = selection_row(collective, in.nranks);
+  const SelectionRow& row = selection_row(in, collective);
   if (bytes <= row.ll_max) return Protocol::LL;
   if (bytes <= row.ll128_max && usable(in, Protocol::LL128, collective)) return Protocol::LL128;
   return usable(in, Protocol::Sentinel, collective) ? Protocol::Sentinel : Protocol::LL;
@@ -82,11 +82,11 @@ Protocol protocol_for(const PlanInputs& in, Collective collective, size_t bytes)
 // Allreduce's one-shot limit and the native path's limit on a whole message (Allreduce: two-shot's),
 // from the overrides or the table.
 size_t oneshot_limit(const PlanInputs& in, Protocol p) {
-  const SelectionRow& row = selection_row(Collective::Allreduce, in.nranks);
+  const SelectionRow& row = selection_row(in, Collective::Allreduce);
   return in.oneshot_max_bytes.value_or(p == Protocol::LL ? row.ll_oneshot_max : row.sentinel_oneshot_max);
 }
 size_t native_limit(const PlanInputs& in, Collective collective) {
-  const SelectionRow& row = selection_row(collective, in.nranks);
+  const SelectionRow& row = selection_row(in, collective);
   if (collective != Collective::Allreduce) return in.nccl_alternative ? row.native_max_vs_nccl : kNoLimit;
   return in.twoshot_max_bytes.value_or(in.nccl_alternative ? row.native_max_vs_nccl : kAllreduceMaxVsPieces);
 }
@@ -409,6 +409,34 @@ const SelectionRow& selection_row(Collective collective, int nranks) {
     if (nranks <= row.max_ranks) break;
   }
   return found != nullptr ? *found : kTable[0];
+}
+
+const SelectionRow& selection_row(const PlanInputs& in, Collective collective) {
+  for (const SelectionRow& row : in.rows)
+    if (row.collective == collective && in.nranks <= row.max_ranks) return row;
+  return selection_row(collective, in.nranks);
+}
+
+std::string selection_rows_problem(const std::vector<SelectionRow>& rows) {
+  int last_max_ranks[int(Collective::kCount)] = {};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const SelectionRow& r = rows[i];
+    const std::string row = "row " + std::to_string(i);
+    if (int(r.collective) < 0 || r.collective >= Collective::kCount) return row + ": collective is not one the plan knows";
+    const std::string where = row + " (" + collective_name(r.collective) + "): ";
+    if (r.max_ranks < 1 || r.max_ranks > kMaxRanks)
+      return where + "max_ranks " + std::to_string(r.max_ranks) + " is not 1.." + std::to_string(kMaxRanks);
+    int& last = last_max_ranks[int(r.collective)];
+    if (r.max_ranks <= last)  // the lookup takes the first row covering the rank count
+      return where + "max_ranks " + std::to_string(r.max_ranks) + " does not exceed the collective's earlier row's " +
+             std::to_string(last);
+    last = r.max_ranks;
+    // LL128 takes over from LL: a range ending below ll_max would be empty, a sign of a mixed-up row.
+    if (r.ll128_max != 0 && r.ll128_max < r.ll_max)
+      return where + "ll128_max " + std::to_string(r.ll128_max) + " is neither 0 nor >= ll_max " +
+             std::to_string(r.ll_max);
+  }
+  return "";
 }
 
 }  // namespace hpcolls

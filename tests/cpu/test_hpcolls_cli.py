@@ -5,7 +5,7 @@ import re
 import subprocess
 import sys
 
-SUBCOMMANDS = {"info", "preload", "bench"}
+SUBCOMMANDS = {"info", "preload", "bench", "tune"}
 
 
 def _run(*args):
@@ -33,6 +33,8 @@ def test_every_listed_subcommand_runs():
     assert "--min-bytes" in _run("bench", "--help").stdout
     info = _run("info")
     assert info.returncode == 0 and "MPI CUDA-aware:" in info.stdout, info.stderr
+    assert "selection table in force over COMM_WORLD: " in info.stdout  # built-in or tuned, and why
+    assert _run("tune", "--help").returncode == 0
     preload = _run("preload")
     assert preload.returncode == 0 and os.path.isfile(preload.stdout.strip()), preload.stderr
 
@@ -58,5 +60,5 @@ def test_unknown_subcommand_is_a_usage_error_naming_the_subcommands():
         out = _run(*args)
         assert out.returncode == 2, (args, out)
         assert what in out.stderr
-        assert "subcommands: info, preload, bench" in out.stderr
+        assert "subcommands: info, preload, bench, tune" in out.stderr
         assert out.stdout == ""

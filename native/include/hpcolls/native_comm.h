@@ -52,6 +52,10 @@ class NativeComm {
   std::string ll128_probe_error(double write_s, double wait_s, size_t area_bytes) const;  // "": it can run
   // NCCL carries what the native path declines here (a GPU per rank): the table's limit then applies.
   void set_nccl_alternative(bool on) { in_.nccl_alternative = on; }
+  // The communicator's own selection rows (a tuned table, checked by selection_rows_problem);
+  // empty: the built-in table's (plan.h).
+  void set_selection_rows(std::vector<SelectionRow> rows) { in_.rows = std::move(rows); }
+  const std::vector<SelectionRow>& selection_rows() const { return in_.rows; }
   // Bytes of protocol p's region on this rank (0: absent, or off because some rank lacks it).
   size_t region_bytes(Protocol p) const;
   void set_timeout(double seconds);

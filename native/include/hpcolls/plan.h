@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "hpcolls/types.h"
 
@@ -51,6 +53,19 @@ enum class AlgoMode : int { Auto = -1, OneShot = 0, TwoShot = 1 };
 // its region can hold the message, else the call stays on LL.
 enum class ProtocolMode : int { Auto = -1, LL = 0, Sentinel = 1, LL128 = 2 };
 
+// One row of the selection table: calls of `collective` on at most `max_ranks` ranks. The built-in
+// entries are constants the lead measures on the GPU machine (docs/ARCHITECTURE.md#protocol-selection,
+// docs/PERFORMANCE.md); `python -m hpcolls tune` measures a communicator's own (PlanInputs::rows).
+struct SelectionRow {
+  Collective collective;
+  int max_ranks;
+  size_t ll_max;               // LL up to here; above it sentinel (or LL128 up to ll128_max)
+  size_t ll128_max;            // LL128, where available, from ll_max up to here (0: never by default)
+  size_t ll_oneshot_max;       // Allreduce on LL: one-shot up to here, two-shot above
+  size_t sentinel_oneshot_max; // Allreduce on sentinel (and LL128): one-shot up to here, two-shot above
+  size_t native_max_vs_nccl;   // where NCCL is the alternative, the native path takes up to here whole
+};
+
 // What a communicator's plans depend on; fixed between calls (NativeComm's setters change it).
 struct PlanInputs {
   int nranks = 1;
@@ -76,24 +91,24 @@ struct PlanInputs {
   // takes a message whole only up to the table's native_max_vs_nccl. Otherwise the alternative is
   // the native kernels in pieces, and a message that fits a kernel whole is always taken whole.
   bool nccl_alternative = false;
+  // The communicator's own selection rows (`python -m hpcolls tune`'s, measured on this machine at
+  // this rank count, handed over by hpcolls/tuned_table.py): a collective they have a row for
+  // covering the rank count reads that row instead of the built-in table's. Empty: the built-in
+  // table (selection_row below). Checked by selection_rows_problem before they get here.
+  std::vector<SelectionRow> rows;
 };
 
-// One row of the selection table: calls of `collective` on at most `max_ranks` ranks. The entries
-// are constants the lead measures on the GPU machine (docs/ARCHITECTURE.md#protocol-selection,
-// docs/PERFORMANCE.md); `python -m hpcolls tune` will store measured ones beside them.
-struct SelectionRow {
-  Collective collective;
-  int max_ranks;
-  size_t ll_max;               // LL up to here; above it sentinel (or LL128 up to ll128_max)
-  size_t ll128_max;            // LL128, where available, from ll_max up to here (0: never by default)
-  size_t ll_oneshot_max;       // Allreduce on LL: one-shot up to here, two-shot above
-  size_t sentinel_oneshot_max; // Allreduce on sentinel (and LL128): one-shot up to here, two-shot above
-  size_t native_max_vs_nccl;   // where NCCL is the alternative, the native path takes up to here whole
-};
 // The built-in table, rows in (collective, max_ranks) order, and the row a call reads (the first
 // of its collective whose max_ranks covers the rank count; past the last, the last).
 const SelectionRow* selection_table(size_t* rows);
 const SelectionRow& selection_row(Collective collective, int nranks);
+// The row a call under `in` reads: the first of in.rows naming the collective whose max_ranks
+// covers the rank count, else the built-in table's.
+const SelectionRow& selection_row(const PlanInputs& in, Collective collective);
+// Why `rows` cannot be a communicator's selection rows, naming the row and the field ("" when they
+// can): a known collective, max_ranks 1..kMaxRanks and increasing among a collective's rows, and
+// LL128's range starting where LL's ends (ll128_max 0 or >= ll_max).
+std::string selection_rows_problem(const std::vector<SelectionRow>& rows);
 
 struct Plan {
   Kernel kernel = Kernel::None;  // for the whole message, or for each piece
