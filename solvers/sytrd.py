@@ -27,7 +27,8 @@ explicitly, and zeros in rows j0..j of its panel) — ormtr reads them from ther
 """
 import time
 
-from .backend.arrays import real_dtype
+from .backend import host_blas
+from .backend.arrays import is_numpy, real_dtype
 from .distributed.panels import block_span, replicate_block_col
 from .householder import quiet_division, larfg
 from .sytrd_native import NativeColumnLoop
@@ -50,6 +51,7 @@ def sytrd(c, coll, native=True, product=None, profile=False):
     loop, why_python = NativeColumnLoop.create(c, coll, product, profile) if native else (None, "requested")
     coll.note("column_loop", f"native, {loop.product} product, allreduce {loop.allreduce_path}" if loop
               else f"python ({why_python})")
+    whole_on_host = c.grid.size == 1 and host_blas_product(c)
     for k in range((n + nb - 1) // nb):
         j0, j1 = block_span(k, nb, n)
         width = j1 - j0
@@ -70,6 +72,9 @@ def sytrd(c, coll, native=True, product=None, profile=False):
         if c.grid.mycol == c.block_owner_col(k):
             c.local[lr0:, c.local_block_cols(k)] = v_mat[rows[lr0:] - j0]
         # Trailing update C₂₂ -= V Wᴴ + W Vᴴ on local blocks (rows and columns >= j1).
+        if whole_on_host:  # lower triangle only: the loop and ormtr read no other
+            host_blas.her2k_lower_update(c.local[j1:, j1:], v_mat[j1 - j0:], w_mat[j1 - j0:])
+            continue
         lr1, lc1 = c.first_local_row(j1), c.first_local_col(j1)
         rv, rw = v_mat[rows[lr1:] - j0], w_mat[rows[lr1:] - j0]
         cv, cw = v_mat[cols[lc1:] - j0], w_mat[cols[lc1:] - j0]
@@ -78,6 +83,12 @@ def sytrd(c, coll, native=True, product=None, profile=False):
     if loop is not None and loop.phase_ms() is not None:
         coll.note("sytrd_phase_ms", loop.phase_ms())
     return d, e, tau
+
+
+def host_blas_product(c):
+    """Whether the column's product on a host rank holding all of C is one symv / hemv of numpy's
+    BLAS (half of C₂₂ read, where a product with all of it reads it whole)."""
+    return is_numpy(c.xp) and host_blas.available() and c.dtype.char in "fdFD" and c.local.flags.c_contiguous
 
 
 def _column_step(c, panel, v_mat, w_mat, d, e, tau, j0, i, coll):
@@ -105,7 +116,10 @@ def _column_step(c, panel, v_mat, w_mat, d, e, tau, j0, i, coll):
     lr, lc = c.first_local_row(j + 1), c.first_local_col(j + 1)
     rows, cols = c.device_index()
     p = xp.zeros(n - j - 1, dtype=c.dtype)
-    p[rows[lr:] - (j + 1)] = c.local[lr:, lc:] @ v[cols[lc:] - (j + 1)]
+    if c.grid.size == 1 and host_blas_product(c):  # C₂₂ whole here: its lower triangle
+        host_blas.hemv_lower(c.local[j + 1:, j + 1:], v, p)
+    else:
+        p[rows[lr:] - (j + 1)] = c.local[lr:, lc:] @ v[cols[lc:] - (j + 1)]
     coll.allreduce(p, scope="all")
 
     if i:  # the earlier reflectors of this panel, not yet applied to C₂₂

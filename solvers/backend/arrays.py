@@ -7,6 +7,8 @@ diagonal block) live here so that the numpy/cupy difference is handled in one pl
 import numpy as np
 import scipy.linalg
 
+from . import host_blas
+
 CUPY_HINT = "install hpcolls[cu13] (cupy-cuda13x)"
 
 
@@ -174,6 +176,8 @@ def solve_triangular(xp, t, b, lower, trans=False):
     """op(t) x = b for a dense triangular t (only its ``lower``/upper triangle is read);
     op(t) = tᴴ with ``trans`` (tᵀ for real t)."""
     if is_numpy(xp):
+        if host_blas.available() and b.dtype == t.dtype and b.dtype.char in "fdFD" and b.size:
+            return host_blas.solve_triangular_into(t, np.array(b, order="C"), lower, trans)
         return scipy.linalg.solve_triangular(t, b, lower=lower, trans=2 if trans else 0,
                                              check_finite=False)
     from cupyx.scipy.linalg import solve_triangular as cupy_solve_triangular
@@ -185,6 +189,9 @@ def cholesky_lower_whole(xp, a):
     info, in one potrf: LAPACK's for numpy, cuSOLVER's for cupy (its devInfo is LAPACK's info).
     What one rank holding all of B does instead of the block-column loop. The strict upper
     triangle of the result is unspecified: callers keep the lower triangle."""
+    if is_numpy(xp) and host_blas.available() and a.dtype.char in "fdFD":
+        factor = np.array(a, order="C")
+        return factor, host_blas.potrf_lower_into(factor)
     if is_numpy(xp) or a.shape[0] == 0:
         return cholesky_lower(xp, a)
     factor, info = cholesky_lower_queued(xp, a)
@@ -223,6 +230,8 @@ def solve_lower_adjoint_right(xp, lower, a):
 
 
 def _host_solve_lower_adjoint_right(lower, a):
+    if _host_blas_takes(lower, a):
+        return host_blas.solve_lower_adjoint_right_into(lower, np.array(a, order="C"))
     return scipy.linalg.solve_triangular(lower, a.conj().T, lower=True, check_finite=False).conj().T
 
 
@@ -230,6 +239,8 @@ def solve_lower_adjoint_right_into(xp, lower, b):
     """b ← b L⁻ᴴ in place (L the lower triangle of ``lower``); b is returned. On the GPU one
     cuBLAS trsm where both are row-major views (blocks of larger C-contiguous arrays)."""
     if is_numpy(xp):
+        if _host_blas_takes(lower, b) and host_blas._row_major(b) is not None:
+            return host_blas.solve_lower_adjoint_right_into(lower, b)
         b[...] = _host_solve_lower_adjoint_right(lower, b)
     elif b.size and not _cublas_trsm_lower(lower, b, left=False):
         from cupyx.scipy.linalg import solve_triangular as cupy_solve_triangular
@@ -242,11 +253,19 @@ def solve_lower_into(xp, lower, b):
     cuBLAS trsm where both are row-major views (cupyx's solve copies L, a whole trailing
     triangle in sygst's blocked loop, into column-major order first)."""
     if is_numpy(xp):
+        if _host_blas_takes(lower, b) and host_blas._row_major(b) is not None:
+            return host_blas.solve_triangular_into(lower, b, lower=True)
         b[...] = scipy.linalg.solve_triangular(lower, b, lower=True, check_finite=False)
     elif b.size and not _cublas_trsm_lower(lower, b, left=True):
         from cupyx.scipy.linalg import solve_triangular as cupy_solve_triangular
         b[...] = cupy_solve_triangular(lower, b, lower=True)
     return b
+
+
+def _host_blas_takes(t, b):
+    """Whether numpy's own BLAS (host_blas) solves with t on b: same BLAS dtype, 2-D, not empty."""
+    return (host_blas.available() and t.dtype == b.dtype and b.dtype.char in "fdFD" and b.ndim == 2
+            and b.size > 0)
 
 
 def _cublas_trsm_lower(lower, x, left):
@@ -275,6 +294,10 @@ def cholesky_lower(xp, block):
     (which leading minor failed) is what the user-facing error has to name; cupy's cholesky
     does not report it.
     """
+    if host_blas.available() and block.dtype.char in "fdFD":
+        host = np.array(to_host(block), order="C")
+        info = host_blas.potrf_lower_into(host)
+        return xp.asarray(np.tril(host)), info
     host = np.array(to_host(block), order="F")
     potrf = scipy.linalg.lapack.get_lapack_funcs("potrf", (host,))
     factor, info = potrf(host, lower=1, clean=1, overwrite_a=1)

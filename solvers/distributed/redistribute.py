@@ -12,7 +12,7 @@ layout from the block-cyclic maps alone.
 """
 import numpy as np
 
-from ..backend.arrays import to_host
+from ..backend.arrays import is_numpy, to_host
 from .descriptor import Descriptor
 from .distmatrix import DistMatrix
 from .indexing import local_indices, owner
@@ -59,6 +59,7 @@ def transpose(dm, coll, conjugate=False):
 
 
 SYMMETRIZE_BLOCK = 2048   # columns mirrored at a time by the one-rank in-place completion
+HOST_TILE = 256           # ... and at most this many on the host (a tile pair in cache)
 
 
 def symmetrize(dm, lower, coll, overwrite=False):
@@ -78,17 +79,24 @@ def symmetrize(dm, lower, coll, overwrite=False):
 
 
 def _complete_in_place(xp, a):
-    """a ← the Hermitian matrix of a's lower triangle, with the real part of its diagonal, a
-    block of SYMMETRIZE_BLOCK columns at a time: the strict upper triangle of each is written
-    from rows of the lower one that are never written (bitwise what the copying way gives)."""
+    """a ← the Hermitian matrix of a's lower triangle, with the real part of its diagonal, in
+    square tiles (SYMMETRIZE_BLOCK columns on a GPU, where each tile costs launches; at most
+    HOST_TILE on the host, where a tile and its mirror stay in cache while the transpose is
+    read): bitwise what the copying way (triangle + conjugate mirror) gives, whose sums turn
+    each -0.0 into +0.0."""
     n = a.shape[0]
-    for j0 in range(0, n, SYMMETRIZE_BLOCK):
-        j1 = min(j0 + SYMMETRIZE_BLOCK, n)
-        diagonal = xp.tril(a[j0:j1, j0:j1])
+    tile = SYMMETRIZE_BLOCK if not is_numpy(xp) else min(SYMMETRIZE_BLOCK, HOST_TILE)
+    for i0 in range(0, n, tile):
+        i1 = min(i0 + tile, n)
+        diagonal = xp.tril(a[i0:i1, i0:i1])
         if xp.iscomplexobj(diagonal):
             xp.fill_diagonal(diagonal, diagonal.diagonal().real.copy())
-        a[j0:j1, j0:j1] = diagonal + xp.tril(diagonal, -1).conj().T
-        a[:j0, j0:j1] = a[j0:j1, :j0].conj().T
+        a[i0:i1, i0:i1] = diagonal + xp.tril(diagonal, -1).conj().T
+        for j0 in range(0, i0, tile):   # the tiles left of the diagonal, and their mirrors
+            lower, upper = a[i0:i1, j0:j0 + tile], a[j0:j0 + tile, i0:i1]
+            lower += 0
+            upper[...] = lower.conj().T
+            upper += 0
 
 
 def lower_triangle(dm, lower, coll):

@@ -95,7 +95,7 @@ def test_transpose_and_symmetrize(grid, seed, n, nb):
 @pytest.mark.parametrize("n,nb", SIZES)
 def test_symmetrize_overwriting_is_the_copying_way(grid, seed, monkeypatch, n, nb, dtype):
     """overwrite=True gives the copying way's bits (NaN in the unreferenced triangle, non-real
-    diagonal, blocks of 3 columns so that n spans several); on one rank in the input's storage."""
+    diagonal, -0.0 entries, blocks of 3 columns so that n spans several); on one rank in the input's storage."""
     import solvers.distributed.redistribute as redistribute
     monkeypatch.setattr(redistribute, "SYMMETRIZE_BLOCK", 3)
     rng = np.random.default_rng(seed)
@@ -104,6 +104,7 @@ def test_symmetrize_overwriting_is_the_copying_way(grid, seed, monkeypatch, n, n
         sq = rng.standard_normal((n, n)).astype(dtype)
         if dtype == np.complex128:
             sq += 1j * rng.standard_normal((n, n))
+        sq[rng.random((n, n)) < 0.2] = -0.0        # the sums of the copying way make them +0.0
         sq[np.triu_indices(n, 1) if lower else np.tril_indices(n, -1)] = np.nan
         expected = symmetrize(DistMatrix.from_global(sq, grid, nb), lower, coll).local
         given = DistMatrix.from_global(sq, grid, nb)
