@@ -61,12 +61,17 @@ def main(argv=None):
         print(f"{'coll':>10} {'bytes':>9} {'random':>8} {'sentinel':>9} {'ratio':>6}")
         for r, s in _pairs(found):
             ratio = s["device_us"] / r["device_us"] if r["device_us"] and s["device_us"] else None
-            print(f"{r['coll']:>10} {r['bytes']:>9} {r['device_us']:8.2f} {s['device_us']:9.2f} "
-                  f"{ratio if ratio is None else f'{ratio:6.2f}'}")
+            print(f"{r['coll']:>10} {r['bytes']:>9} {_us(r['device_us']):>8} {_us(s['device_us']):>9} "
+                  f"{_us(ratio):>6}")
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"rows": found, "ranks": world.size}, f, indent=1)
     return 0
+
+
+def _us(value):
+    """A table cell: a row whose graph could not be captured has no time."""
+    return "n/a" if value is None else f"{value:.2f}"
 
 
 def _pairs(found):
