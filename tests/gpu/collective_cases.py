@@ -109,3 +109,19 @@ def run_reduce_scatter(comm, code, op, counts, seed, inplace, block_variant=Fals
         assert_bitwise(_cupy().asnumpy(send), mine, f"{what}: send buffer modified")
     want = reduce_in_rank_order(code, op, [c[first:first + counts[RANK]] for c in contributions])
     return _cupy().asnumpy(recv[:counts[RANK]]), want
+
+
+_stress_pattern = None
+
+
+def stress_pattern():
+    """The elementwise kernel (call, j, rank) -> x[j] of call `call` on rank `rank`: an integer in
+    [-1000, 1000], so that sums of a few ranks' values are exact in float64 in any order (the
+    stress tests check results without a host reference per call)."""
+    global _stress_pattern
+    if _stress_pattern is None:
+        _stress_pattern = _cupy().ElementwiseKernel(
+            "int64 call, int64 j, int64 rank", "float64 x",
+            "x = (double)((call * 7919 + j * 104729 + rank * 15485863) % 2001) - 1000.0;",
+            "hpcolls_test_stress_pattern")
+    return _stress_pattern

@@ -10,24 +10,12 @@ from mpi4py import MPI
 
 import hpcolls
 from buffer_calls import buffer_calls, copy_call  # tests/buffer_calls.py
+from collective_cases import stress_pattern as pattern
 from hpcolls.staging import cuda_aware
 from hpcolls.routes.native import route_of
 
 cupy = pytest.importorskip("cupy")
 WORLD = MPI.COMM_WORLD
-
-# x[j] of call c on rank r: an integer in [-1000, 1000], exact in float64 whatever the order.
-_pattern = None
-
-
-def pattern():
-    global _pattern
-    if _pattern is None:
-        _pattern = cupy.ElementwiseKernel(
-            "int64 call, int64 j, int64 rank", "float64 x",
-            "x = (double)((call * 7919 + j * 104729 + rank * 15485863) % 2001) - 1000.0;",
-            "hpcolls_test_pattern")
-    return _pattern
 
 
 def expected_sum(call_ids, js, nranks):

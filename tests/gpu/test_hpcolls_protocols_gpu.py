@@ -13,6 +13,7 @@ from mpi4py import MPI
 
 import hpcolls
 from allreduce_cases import assert_bitwise, digest, poison, reduce_in_rank_order
+from collective_cases import stress_pattern as pattern
 from hpcolls import dtypes, settings
 from hpcolls.routes.native import route_of
 
@@ -182,20 +183,6 @@ def test_a_graph_replayed_1000_times(comms, protocol):
         assert np.array_equal(cupy.asnumpy(y), j * sum(q + 1 for q in range(N)))
         assert np.array_equal(cupy.asnumpy(g), np.concatenate([j * (q + 1) for q in range(N)]))
         assert np.array_equal(cupy.asnumpy(b), j + N - 1)
-
-
-_pattern = None
-
-
-def pattern():
-    """x[j] of call c on rank r: an integer in [-1000, 1000], exact in float64 in any order."""
-    global _pattern
-    if _pattern is None:
-        _pattern = cupy.ElementwiseKernel(
-            "int64 call, int64 j, int64 rank", "float64 x",
-            "x = (double)((call * 7919 + j * 104729 + rank * 15485863) % 2001) - 1000.0;",
-            "hpcolls_test_protocols_pattern")
-    return _pattern
 
 
 def test_random_mix_of_collectives_protocols_sizes_and_roots(comms, seed):
