@@ -78,6 +78,7 @@ def test_which_one_shot_kernel(gpu, monkeypatch, seed):
     with monkeypatch.context() as env:
         env.setenv("HPCOLLS_PROTOCOL", "ll")
         comm = hpcolls.Communicator(WORLD, algo="oneshot")
+        comm.config  # noqa: B018 - a communicator reads the environment at its first use: now
     try:
         comm.Allreduce(MPI.IN_PLACE, cupy.ones(1), op=MPI.SUM)
         limit = comm._paths.native.small_oneshot_max_bytes

@@ -248,15 +248,18 @@ def test_a_rank_skipping_a_call_times_out_on_every_rank(gpu, protocol, collectiv
     call()
     comm.synchronize()
     start = time.monotonic()
-    with pytest.raises(hpcolls.CollectiveTimeout, match="timed out"):
-        if RANK != 0:
-            call()  # rank 0 skips this one: its peers wait for it
-        else:
-            # Its next call may still complete on what the peers stored before they gave up; the
-            # one after it has no peer left.
+    if RANK != 0:  # rank 0 skips this call: its peers wait for it and give up
+        with pytest.raises(hpcolls.CollectiveTimeout, match="timed out"):
+            call()
+            comm.synchronize()
+    WORLD.Barrier()  # on the host: rank 0 goes on only once every peer has given up
+    if RANK == 0:
+        # Its next call may still complete on what the peers stored before they gave up; the
+        # one after it has no peer left.
+        with pytest.raises(hpcolls.CollectiveTimeout, match="timed out"):
             call()
             call()
-        comm.synchronize()
+            comm.synchronize()
     assert time.monotonic() - start < 15
     with pytest.raises(hpcolls.CommunicatorBroken):
         call()
