@@ -18,25 +18,25 @@ bool small_kernel_fits(const PlanInputs& in, size_t bytes) {
 
 constexpr size_t KiB = size_t(1) << 10, MiB = size_t(1) << 20, kNoLimit = SIZE_MAX;
 
-// protocol-selection (docs/ARCHITECTURE.md#protocol-selection): the one table. Its entries are
-// constants until the lead measures them on the GPU machine (docs/PERFORMANCE.md); then they are
-// replaced here. Known so far: LL's one-shot limits (ll_oneshot_max) are the crossovers measured
-// on one H200 with the ranks sharing it (docs/PERFORMANCE.md, "Device time per size"; the 32-rank
-// rows are not measured). Not measured yet, chosen as follows: ll_max, where sentinel takes
-// over from LL, at LL one-shot's limit (LL one-shot stays for the sizes it won; sentinel replaces
-// LL two-shot, which moves twice the bytes); sentinel one-shot up to 4x that (one-shot moves N
-// slots of the message per rank, two-shot two parts; the 2-rank row gains most from one-shot);
-// native_max_vs_nccl, what the native path takes where NCCL could run, 4 MiB for Allreduce and
-// 8 MiB per rank for the pure data movement. Bytes are the plan's: Allgather's a rank's block.
+// protocol-selection (docs/ARCHITECTURE.md#protocol-selection): the one table, its entries the
+// crossovers measured on the GPU machine with the ranks sharing one GPU (docs/PERFORMANCE.md,
+// #protocols-medium; `python -m hpcolls tune` measures them again on a user's machine). Measured:
+// LL's one-shot limits (ll_oneshot_max, on one H200), where sentinel takes over from LL (ll_max)
+// and sentinel one-shot's limit at 2 and 4 ranks (on one H100); LL128 loses to sentinel wherever
+// it beats LL there, so auto never takes it (ll128_max 0). Not measured: the rows past 4 ranks
+// (smaller limits as the ranks' shares of the GPU shrink, guessed) and native_max_vs_nccl, what
+// the native path takes where NCCL could run (4 MiB for Allreduce, 8 MiB per rank for the pure
+// data movement). Bytes are the plan's: Allgather's a rank's block.
 constexpr SelectionRow kTable[] = {
     // collective, max ranks, ll_max, ll128_max, ll_oneshot_max, sentinel_oneshot_max, native_max_vs_nccl
     {Collective::Allreduce, 2, 256 * KiB, 0, 256 * KiB, 1 * MiB, 4 * MiB},
     {Collective::Allreduce, 4, 128 * KiB, 0, 128 * KiB, 512 * KiB, 4 * MiB},
     {Collective::Allreduce, 8, 64 * KiB, 0, 64 * KiB, 256 * KiB, 4 * MiB},
     {Collective::Allreduce, 32, 16 * KiB, 0, 16 * KiB, 64 * KiB, 4 * MiB},
-    {Collective::Allgather, 4, 32 * KiB, 0, 0, 0, 8 * MiB},
+    {Collective::Allgather, 2, 256 * KiB, 0, 0, 0, 8 * MiB},
+    {Collective::Allgather, 4, 128 * KiB, 0, 0, 0, 8 * MiB},
     {Collective::Allgather, 32, 16 * KiB, 0, 0, 0, 8 * MiB},
-    {Collective::Bcast, 4, 64 * KiB, 0, 0, 0, 8 * MiB},
+    {Collective::Bcast, 4, 128 * KiB, 0, 0, 0, 8 * MiB},
     {Collective::Bcast, 32, 32 * KiB, 0, 0, 0, 8 * MiB},
     // No sentinel kernel for these yet: LL at every size, as before.
     {Collective::Reduce, 32, kNoLimit, 0, 0, 0, kNoLimit},
