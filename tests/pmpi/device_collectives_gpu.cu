@@ -248,9 +248,16 @@ void part_e(int replays) {
   CUDA(cudaMemcpy(x, x0.data(), n * 8, cudaMemcpyHostToDevice));
   cudaStream_t s;
   CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  // The first device call sets the communicator up (collective, not capturable).
-  if (hpcolls_allreduce_enqueue(x, y, n, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, s) != MPI_SUCCESS) {
-    fail("enqueue: the first call failed");
+  // The first device call sets the communicator up (collective, not capturable). Its error
+  // returned, not fatal, so that the reason (no native path, and why) is printed.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const int first = hpcolls_allreduce_enqueue(x, y, n, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, s);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  if (first != MPI_SUCCESS) {
+    char why[MPI_MAX_ERROR_STRING];
+    int length = 0;
+    MPI_Error_string(first, why, &length);
+    fail(std::string("enqueue: the first call failed: ") + why);
     return;
   }
   CUDA(cudaStreamSynchronize(s));
