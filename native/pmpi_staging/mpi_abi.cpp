@@ -1,5 +1,7 @@
 #include "mpi_abi.h"
 
+#include <dlfcn.h>
+
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -134,7 +136,12 @@ Tables* build() {
     a.request_null = libmpi_symbol("ompi_request_null");
     a.request_bytes = int(sizeof(void*));
     a.err_other = 16;
-    a.fortran_in_place = libmpi_symbol("mpi_fortran_in_place_");
+    // A Fortran program that names MPI_IN_PLACE holds its own copy of that common block (a copy
+    // relocation), to which every reference in the process is bound, libmpi's own included: the
+    // global scope's definition is the address Fortran passes. libmpi's own serves where the
+    // global scope has none (libmpi opened privately, as mpi4py does).
+    a.fortran_in_place = dlsym(RTLD_DEFAULT, "mpi_fortran_in_place_");
+    if (a.fortran_in_place == nullptr) a.fortran_in_place = libmpi_symbol("mpi_fortran_in_place_");
   } else {
     a.flavour = "MPICH";
     a.in_place = reinterpret_cast<void*>(-1);
