@@ -17,9 +17,10 @@
 //   ompi_info, sends mpi_f08's buffers as array descriptors to its internal ompi_allreduce_ts
 //   instead: those calls go to MPI unseen, as before this library. Debian's 4.1.4 and 5.0.7 builds
 //   are not such builds.)
-// - `use mpi_f08` on MPICH: MPI_Allreduce_f08ts hands its descriptors to MPIR_Allreduce_cdesc,
-//   which calls the C MPI_Allreduce, so the C entry points catch them; mpif.h's entries of MPICH
-//   reach its C calls too.
+// - MPICH (3.x, 4.x): every Fortran entry reaches the C MPI_ function through the dynamic linker
+//   (libmpifort's mpi_allreduce_ after converting MPI_IN_PLACE; mpi_f08's mpi_allreduce_f08ts_
+//   through MPIR_Allreduce_cdesc, after reading the array descriptors), so the C entry points
+//   take those calls, and the entries here hand every call, device buffers included, to MPICH's.
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -47,7 +48,14 @@ const void* c_buffer(const void* buf) {
   return abi != nullptr && abi->fortran_in_place != nullptr && buf == abi->fortran_in_place ? abi->in_place : buf;
 }
 
-bool on_device(const void* a, const void* b) { return locate(a).on_device || locate(b).on_device; }
+// Whether a call is this library's to take here: buffers on the device, on an MPI whose Fortran
+// entries do not reach the C entry points themselves. On MPICH they do (converting handles and
+// MPI_IN_PLACE first), so every call goes to MPI's Fortran entry and the C entry points take it.
+bool take(const void* a, const void* b) {
+  if (!locate(a).on_device && !locate(b).on_device) return false;
+  const MpiAbi* abi = mpi_abi();
+  return abi != nullptr && !abi->fortran_reaches_c;
+}
 
 // The MPI library's entry that one of ours stands in front of: looked up at its first call and
 // kept (a host call must cost only a few ns more than MPI's own).
@@ -72,7 +80,7 @@ F fortran_next(Next& next) {
 
 void allreduce(Next& next, void* send, void* recv, Fint* count, Fint* type, Fint* op, Fint* comm, Fint* ierr) {
   count_call();
-  if (!on_device(send, recv)) {
+  if (!take(send, recv)) {
     fortran_next<void (*)(void*, void*, Fint*, Fint*, Fint*, Fint*, Fint*)>(next)(send, recv, count, type, op, comm, ierr);
     return;
   }
@@ -80,7 +88,7 @@ void allreduce(Next& next, void* send, void* recv, Fint* count, Fint* type, Fint
 }
 void bcast(Next& next, void* buf, Fint* count, Fint* type, Fint* root, Fint* comm, Fint* ierr) {
   count_call();
-  if (!on_device(buf, nullptr)) {
+  if (!take(buf, nullptr)) {
     fortran_next<void (*)(void*, Fint*, Fint*, Fint*, Fint*, Fint*)>(next)(buf, count, type, root, comm, ierr);
     return;
   }
@@ -89,7 +97,7 @@ void bcast(Next& next, void* buf, Fint* count, Fint* type, Fint* root, Fint* com
 void reduce(Next& next, void* send, void* recv, Fint* count, Fint* type, Fint* op, Fint* root, Fint* comm,
             Fint* ierr) {
   count_call();
-  if (!on_device(send, recv)) {
+  if (!take(send, recv)) {
     fortran_next<void (*)(void*, void*, Fint*, Fint*, Fint*, Fint*, Fint*, Fint*)>(next)(send, recv, count, type, op,
                                                                                         root, comm, ierr);
     return;
@@ -99,7 +107,7 @@ void reduce(Next& next, void* send, void* recv, Fint* count, Fint* type, Fint* o
 void allgather(Next& next, void* send, Fint* scount, Fint* stype, void* recv, Fint* rcount, Fint* rtype,
                Fint* comm, Fint* ierr) {
   count_call();
-  if (!on_device(send, recv)) {
+  if (!take(send, recv)) {
     fortran_next<void (*)(void*, Fint*, Fint*, void*, Fint*, Fint*, Fint*, Fint*)>(next)(send, scount, stype, recv,
                                                                                         rcount, rtype, comm, ierr);
     return;
@@ -112,7 +120,7 @@ void allgather(Next& next, void* send, Fint* scount, Fint* stype, void* recv, Fi
 void reduce_scatter_block(Next& next, void* send, void* recv, Fint* count, Fint* type, Fint* op, Fint* comm,
                           Fint* ierr) {
   count_call();
-  if (!on_device(send, recv)) {
+  if (!take(send, recv)) {
     fortran_next<void (*)(void*, void*, Fint*, Fint*, Fint*, Fint*, Fint*)>(next)(send, recv, count, type, op, comm, ierr);
     return;
   }
@@ -122,7 +130,7 @@ void reduce_scatter_block(Next& next, void* send, void* recv, Fint* count, Fint*
 void reduce_scatter(Next& next, void* send, void* recv, Fint* counts, Fint* type, Fint* op, Fint* comm,
                     Fint* ierr) {
   count_call();
-  if (!on_device(send, recv)) {
+  if (!take(send, recv)) {
     fortran_next<void (*)(void*, void*, Fint*, Fint*, Fint*, Fint*, Fint*)>(next)(send, recv, counts, type, op, comm,
                                                                                  ierr);
     return;

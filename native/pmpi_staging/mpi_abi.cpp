@@ -142,6 +142,7 @@ Tables* build() {
     // global scope has none (libmpi opened privately, as mpi4py does).
     a.fortran_in_place = dlsym(RTLD_DEFAULT, "mpi_fortran_in_place_");
     if (a.fortran_in_place == nullptr) a.fortran_in_place = libmpi_symbol("mpi_fortran_in_place_");
+    a.fortran_reaches_c = false;
   } else {
     a.flavour = "MPICH";
     a.in_place = reinterpret_cast<void*>(-1);
@@ -156,6 +157,9 @@ Tables* build() {
     a.request_bytes = int(sizeof(int));
     a.err_other = 15;
     a.fortran_in_place = nullptr;  // MPICH's Fortran layer is reached through its C calls
+    // (libmpifort's mpi_allreduce_ and mpi_allreduce_f08ts_ call MPI_Allreduce, whose handles
+    // are the Fortran integers: MPI_Type_f2c & co. are macros there, no functions to call)
+    a.fortran_reaches_c = true;
   }
   return t;
 }

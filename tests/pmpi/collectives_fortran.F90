@@ -35,6 +35,9 @@ module fortran_support
     integer(c_int) function hpcolls_test_seed() bind(C)
       import :: c_int
     end function
+    integer(c_int) function hpcolls_test_no_inplace_reduce_roots() bind(C)
+      import :: c_int
+    end function
     subroutine hpcolls_test_poison(p, bytes, seed) bind(C)
       import :: c_ptr, c_size_t, c_int
       type(c_ptr), value :: p
@@ -98,7 +101,7 @@ program collectives_fortran
   TYPE_T :: types(5)
   OP_T :: ops(4)
   integer :: rank, nranks, ierr, failures, all_failures, seed, s, c, ti, oi, ci, ip, root, checked
-  logical :: loaded
+  logical :: loaded, inplace_reduce_roots
   integer(8), allocatable :: digests(:)
   integer(8) :: digest
 
@@ -111,6 +114,7 @@ program collectives_fortran
   checked = 0
   loaded = hpcolls_test_init() /= 0
   if (.not. loaded .and. rank == 0) print '(a)', 'note: the PMPI library is not loaded: host arrays only'
+  inplace_reduce_roots = hpcolls_test_no_inplace_reduce_roots() == 0
   seed = mod(hpcolls_test_seed(), 1000000)
   call MPI_Bcast(seed, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
 
@@ -125,7 +129,8 @@ program collectives_fortran
           call both(RSB, c, ti, oi, 0, ip, c * nranks, merge(c * nranks, c, ip == 1), s + 1)
           call both(RS, c, ti, oi, 0, ip, c * nranks, merge(c * nranks, c, ip == 1), s + 2)
           do root = 0, nranks - 1
-            call both(REDUCE, c, ti, oi, root, ip, c, c, s + 3 + root)
+            if (ip == 0 .or. root == 0 .or. inplace_reduce_roots) &
+              call both(REDUCE, c, ti, oi, root, ip, c, c, s + 3 + root)
           end do
         end do
       end do
