@@ -78,7 +78,26 @@ Found* libmpi() {
   return found;
 }
 
+// Marks this library's own object (its address is inside it).
+char g_this_object;
+
 }  // namespace
+
+void* next_definition(const char* name) {
+  if (void* next = dlsym(RTLD_NEXT, name)) return next;
+  Dl_info self{};
+  if (dladdr(&g_this_object, &self) == 0) return nullptr;
+  for (const std::string& object : loaded_object_names()) {
+    void* handle = dlopen(object.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (handle == nullptr) continue;
+    void* sym = dlsym(handle, name);
+    Dl_info where{};
+    const bool elsewhere = sym != nullptr && dladdr(sym, &where) != 0 && where.dli_fbase != self.dli_fbase;
+    dlclose(handle);  // the object stays loaded: it was loaded before this NOLOAD reference
+    if (elsewhere) return sym;
+  }
+  return nullptr;
+}
 
 void* libmpi_symbol(const char* name) {
   Found* found = libmpi();

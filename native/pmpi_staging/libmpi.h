@@ -10,6 +10,12 @@ void* libmpi_symbol(const char* name);
 // The file name of the loaded MPI library ("" when none is found).
 const char* libmpi_path();
 
+// The definition of `name` (an MPI Fortran entry, mpi_allreduce_ say) that this library stands
+// in front of: the next one in the global scope (RTLD_NEXT), else the first loaded object other
+// than this library that defines it (an MPI Fortran library opened privately, RTLD_LOCAL, as a
+// Python extension written in Fortran may open it); nullptr when none is loaded.
+void* next_definition(const char* name);
+
 // next<F>("PMPI_Pack"): the entry as a typed function pointer (nullptr when absent).
 template <class F>
 F next(const char* name) {

@@ -1,5 +1,7 @@
 #include "mpi_abi.h"
 
+#include <dlfcn.h>
+
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -134,7 +136,13 @@ Tables* build() {
     a.request_null = libmpi_symbol("ompi_request_null");
     a.request_bytes = int(sizeof(void*));
     a.err_other = 16;
-    a.fortran_in_place = libmpi_symbol("mpi_fortran_in_place_");
+    // A Fortran program that names MPI_IN_PLACE holds its own copy of that common block (a copy
+    // relocation), to which every reference in the process is bound, libmpi's own included: the
+    // global scope's definition is the address Fortran passes. libmpi's own serves where the
+    // global scope has none (libmpi opened privately, as mpi4py does).
+    a.fortran_in_place = dlsym(RTLD_DEFAULT, "mpi_fortran_in_place_");
+    if (a.fortran_in_place == nullptr) a.fortran_in_place = libmpi_symbol("mpi_fortran_in_place_");
+    a.fortran_reaches_c = false;
   } else {
     a.flavour = "MPICH";
     a.in_place = reinterpret_cast<void*>(-1);
@@ -149,6 +157,9 @@ Tables* build() {
     a.request_bytes = int(sizeof(int));
     a.err_other = 15;
     a.fortran_in_place = nullptr;  // MPICH's Fortran layer is reached through its C calls
+    // (libmpifort's mpi_allreduce_ and mpi_allreduce_f08ts_ call MPI_Allreduce, whose handles
+    // are the Fortran integers: MPI_Type_f2c & co. are macros there, no functions to call)
+    a.fortran_reaches_c = true;
   }
   return t;
 }

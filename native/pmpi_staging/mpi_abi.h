@@ -19,6 +19,10 @@ struct MpiAbi {
   int err_other;        // MPI_ERR_OTHER
   // The Fortran MPI_IN_PLACE: the address of a common block (Open MPI) or null when unknown.
   void* fortran_in_place;
+  // Whether MPI's Fortran entries reach the C MPI_ functions (MPICH: they convert handles and
+  // MPI_IN_PLACE, then call MPI_Allreduce & co., where the C entry points take device buffers),
+  // rather than PMPI_ or internal functions (Open MPI: the Fortran entry points take them).
+  bool fortran_reaches_c;
 };
 
 // nullptr when no MPI library is loaded yet or it is neither Open MPI nor MPICH.

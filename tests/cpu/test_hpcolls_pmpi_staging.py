@@ -54,10 +54,15 @@ def test_library_exports_only_mpi_entry_points_and_its_own_functions():
             "MPI_Reduce_local", "hpcolls_pmpi_staging_active"} <= names
     assert {"MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Allgather", "MPI_Reduce_scatter_block",
             "MPI_Reduce_scatter", "mpi_allreduce_", "MPI_ALLREDUCE", "hpcolls_allreduce_enqueue"} <= names
+    # Open MPI's C functions behind the Fortran entries of the six collectives: the route of
+    # `use mpi_f08` (native/pmpi_staging/fortran_entry_points.cpp), these six and no other.
+    ompi_fortran = {"ompi_allreduce_f", "ompi_bcast_f", "ompi_reduce_f", "ompi_allgather_f",
+                    "ompi_reduce_scatter_block_f", "ompi_reduce_scatter_f"}
+    assert ompi_fortran <= names
     # No large-count entries (mpi4py would then think Open MPI has them) and nothing of the C++ runtime
     # (Fortran's names: mpi_* and MPI_* in capitals).
     mpi = ("MPI_", "mpi_", "hpcolls_")
-    assert not [n for n in names if not n.startswith(mpi) or n.endswith("_c")], names
+    assert not [n for n in names - ompi_fortran if not n.startswith(mpi) or n.endswith("_c")], names
 
 
 @pytest.mark.parametrize("ranks", [2, 3])

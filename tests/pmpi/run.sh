@@ -7,7 +7,9 @@
 #   - host_overhead.c at 1 and 2 ranks: the time an 8-byte host MPI_Allreduce gains with the
 #     library (median batches, alternating runs); printed, and failed above HPCOLLS_PMPI_HOST_NS_LIMIT
 #     (default 50) at 1 rank, where the MPI call itself is quiet enough to resolve it;
-#   - fortran_mpi.sh: the Fortran program, or SKIP saying why;
+#   - fortran_mpi.sh: the Fortran programs (mpif.h, `use mpi`, `use mpi_f08`) at 1, 2 and 4 ranks,
+#     host results bitwise the same with the library as without, pretend device arrays staged; or
+#     SKIP saying why where no MPI Fortran wrapper is found (CI installs one: .ci/run);
 #   - the device programs (device_collectives_gpu.cu, native/bench/pmpi_latency.cu) built with nvcc
 #     and run, which skip without a GPU saying so.
 # Uses the venv's mpicc and mpiexec (HPCOLLS_VENV, default <repo>/.venv).
