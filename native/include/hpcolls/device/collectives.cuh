@@ -38,6 +38,7 @@
 #include "hpcolls/allreduce/oneshot_steps.cuh"
 #include "hpcolls/bcast/oneshot_steps.cuh"
 #include "hpcolls/call_state.cuh"
+#include "hpcolls/dependent_launch.cuh"
 #include "hpcolls/device/comm.h"
 #include "hpcolls/payload.cuh"
 #include "hpcolls/reduce_ops.cuh"
@@ -124,6 +125,15 @@ __device__ inline Status run(const Comm& c, Collective collective, Steps steps) 
 
 __device__ inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
+// Opens an operation: a kernel launched as a programmatic dependent of the one before it
+// (dependent_launch.cuh) first waits for that kernel's memory, the epoch it advanced included
+// (griddepcontrol.wait returns at once in a kernel launched without the attribute); then the block
+// barrier that makes the block's writes to the send buffer seen by every thread.
+__device__ inline void open_operation() {
+  wait_for_previous_kernel();
+  __syncthreads();
+}
+
 }  // namespace detail
 
 // recv[i] = send[0][i] OP send[1][i] OP ... OP send[N-1][i] (send[q]: rank q's send), combined in
@@ -141,7 +151,7 @@ __device__ Status allreduce(const Comm& c, const T* send, T* recv, size_t count)
   const char* const in = reinterpret_cast<const char*>(send);
   char* const out = reinterpret_cast<char*>(recv);
   const bool vec_ok = detail::aligned16(send) && detail::aligned16(recv);
-  __syncthreads();  // the block's writes to send are seen by every thread
+  detail::open_operation();
   if (c.nranks == 1) {  // alone: a copy, no scratch and no epoch (no peer waits on this rank)
     const uint32_t chunks = uint32_t((bytes + kChunkBytes - 1) / kChunkBytes);
     for (uint32_t i = detail::thread_in_block(); in != out && i < chunks; i += detail::threads_in_block())
@@ -164,7 +174,7 @@ __device__ Status broadcast(const Comm& c, T* buf, size_t count, int root) {
   if (bytes > hpcolls_device_broadcast_max_bytes(&c)) return Status::TooLarge;
   char* const data = reinterpret_cast<char*>(buf);
   const bool vec_ok = detail::aligned16(buf);
-  __syncthreads();  // the root block's writes to buf are seen by every thread
+  detail::open_operation();
   if (c.nranks == 1) return Status::Ok;  // nothing moves, no epoch
   return detail::run(c, Collective::Bcast, [&](CallState<detail::kMode>& call, uint32_t first, uint32_t step) {
     return bcast_oneshot_steps(call, c, data, uint32_t(bytes), root, vec_ok, first, step);
@@ -181,7 +191,7 @@ __device__ Status allgather(const Comm& c, const T* send, T* recv, size_t count)
   const char* const in = reinterpret_cast<const char*>(send);
   char* const out = reinterpret_cast<char*>(recv);
   const bool vec_ok = detail::aligned16(send) && detail::aligned16(recv) && bytes % 16 == 0;
-  __syncthreads();  // the block's writes to send are seen by every thread
+  detail::open_operation();
   if (c.nranks == 1) {
     allgather_alone(c, in, out, uint32_t(bytes), uint32_t(bytes), vec_ok, detail::thread_in_block(),
                     detail::threads_in_block());
