@@ -11,6 +11,7 @@ from . import log
 from .binding import mps_active, select_device
 from .errors import (CollectiveTimeout, CommunicatorBroken, CudaError, GraphCaptureError, HpcollsError,
                      InvalidBufferError, NoDeviceError, ValidationError)
+from .device_api import DeviceApiUnavailable, DeviceComm
 from .native_module import device_count, gpu_available, native_available
 
 __version__ = "0.1.0"
@@ -34,4 +35,5 @@ def __dir__():
 __all__ = ["Communicator", "wrap", "gpu_available", "device_count", "native_available", "log",
            "select_device", "mps_active", "nccl_communicator",
            "CollectiveTimeout", "CommunicatorBroken", "CudaError", "GraphCaptureError", "HpcollsError",
-           "InvalidBufferError", "NoDeviceError", "ValidationError", "__version__"]
+           "InvalidBufferError", "NoDeviceError", "ValidationError", "DeviceComm", "DeviceApiUnavailable",
+           "__version__"]

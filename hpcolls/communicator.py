@@ -269,6 +269,15 @@ class Communicator(MPI.Intracomm):
             raise InvalidBufferError(f"hpcolls: GPU {device} requested, this communicator is on GPU {paths.device}")
         return paths.native
 
+    def device_comm(self, device):
+        """The device API's struct for this communicator on GPU ``device`` (hpcolls.device_api.
+        DeviceComm; docs/DEVICE_API.md): what a CUDA kernel passes to hpcolls::device::allreduce,
+        broadcast and allgather to run them itself, interleaved with this communicator's own
+        collectives in one order on every rank. Collective the first time (it opens the native
+        path); DeviceApiUnavailable, saying why, where the native path is off."""
+        from .device_api import device_comm_of
+        return device_comm_of(self, device)
+
     # -- mpi4py's methods that hpcolls changes ------------------------------------------------------
     def Free(self):
         """Releases hpcolls' resources (collective), then frees the MPI communicator."""

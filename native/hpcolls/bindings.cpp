@@ -2,6 +2,7 @@
 // the conversion cost stays small (the Python layer has already resolved buffers and types).
 #include <algorithm>
 #include <climits>
+#include <cstddef>
 #include <optional>
 
 #include <pybind11/numpy.h>
@@ -120,6 +121,39 @@ PYBIND11_MODULE(_native, m) {
 
   m.attr("CUDART_VERSION_BUILT") = CUDART_VERSION;
   m.attr("MAX_RANKS") = kMaxRanks;
+  // The device API's struct (hpcolls/device/comm.h) as hpcolls/device_api.py reads the bytes
+  // NativeComm.device_comm() returns: its size, each field's (offset, bytes), and each operation's
+  // size limit, computed by the header's own functions (one rule, on host and device).
+  m.attr("DEVICE_API_VERSION") = HPCOLLS_DEVICE_API_VERSION;
+  m.attr("DEVICE_COMM_BYTES") = sizeof(hpcolls_device_comm_t);
+  {
+    using D = hpcolls_device_comm_t;
+    py::dict layout;
+#define HPCOLLS_FIELD(name) layout[#name] = py::make_tuple(offsetof(D, name), sizeof(D::name))
+    HPCOLLS_FIELD(scratch);
+    HPCOLLS_FIELD(counters);
+    HPCOLLS_FIELD(host_error);
+    HPCOLLS_FIELD(half_bytes);
+    HPCOLLS_FIELD(timeout_ns);
+    HPCOLLS_FIELD(rank);
+    HPCOLLS_FIELD(nranks);
+#undef HPCOLLS_FIELD
+    m.attr("DEVICE_COMM_LAYOUT") = layout;
+  }
+  m.def(
+      "device_max_bytes",
+      [](uint64_t half_bytes, int nranks) {
+        hpcolls_device_comm_t c{};
+        c.half_bytes = half_bytes;
+        c.nranks = nranks;
+        py::dict d;
+        d["allreduce"] = hpcolls_device_allreduce_max_bytes(&c);
+        d["allgather"] = hpcolls_device_allgather_max_bytes(&c);
+        d["broadcast"] = hpcolls_device_broadcast_max_bytes(&c);
+        return d;
+      },
+      py::arg("half_bytes"), py::arg("nranks"),
+      "{operation: the largest message per rank, in bytes, the device API carries} (hpcolls/device/comm.h)");
   py::list small_ranks;
   for (int n : kSmallOneShotRanks) small_ranks.append(n);
   m.attr("SMALL_ONESHOT_RANKS") = py::tuple(small_ranks);  // rank counts with a small-message kernel
@@ -447,6 +481,14 @@ PYBIND11_MODULE(_native, m) {
           },
           "None, or the time-out a kernel recorded: {rank, peer it waited for, epoch, collective}")
       .def("check", &NativeComm::check)
+      .def(
+          "device_comm",
+          [](NativeComm& c) {
+            const hpcolls_device_comm_t d = c.device_comm();
+            return py::bytes(reinterpret_cast<const char*>(&d), sizeof d);
+          },
+          "The device API's struct for this communicator on this rank (hpcolls/device/comm.h), as bytes "
+          "(hpcolls/device_api.py reads them); raises as a collective would on a broken communicator")
       .def("synchronize", &NativeComm::synchronize, py::call_guard<py::gil_scoped_release>())
       .def("release", &NativeComm::release)
       .def_property_readonly("host_epoch", &NativeComm::host_epoch)

@@ -89,6 +89,14 @@ int c_reduce_scatter(hpcolls_comm* comm, const void* send, void* recv, const siz
   });
 }
 
+int c_device_comm(hpcolls_comm* comm, hpcolls_device_comm_t* out) {
+  return guarded("device_comm", comm, false, 0, 0, [&] {
+    if (out == nullptr) throw std::invalid_argument("hpcolls: device_comm through the C entry: no struct to fill");
+    *out = native(comm)->device_comm();
+    return 0;
+  });
+}
+
 int c_rank(const hpcolls_comm* comm) { return comm ? native(comm)->rank() : -1; }
 int c_nranks(const hpcolls_comm* comm) { return comm ? native(comm)->nranks() : -1; }
 int c_device(const hpcolls_comm* comm) { return comm ? native(comm)->device() : -1; }
@@ -96,7 +104,7 @@ const char* c_last_error() { return last_error_text.c_str(); }
 
 const hpcolls_c_api kApi = {
     HPCOLLS_C_API_VERSION, uint32_t(sizeof(hpcolls_c_api)), &c_allreduce, &c_rank, &c_nranks, &c_device,
-    &c_last_error, &c_allgather, &c_bcast, &c_reduce, &c_reduce_scatter,
+    &c_last_error, &c_allgather, &c_bcast, &c_reduce, &c_reduce_scatter, &c_device_comm,
 };
 
 // The handle capsule holds a reference to the NativeComm's Python object (its context), so the

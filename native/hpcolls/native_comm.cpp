@@ -524,6 +524,14 @@ ErrorRecord NativeComm::error_record() const {
   return copy;
 }
 
+hpcolls_device_comm_t NativeComm::device_comm() {
+  check_usable();
+  if (dev_.ll_mode != 0)
+    throw std::invalid_argument("hpcolls: the device API runs LL mode 0 only; this communicator is in LL mode " +
+                                std::to_string(dev_.ll_mode) + " (HPCOLLS_LL_MODE)");
+  return static_cast<const device::Comm&>(dev_);  // the head of what our own kernels receive
+}
+
 void NativeComm::raise_timeout() {
   const volatile ErrorRecord* r = host_error_;
   const std::string why = "rank " + std::to_string(r->rank) + " timed out after " +

@@ -80,3 +80,19 @@ HPCOLLS_PMPI_EXPORT int hpcolls_reduce_scatter_enqueue(const void* send, void* r
   if (int err = device_of(recv, comm, "hpcolls_reduce_scatter_enqueue")) return err;
   return device_reduce_scatter(send, recv, recv_counts, datatype, op, comm, enqueued(stream));
 }
+
+HPCOLLS_PMPI_EXPORT int hpcolls_device_comm(Handle comm, hpcolls_device_comm_t* out) {
+  if (out == nullptr) return comm_error(comm, error_code("hpcolls_device_comm: no struct to fill"));
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return comm_error(comm, error_code("hpcolls_device_comm: no CUDA device"));
+  DeviceComm* dc = nullptr;
+  if (int err = device_comm(comm, device, &dc)) return comm_error(comm, err);
+  if (!dc->native)
+    return comm_error(comm, error_codef("hpcolls_device_comm: no native path on this communicator (%s)", dc->why_off.c_str()));
+  try {
+    *out = dc->native->device_comm();  // the one implementation, NativeComm's (native_comm.h)
+  } catch (const std::exception& e) {
+    return comm_error(comm, error_codef("hpcolls_device_comm: %s", e.what()));
+  }
+  return kSuccess;
+}

@@ -135,3 +135,20 @@ def test_version_2_reductions_refuse_unknown_codes(dtype, op):
     assert b"reduce through the C entry: dtype" in table.last_error()
     assert table.reduce_scatter(fake, None, None, None, dtype, op, None) == error
     assert b"not one of hpcolls_dtype / hpcolls_op" in table.last_error()
+
+
+class CApiV3(ctypes.Structure):
+    """Version 3 appends the device API's device_comm (hpcolls/device/comm.h)."""
+    _fields_ = CApiV2._fields_ + [("device_comm", ctypes.CFUNCTYPE(_status, _ptr, _ptr))]
+
+
+def test_version_3_appends_device_comm_after_version_2():
+    table = _table()
+    assert table.version >= 3 and table.struct_size >= ctypes.sizeof(CApiV3)
+    v3 = CApiV3.from_address(ctypes.addressof(table))
+    assert CApiV3.device_comm.offset == ctypes.sizeof(CApiV2)
+    error = _header_enum("hpcolls_status")["HPCOLLS_ERROR"]
+    assert v3.device_comm(None, None) == error
+    assert v3.last_error() == b"hpcolls: device_comm through the C entry: no communicator"
+    assert v3.device_comm(ctypes.c_void_p(1), None) == error  # the struct is checked before the communicator is used
+    assert v3.last_error() == b"hpcolls: device_comm through the C entry: no struct to fill"

@@ -53,7 +53,7 @@ bash "$repo/tests/pmpi/fortran_mpi.sh" "$lib" || status=1
 # The device programs (GPU steps: tests/gpu_steps/pmpi.steps) must build here, and skip saying why.
 if command -v nvcc >/dev/null 2>&1; then
   if MPICXX="$venv/bin/mpicxx" bash "$repo/tests/pmpi/build_device_programs.sh" "$work/device" "$venv/bin/python" >/dev/null; then
-    for program in device_collectives_gpu pmpi_latency; do
+    for program in device_collectives_gpu pmpi_latency device_api_normalize; do
       echo "$program: $(timeout 120 mpiexec --oversubscribe -n 1 "$work/device/$program" | tail -1)"
     done
   else

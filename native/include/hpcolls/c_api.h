@@ -1,6 +1,6 @@
 /* hpcolls' C entry: how another extension module calls hpcolls' collectives without its pybind11
- * classes (the solver's kernels call hpcolls through it: docs/ARCHITECTURE.md#solvers). Plain C,
- * no other header of hpcolls needed.
+ * classes (the solver's kernels call hpcolls through it: docs/ARCHITECTURE.md#solvers). Plain C;
+ * it includes hpcolls/device/comm.h (plain C too) for version 3's device_comm.
  *
  * Getting it (with the GIL held):
  *   const hpcolls_c_api* api = (const hpcolls_c_api*)PyCapsule_Import(HPCOLLS_C_API_CAPSULE, 0);
@@ -25,13 +25,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hpcolls/device/comm.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define HPCOLLS_C_API_CAPSULE "hpcolls._native.c_api_v1"
 #define HPCOLLS_COMM_CAPSULE "hpcolls._native.comm_v1"
-#define HPCOLLS_C_API_VERSION 2
+#define HPCOLLS_C_API_VERSION 3
 
 /* Element types and reduction operators, numbered as hpcolls.dtypes numbers them. */
 enum hpcolls_dtype {
@@ -81,7 +83,12 @@ typedef struct hpcolls_c_api {
    * rank q's recv; in place when send == recv (input in recv, result at its start). */
   int (*reduce_scatter)(hpcolls_comm* comm, const void* send, void* recv, const size_t* counts, int dtype, int op,
                         void* stream);
-  /* version 3 and later: appended here */
+  /* version 3: the device API (hpcolls/device/comm.h, docs/DEVICE_API.md). Fills *out with the
+   * communicator's device struct, for kernels that call hpcolls::device operations themselves.
+   * Returns HPCOLLS_LAUNCHED (1: filled; nothing is launched), or a negative status with
+   * last_error() saying why (a time-out seen earlier: HPCOLLS_TIMEOUT). */
+  int (*device_comm)(hpcolls_comm* comm, hpcolls_device_comm_t* out);
+  /* version 4 and later: appended here */
 } hpcolls_c_api;
 
 /* Whether `api` has `field` (a caller compiled against a newer header may run on an older hpcolls). */

@@ -24,7 +24,7 @@ class CallState {
  public:
   using Packet = LLPacket<kMode>;
 
-  __device__ explicit CallState(const DevComm& c, Algo algo, Collective collective = Collective::Allreduce)
+  __device__ explicit CallState(const device::Comm& c, Algo algo, Collective collective = Collective::Allreduce)
       : c_(c), algo_(algo), collective_(collective) {
     const volatile DeviceCounters* k = c.counters;
     epoch_ = k->epoch + 1;  // stable for the whole call: only the call's last block advances it
@@ -216,8 +216,13 @@ class CallState {
   __device__ void finish_one_block() {
     if (blockDim.x > 32) __syncthreads();
     else __syncwarp();
-    if (threadIdx.x == 0) c_.counters->epoch = epoch_;
+    if (threadIdx.x == 0) advance_epoch();
   }
+
+  // The epoch store of finish_one_block(), for a caller that orders it itself: one thread stores,
+  // after a barrier that follows every thread's construction of its CallState (the device API's
+  // block-scope operations, whose blocks may have any shape: hpcolls/device/collectives.cuh).
+  __device__ void advance_epoch() const { c_.counters->epoch = epoch_; }
 
  private:
   // The deadline starts at a thread's first slow poll, not at kernel entry: a call that never
@@ -241,7 +246,7 @@ class CallState {
     __threadfence_system();
   }
 
-  const DevComm& c_;
+  const device::Comm& c_;
   Algo algo_;
   Collective collective_;
   uint32_t epoch_;

@@ -79,9 +79,6 @@ inline size_t ll128_twoshot_half_bytes(size_t bytes, int nranks) {
   return 2 * size_t(nranks) * part * kLL128TileBytes;
 }
 
-// Lines at the start of a half that carry the handshakes of the rooted collectives, one per rank
-// (handshake.cuh); their data follows.
-constexpr size_t kHandshakeLines = kMaxRanks;
 // Bcast: the root's message, once. Reduce and Reduce_scatter: a slot per rank of the message
 // (Reduce_scatter: of the largest block).
 inline size_t bcast_half_bytes(size_t bytes) {

@@ -15,10 +15,6 @@
 
 namespace hpcolls {
 
-template <typename T> struct Unit { static constexpr size_t value = sizeof(T); };
-template <> struct Unit<cfloat> { static constexpr size_t value = 4; };
-template <> struct Unit<cdouble> { static constexpr size_t value = 8; };
-
 // launch(T{}, std::integral_constant<Op, op>{}) when <T, op> is instantiated (kSupported).
 template <typename T, typename F, int... kOps>
 cudaError_t dispatch_op(Op op, F& launch, std::integer_sequence<int, kOps...>) {

@@ -30,28 +30,27 @@
 // completes only once every rank has entered it, as an AllReduce does: (N-1)^2 extra 16-byte
 // stores in a Bcast or Reduce, fewer in a Reduce_scatter (only for empty blocks).
 //
-// Lines [0, kHandshakeLines) of a half (collective_args.h) are the handshake region (line q: rank q's); a rooted
+// Lines [0, kHandshakeLines) of a half (types.h) are the handshake region (line q: rank q's); a rooted
 // kernel's data starts after it. An older call's lines there carry another epoch, so a stale line
 // is never taken for this call's, and is never in flight any more (I).
 #pragma once
 #include <cstdint>
 
 #include "hpcolls/call_state.cuh"
-#include "hpcolls/collective_args.h"
 #include "hpcolls/types.h"
 
 namespace hpcolls {
 
 // Our handshake line of this call, into `peer`'s half.
 template <int kMode>
-__device__ inline void send_handshake(const CallState<kMode>& call, const DevComm& c, int peer) {
+__device__ inline void send_handshake(const CallState<kMode>& call, const device::Comm& c, int peer) {
   call.send_line(call.half(peer) + c.rank);
 }
 
 // Waits for `peer`'s handshake line of this call in our own half; false on time-out (reported
 // against `peer`), or once another thread of the call timed out.
 template <int kMode>
-__device__ inline bool await_handshake(CallState<kMode>& call, const DevComm& c, int peer) {
+__device__ inline bool await_handshake(CallState<kMode>& call, const device::Comm& c, int peer) {
   LLPacket<kMode> w[1];
   return call.receive_lines(call.half(c.rank) + peer, 0, 1u, w, [peer](int) { return peer; });
 }

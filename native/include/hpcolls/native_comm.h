@@ -120,6 +120,14 @@ class NativeComm {
   // peer in which call (epoch). A caller that composes calls of several communicators names the
   // missing rank from it (hpcolls/hierarchy/node_steps.py).
   ErrorRecord error_record() const;
+  // The device API's plain struct for this communicator on this rank (hpcolls/device/comm.h): the
+  // LL scratch of every rank as mapped here, the device counters (one epoch sequence with the
+  // host-launched kernels) and the error record that check() reads. The one implementation behind
+  // Python's Communicator.device_comm(), the PMPI library's hpcolls_device_comm() and the C
+  // entry's device_comm. Throws as a call would on a broken or unopened communicator (a time-out
+  // seen: CollectiveTimeout), and std::invalid_argument in a diagnostic LL mode (the device API
+  // runs mode 0 only).
+  hpcolls_device_comm_t device_comm();
   uint32_t host_epoch() const { return calls_; }
   void release();
 

@@ -25,6 +25,12 @@
  * communicator (blocking or enqueued) sets it up, collectively, and must not be made while the
  * stream is being captured.
  *
+ * The device API (hpcolls/device/comm.h and collectives.cuh, docs/DEVICE_API.md): a program's own
+ * kernel calls hpcolls::device::allreduce / broadcast / allgather on the struct
+ * hpcolls_device_comm fills for a communicator, interleaved with its MPI collectives on device
+ * buffers in one order on every rank. The first call on a communicator sets it up, as its first
+ * device collective would (collective; not while capturing).
+ *
  * Errors: MPI_SUCCESS, or an MPI error code (its string says what happened) after the
  * communicator's error handler was called; a peer that never arrives makes the kernels give up
  * after HPCOLLS_TIMEOUT seconds and every later call on that communicator fails.
@@ -34,6 +40,8 @@
 
 #include <cuda_runtime.h>
 #include <mpi.h>
+
+#include "hpcolls/device/comm.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,6 +62,10 @@ int hpcolls_reduce_scatter_block_enqueue(const void* sendbuf, void* recvbuf, int
                                          MPI_Op op, MPI_Comm comm, cudaStream_t stream);
 int hpcolls_reduce_scatter_enqueue(const void* sendbuf, void* recvbuf, const int recvcounts[],
                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, cudaStream_t stream);
+
+/* Fills *out with `comm`'s device struct on this rank (the current CUDA device's); an MPI error when
+ * the native path is off on this communicator (the message says why) or a time-out was seen. */
+int hpcolls_device_comm(MPI_Comm comm, hpcolls_device_comm_t* out);
 
 #ifdef __cplusplus
 }

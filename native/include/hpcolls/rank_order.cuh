@@ -19,7 +19,7 @@ constexpr int kPeersPolledTogether = 4;
 // slots: our scratch region holding slot q at slots + q * slot_lines; line: the chunk's first
 // line inside a slot. False on time-out (nothing is stored then).
 template <typename T, Op OP, int kMode>
-__device__ inline bool reduce_in_rank_order(CallState<kMode>& call, const DevComm& c, const LLLine* slots,
+__device__ inline bool reduce_in_rank_order(CallState<kMode>& call, const device::Comm& c, const LLLine* slots,
                                             uint32_t slot_lines, uint32_t line, uint4 mine, uint4& acc) {
   constexpr int kG = kPeersPolledTogether;
   acc = mine;

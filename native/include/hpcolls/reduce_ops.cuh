@@ -19,6 +19,12 @@ namespace hpcolls {
 struct cfloat { float re, im; };
 struct cdouble { double re, im; };
 
+// The scalar alignment of an element type: the unit its payload moves in where a buffer is not
+// 16-byte aligned (payload.cuh's load_chunk<kUnit>).
+template <typename T> struct Unit { static constexpr size_t value = sizeof(T); };
+template <> struct Unit<cfloat> { static constexpr size_t value = 4; };
+template <> struct Unit<cdouble> { static constexpr size_t value = 8; };
+
 template <typename T> struct Arith;  // add / mul / lt / isnan for each real scalar type
 
 template <> struct Arith<float> {

@@ -24,7 +24,7 @@ namespace hpcolls {
 constexpr uint64_t kSentinel = 0x5A17C3E94B2D86F1ull;
 constexpr uint64_t kEscapeMark = 0xC3A5E1D7963B4F28ull;
 
-// Handshake lines before the escape area (as collective_args.h's kHandshakeLines: one per rank).
+// Handshake lines before the escape area (as types.h's kHandshakeLines: one per rank).
 constexpr uint64_t kSentinelHandshakeBytes = 32 * 16;
 // Bytes of the half a payload chunk costs: its 16 payload bytes and its 8-byte escape word.
 constexpr uint64_t kSentinelChunkCost = 24;

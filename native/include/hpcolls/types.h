@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "hpcolls/device/comm.h"
+
 namespace hpcolls {
 
 // Element types, numbered as the Python layer names them (hpcolls/dtypes.py keeps the same order).
@@ -19,38 +21,23 @@ constexpr size_t kChunkBytes = 16;
 constexpr size_t kLinesPerChunk = 2;
 // LL store/poll variants (DevComm::ll_mode, ll_line.cuh); kernels are instantiated for each.
 constexpr int kLLModes = 4;
+// Lines at the start of a half that carry the handshakes of the rooted collectives, one per rank
+// (handshake.cuh); their data follows.
+constexpr size_t kHandshakeLines = HPCOLLS_DEVICE_HANDSHAKE_LINES;
 
-// Written by a kernel that gave up waiting, into host-mapped memory the host reads without a
-// device synchronization. `code` is written last (after a system fence), so a non-zero code
-// means the other fields are complete.
-struct ErrorRecord {
-  int code;        // 0: none, 1: time-out
-  int rank;        // the rank that timed out
-  int peer;        // the peer it was waiting for
-  int algo;        // Algo of the call
-  uint32_t epoch;  // the call's epoch (1 = first call on the communicator)
-  int collective;  // Collective (plan.h); written only when not Allreduce (0), the record starting zeroed
-};
+// The per-communicator state a kernel receives is the device API's plain struct
+// (hpcolls/device/comm.h, public and C), so that a user's kernel and ours see one epoch sequence
+// and one error record: the counters, the error record and the peer scratch are defined there.
+using ErrorRecord = ::hpcolls_error_record_t;
+using DeviceCounters = ::hpcolls_device_counters_t;
+namespace device {
+using Comm = ::hpcolls_device_comm_t;  // what CallState and the shared exchange steps need
+}  // namespace device
+static_assert(kMaxRanks == HPCOLLS_DEVICE_MAX_RANKS, "one rank limit");
 
-// Device-resident counters of one communicator on one rank. The epoch is advanced by the
-// kernel itself (by the last block to finish), so a captured CUDA graph replays correctly.
-struct DeviceCounters {
-  uint32_t epoch;        // calls completed on this communicator
-  uint32_t blocks_done;  // blocks of the running call that have finished
-  int error;             // non-zero once any call timed out: later calls exit at once
-  int pad;
-};
-
-// Everything a collective kernel needs, passed by value.
-struct DevComm {
-  // Base of each rank's LL scratch (both halves) as mapped in this process; [rank] is our own.
-  void* scratch[kMaxRanks];
-  DeviceCounters* counters;
-  ErrorRecord* host_error;  // device pointer of host-mapped memory
-  uint64_t half_bytes;      // bytes of one half (double buffering by epoch parity)
-  uint64_t timeout_ns;
-  int rank;
-  int nranks;
+// Everything a host-launched collective kernel needs, passed by value: the device API's struct
+// and the host path's launch-time choices after it.
+struct DevComm : device::Comm {
   int ll_mode;  // see ll_line.cuh
   int lane_shift;  // one-shot: log2 of the threads given to each 16-byte chunk (oneshot_lane_shift)
 };
