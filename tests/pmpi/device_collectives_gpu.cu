@@ -213,14 +213,22 @@ void part_d() {
   CUDA(cudaMalloc(&y, 64));
   CUDA(cudaMemset(x, 0, 64));
   MPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, comm);  // set up, every rank
-  // The last rank skips one call. Its peers' kernels then wait for it and give up (an error); the
-  // skipping rank's next call still finds its peers' data of the call it skipped and completes,
-  // and the one after waits for peers whose communicator is broken (an error). So every rank
-  // makes calls until one fails, at most four: each must see an error.
-  int errors = 0;
+  // The last rank skips one call. Its peers' kernels then wait for it and give up (an error); only
+  // then (a host barrier) does the skipping rank go on: its next call still finds its peers' data
+  // of the call it skipped and completes, and the one after waits for peers whose communicator is
+  // broken (an error). Had it gone on at once, its next call would have met its peers' and all
+  // would have completed. So every rank makes calls until one fails, at most four: each must see
+  // an error.
   const bool skipper = size_ > 1 && rank_ == size_ - 1;
-  for (int call = skipper ? 1 : 0; call < 4 && errors == 0; ++call)
-    errors += MPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS;
+  auto calls_until_error = [&](int first) {
+    int errors = 0;
+    for (int call = first; call < 4 && errors == 0; ++call)
+      errors += MPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS;
+    return errors;
+  };
+  int errors = skipper ? 0 : calls_until_error(0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (skipper) errors = calls_until_error(1);
   int all = 0, expect = size_ > 1 ? size_ : 0;
   int saw = errors > 0;
   MPI_Allreduce(&saw, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
