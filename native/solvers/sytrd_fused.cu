@@ -3,7 +3,7 @@
 //
 // Why: the kernel loop (sytrd_panel.cu) enqueues about eight launches per column (seven kernels
 // and a host-launched AllReduce); below the trailing matrix's gemv each is latency-bound, so a
-// column costs the host's launch rate (4-5 µs a launch, docs/../shared/DESIGN.md's figures) more
+// column costs the host's launch rate (a bare launch is 4-5 µs of host time) more
 // than the GPU's work. Here the host launches once per panel.
 //
 // How the steps that need many blocks meet the AllReduce that one block makes: hpcolls' device

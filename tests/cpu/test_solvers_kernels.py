@@ -50,7 +50,8 @@ def test_gpu_calls_say_there_is_no_gpu():
     for call in (lambda: _kernels.sytrd_panel(**_panel_args()),
                  lambda: _kernels.hemv_lower(dtypes.F64, 0, 4, 0, 4, 0, 0, 0, 0),
                  lambda: _kernels.sb2st_device_fits(64, dtypes.F64, 0),
-                 lambda: _kernels.sb2st_device(dtypes.F64, 0, 4, 2, 0, 0, 0, 0, 1, 2, 3, 0, 0)):
+                 lambda: _kernels.sb2st_device(dtypes.F64, 0, 4, 2, 0, 0, 0, 0, 1, 2, 3, 0, 0),
+                 lambda: _kernels.sytrd_fused_plan(None, 0, 2, 100, 32, dtypes.F64, 2)):
         with pytest.raises(_kernels.NoDeviceError, match=r"solvers\._kernels\.\w+: no CUDA device visible"):
             call()
     assert issubclass(_kernels.NoDeviceError, RuntimeError)
@@ -59,11 +60,15 @@ def test_gpu_calls_say_there_is_no_gpu():
 def test_the_communicator_must_be_an_hpcolls_handle():
     """The function table's capsule is not a communicator's handle: refused by name, nothing run."""
     for call in (lambda comm: _kernels.sytrd_panel(**_panel_args(comm=comm, nranks=2)),
-                 lambda comm: _kernels.column_allreduce(comm, 0, 2, 0, 4, dtypes.F64, 0)):
+                 lambda comm: _kernels.column_allreduce(comm, 0, 2, 0, 4, dtypes.F64, 0),
+                 lambda comm: _kernels.sytrd_fused_plan(comm, 0, 2, 100, 32, dtypes.F64, 2),
+                 lambda comm: _kernels.sytrd_fused_check(comm, 0, 2)):
         with pytest.raises(TypeError, match=r"hpcolls\.c_api\.comm_capsule\(\) \(hpcolls\._native\.comm_v1\)"):
             call(c_api.capsule())
     with pytest.raises(TypeError, match="comm is None"):
         _kernels.column_allreduce(None, 0, 2, 0, 4, dtypes.F64, 0)
+    with pytest.raises(TypeError, match="comm is None"):
+        _kernels.sytrd_fused_check(None, 0, 2)
 
 
 def test_the_solver_imports_and_solves_without_the_extension():
