@@ -217,7 +217,7 @@ def sytrd_product(ranks):
 SYTRD_LOOPS = ("auto", "fused", "kernels")
 
 
-def sytrd_loop(requested, ranks, on_gpu):
+def choose_sytrd_loop(requested, ranks, on_gpu):
     """('fused' | 'kernels', why) for sytrd's native column loop over ``ranks`` ranks."""
     if requested not in SYTRD_LOOPS:
         raise InputError(f"sytrd loop must be one of {', '.join(SYTRD_LOOPS)}; got {requested!r}")
@@ -371,7 +371,7 @@ def resolve(xp, n, ranks, *, complex_data=False, nb=None, method="auto", reducti
     if b_factored:
         chosen = factored_method(method, chosen)
     on_device, eigenvalues_why = eigenvalues_by(n, on_gpu)
-    loop, loop_why = sytrd_loop(sytrd_loop, ranks, on_gpu)
+    loop, loop_why = choose_sytrd_loop(sytrd_loop, ranks, on_gpu)
     return SolverPlan(
         device=device, n=n, ranks=ranks, nb=nb, method=chosen, method_why=method_why,
         reduction=reduced_by, reduction_why=reduction_why, band=band,

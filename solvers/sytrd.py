@@ -38,7 +38,7 @@ def sytrd(c, coll, native=True, product=None, profile=False, loop="fused"):
     """Tridiagonalize the full symmetric / Hermitian DistMatrix ``c`` in place; returns
     (d, e, tau). ``native=False`` forces the Python column loop (the reference the GPU tests
     compare with); ``loop`` picks the native loop, 'fused' where it applies or 'kernels'
-    (solvers/plan.py's sytrd_loop). For measuring the native loop: ``product`` forces its local
+    (solvers/plan.py's choose_sytrd_loop). For measuring the native loop: ``product`` forces its local
     product ('gemv' or 'hemv_lower'), ``profile=True`` notes its GPU time per phase as
     sytrd_phase_ms (sytrd_native.py)."""
     n = c.shape[0]

@@ -1,4 +1,4 @@
-"""The choice of sytrd's native column loop (solvers/plan.py's sytrd_loop: the fused loop or the
+"""The choice of sytrd's native column loop (solvers/plan.py's choose_sytrd_loop: the fused loop or the
 kernel loop, native/solvers/sytrd_fused.cu), made once at the entry, on a machine without a GPU:
 the rule, the plan and its header, the bench's rows; a CPU run is unchanged by it (the Python loop)."""
 import argparse
@@ -11,19 +11,19 @@ from solvers.backend import Collectives
 from solvers.bench.sygvd import _configurations
 from solvers.distributed import DistMatrix, ProcessGrid
 from solvers.errors import InputError
-from solvers.plan import SYTRD_LOOPS, plan_for, resolve, sytrd_loop
+from solvers.plan import SYTRD_LOOPS, choose_sytrd_loop, plan_for, resolve
 from solvers.problems import random_symmetric
 from solvers.sytrd import sytrd
 
 
 def test_the_fused_loop_is_the_default_over_several_gpu_ranks():
-    assert sytrd_loop("auto", 4, True) == ("fused", "auto: 4 ranks")
-    assert sytrd_loop("fused", 2, True) == ("fused", "requested")
-    assert sytrd_loop("auto", 1, True) == ("kernels", "one rank: no column collective to fuse")
-    assert sytrd_loop("fused", 4, False) == ("kernels", "a CPU run has no native loop")
-    assert sytrd_loop("kernels", 4, True) == ("kernels", "requested")
+    assert choose_sytrd_loop("auto", 4, True) == ("fused", "auto: 4 ranks")
+    assert choose_sytrd_loop("fused", 2, True) == ("fused", "requested")
+    assert choose_sytrd_loop("auto", 1, True) == ("kernels", "one rank: no column collective to fuse")
+    assert choose_sytrd_loop("fused", 4, False) == ("kernels", "a CPU run has no native loop")
+    assert choose_sytrd_loop("kernels", 4, True) == ("kernels", "requested")
     with pytest.raises(InputError, match="sytrd loop must be one of auto, fused, kernels"):
-        sytrd_loop("graph", 2, True)
+        choose_sytrd_loop("graph", 2, True)
 
 
 def test_the_plan_carries_the_loop_and_says_it():
