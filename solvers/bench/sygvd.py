@@ -426,7 +426,7 @@ def _report_savings(say, rows):
 
     for full in (r for r in rows if r["range"] == "A"):
         for part in (r for r in rows if r["range"] != "A" and r["method"] == full["method"]
-                     and r["sytrd_loop"] == full["sytrd_loop"]
+                     and r.get("sytrd_loop") == full.get("sytrd_loop")
                      and r["reduction"] == full["reduction"]):
             part["saving_after_reduction"] = saved(part, full)
             apart = "; ".join(
