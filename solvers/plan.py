@@ -207,6 +207,29 @@ def sytrd_product(ranks):
     return "hemv_lower" if ranks == 1 else "gemv"
 
 
+# The native column loop of sytrd over several ranks: 'fused' runs a panel's columns in one
+# cooperative launch whose kernel all-reduces each column through hpcolls' device API (one launch
+# per panel instead of about eight per column; native/solvers/sytrd_fused.cu, docs/SOLVER.md,
+# "The fused column loop"); 'kernels' is the loop of one launch per step with a host AllReduce
+# between. 'auto' takes fused, which sytrd still replaces by kernels where it cannot run (not
+# hpcolls' native path, no device API, a message past its scratch: the stage note says why).
+# Not yet measured: the fused loop has not run on a GPU.
+SYTRD_LOOPS = ("auto", "fused", "kernels")
+
+
+def choose_sytrd_loop(requested, ranks, on_gpu):
+    """('fused' | 'kernels', why) for sytrd's native column loop over ``ranks`` ranks."""
+    if requested not in SYTRD_LOOPS:
+        raise InputError(f"sytrd loop must be one of {', '.join(SYTRD_LOOPS)}; got {requested!r}")
+    if requested == "kernels":
+        return "kernels", "requested"
+    if not on_gpu:
+        return "kernels", "a CPU run has no native loop"
+    if ranks == 1:
+        return "kernels", "one rank: no column collective to fuse"
+    return "fused", "requested" if requested == "fused" else f"auto: {ranks} ranks"
+
+
 # ---- the tridiagonal eigenproblem ------------------------------------------------------------
 
 # How divide and conquer's eigenvectors are made over the ranks: 'auto' takes rows per rank over
@@ -298,6 +321,8 @@ class SolverPlan:
     sy2sb_chunk: int
     sygst_one_rank: str
     sytrd_product: str
+    sytrd_loop: str
+    sytrd_loop_why: str
     tridiagonal: str
     tridiagonal_why: str
     stedc_leaf: int
@@ -322,16 +347,18 @@ class SolverPlan:
                 ("tridiagonal", f"divide and conquer's vectors {self.tridiagonal} [{self.tridiagonal_why}], "
                                 f"leaves of order <= {self.stedc_leaf}; eigenvalues alone by {self.eigenvalues_why}"),
                 ("stages", f"panel QR {self.panel}, sy2sb chunk {self.sy2sb_chunk}, one-rank sygst "
-                           f"{self.sygst_one_rank}, sytrd product {self.sytrd_product}")]
+                           f"{self.sygst_one_rank}, sytrd product {self.sytrd_product}, sytrd loop "
+                           f"{self.sytrd_loop} [{self.sytrd_loop_why}]")]
 
 
 def resolve(xp, n, ranks, *, complex_data=False, nb=None, method="auto", reduction="auto",
-            band=None, tridiagonal="auto", replicable=False, b_factored=False, threads=None):
+            band=None, tridiagonal="auto", replicable=False, b_factored=False, threads=None,
+            sytrd_loop="auto"):
     """The SolverPlan of a problem of order n (complex Hermitian where ``complex_data``) over
     ``ranks`` ranks on the backend ``xp``, with what was asked for: ``nb`` (block size; None:
     block_size's), ``method`` (METHODS; 'replicated' where ``replicable``: every rank holds the
     whole problem), ``reduction`` (REDUCTIONS), ``band`` (a divisor of nb; None: band_for's),
-    ``tridiagonal`` (TRIDIAGONAL); ``b_factored``: B comes as its Cholesky factor;
+    ``tridiagonal`` (TRIDIAGONAL), ``sytrd_loop`` (SYTRD_LOOPS); ``b_factored``: B comes as its Cholesky factor;
     ``threads``: the entry's ThreadPolicy. A bad request raises InputError, identically on
     every rank (the same arguments everywhere), before any work."""
     on_gpu = not is_numpy(xp)
@@ -344,12 +371,13 @@ def resolve(xp, n, ranks, *, complex_data=False, nb=None, method="auto", reducti
     if b_factored:
         chosen = factored_method(method, chosen)
     on_device, eigenvalues_why = eigenvalues_by(n, on_gpu)
+    loop, loop_why = choose_sytrd_loop(sytrd_loop, ranks, on_gpu)
     return SolverPlan(
         device=device, n=n, ranks=ranks, nb=nb, method=chosen, method_why=method_why,
         reduction=reduced_by, reduction_why=reduction_why, band=band,
         panel=panel_method("auto", on_gpu), sy2sb_chunk=SY2SB_CHUNK[device],
         sygst_one_rank=sygst_method(None, on_gpu),
-        sytrd_product=sytrd_product(ranks),
+        sytrd_product=sytrd_product(ranks), sytrd_loop=loop, sytrd_loop_why=loop_why,
         tridiagonal=tridiagonal, tridiagonal_why=tridiagonal_why, stedc_leaf=stedc_leaf(n, on_gpu),
         eigenvalues_on_device=on_device, eigenvalues_why=eigenvalues_why, threads=threads)
 
@@ -359,7 +387,7 @@ def _device(on_gpu):
 
 
 def plan_for(a, plan=None, *, method="auto", reduction="auto", band=None, tridiagonal="auto",
-             b_factored=False):
+             b_factored=False, sytrd_loop="auto"):
     """The plan of a driver's solve (sygvd, syevd) on the DistMatrix ``a``: ``plan`` as an entry
     above resolved it (solvers.eigh, the command line, the bench: then nothing else may be asked
     for here), else resolved from what was asked for, on a's grid and block size."""
@@ -367,8 +395,8 @@ def plan_for(a, plan=None, *, method="auto", reduction="auto", band=None, tridia
         return resolve(a.xp, a.shape[0], a.grid.size, complex_data=np.dtype(a.dtype).kind == "c",
                        nb=a.nb, method=method, reduction=reduction, band=band,
                        tridiagonal=tridiagonal, b_factored=b_factored,
-                       threads=policy_for(a.grid.comm))
-    if (method, reduction, band, tridiagonal) != ("auto", "auto", None, "auto"):
+                       threads=policy_for(a.grid.comm), sytrd_loop=sytrd_loop)
+    if (method, reduction, band, tridiagonal, sytrd_loop) != ("auto", "auto", None, "auto", "auto"):
         raise ValueError("a solve takes its choices from its plan or as arguments, not both")
     if (plan.n, plan.nb, plan.ranks) != (a.shape[0], a.nb, a.grid.size):
         raise ValueError(f"the plan is for n = {plan.n}, nb = {plan.nb} on {plan.ranks} ranks, "

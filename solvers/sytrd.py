@@ -34,12 +34,13 @@ from .householder import quiet_division, larfg
 from .sytrd_native import NativeColumnLoop
 
 
-def sytrd(c, coll, native=True, product=None, profile=False):
+def sytrd(c, coll, native=True, product=None, profile=False, loop="fused"):
     """Tridiagonalize the full symmetric / Hermitian DistMatrix ``c`` in place; returns
     (d, e, tau). ``native=False`` forces the Python column loop (the reference the GPU tests
-    compare with). For measuring the native loop: ``product`` forces its local product
-    ('gemv' or 'hemv_lower'), ``profile=True`` notes its GPU time per phase as sytrd_phase_ms
-    (sytrd_native.py)."""
+    compare with); ``loop`` picks the native loop, 'fused' where it applies or 'kernels'
+    (solvers/plan.py's choose_sytrd_loop). For measuring the native loop: ``product`` forces its local
+    product ('gemv' or 'hemv_lower'), ``profile=True`` notes its GPU time per phase as
+    sytrd_phase_ms (sytrd_native.py)."""
     n = c.shape[0]
     xp, nb, dtype = c.xp, c.nb, c.dtype
     real = real_dtype(dtype)
@@ -48,9 +49,10 @@ def sytrd(c, coll, native=True, product=None, profile=False):
     tau = xp.zeros(n, dtype=dtype)
     rows, cols = c.device_index()
     column_time = 0.0
-    loop, why_python = NativeColumnLoop.create(c, coll, product, profile) if native else (None, "requested")
-    coll.note("column_loop", f"native, {loop.product} product, allreduce {loop.allreduce_path}" if loop
-              else f"python ({why_python})")
+    native_loop, why_python = (NativeColumnLoop.create(c, coll, product, profile, loop) if native
+                               else (None, "requested"))
+    coll.note("column_loop", f"native, {native_loop.product} product, {native_loop.description}, allreduce "
+              f"{native_loop.allreduce_path}" if native_loop else f"python ({why_python})")
     whole_on_host = c.grid.size == 1 and host_blas_product(c)
     for k in range((n + nb - 1) // nb):
         j0, j1 = block_span(k, nb, n)
@@ -59,8 +61,8 @@ def sytrd(c, coll, native=True, product=None, profile=False):
         v_mat = xp.zeros((n - j0, width), dtype=dtype)   # row r ↔ global row j0 + r
         w_mat = xp.zeros((n - j0, width), dtype=dtype)
         start = time.perf_counter()
-        if loop is not None:
-            loop.run(panel, v_mat, w_mat, d, e, tau, j0, width)
+        if native_loop is not None:
+            native_loop.run(panel, v_mat, w_mat, d, e, tau, j0, width)
         else:
             with quiet_division():
                 for i in range(width):
@@ -80,8 +82,11 @@ def sytrd(c, coll, native=True, product=None, profile=False):
         cv, cw = v_mat[cols[lc1:] - j0], w_mat[cols[lc1:] - j0]
         c.local[lr1:, lc1:] -= rv @ cw.conj().T + rw @ cv.conj().T
     coll.note("host_us_per_column", 1e6 * column_time / max(n, 1))
-    if loop is not None and loop.phase_ms() is not None:
-        coll.note("sytrd_phase_ms", loop.phase_ms())
+    if native_loop is not None:
+        native_loop.finish()
+        coll.note("launches_per_column", native_loop.launches / max(n, 1))
+    if native_loop is not None and native_loop.phase_ms() is not None:
+        coll.note("sytrd_phase_ms", native_loop.phase_ms())
     return d, e, tau
 
 

@@ -21,7 +21,17 @@ one rank holds the whole matrix (half the HBM traffic of the gemv over both tria
 other grid uses); it ignores the imaginary parts of the diagonal, as zhemv does.
 Options, for measuring (sytrd passes them down): ``product='gemv'`` forces the gemv on one rank
 too; ``profile=True`` times each phase of the column step on the GPU (CUDA events, read once per
-panel) and sytrd notes the totals as ``sytrd_phase_ms``.
+panel; the fused loop: its block 0's clock) and sytrd notes the totals as ``sytrd_phase_ms``.
+
+Two native loops compute the same bits (docs/SOLVER.md, "The fused column loop"):
+``kernels``, each step its own launch with the AllReduce a host call between them (about eight
+launches per column), and ``fused``, a panel's columns in one cooperative launch whose kernel
+all-reduces each column itself through hpcolls' device API (hpcolls.Communicator.device_comm's
+struct, through the C entry). ``loop='fused'`` (the plan's default over several ranks) runs it
+where it applies: over several ranks, on hpcolls' native path, with the device API and the
+largest column message inside its scratch, on every rank (agreed: the loops issue different
+collectives); otherwise the kernel loop runs and ``column_loop`` says why. The fused loop has not
+yet run on a GPU.
 """
 import numpy as np
 
@@ -34,10 +44,11 @@ class NativeColumnLoop:
     """Runs sytrd's column steps of one panel in a single native call."""
 
     @classmethod
-    def create(cls, c, coll, product=None, profile=False):
+    def create(cls, c, coll, product=None, profile=False, loop="fused"):
         """(loop, None) for DistMatrix ``c`` on the GPU, or (None, why the Python loop runs).
         ``product``: the local product C₂₂ v (one of solvers._kernels.SYTRD_PRODUCTS; default
-        hemv_lower on one rank, gemv otherwise); ``profile``: time each phase (phase_ms)."""
+        hemv_lower on one rank, gemv otherwise); ``profile``: time each phase (phase_ms);
+        ``loop``: 'fused' where it applies, or 'kernels' (solvers/plan.py's SYTRD_LOOPS)."""
         if is_numpy(c.xp):
             return None, "numpy backend"
         native, why = kernels()
@@ -49,9 +60,9 @@ class NativeColumnLoop:
             return None, f"nb {c.nb} > {native.SYTRD_MAX_WIDTH}"
         if not c.local.flags.c_contiguous:
             return None, "local array not C-contiguous"
-        return cls(c, coll, native, product, profile), None
+        return cls(c, coll, native, product, profile, loop), None
 
-    def __init__(self, c, coll, native, product=None, profile=False):
+    def __init__(self, c, coll, native, product=None, profile=False, loop="fused"):
         xp = c.xp
         self._native, self._coll, self._c = native, coll, c
         self._code = native.DTYPES[c.dtype.name]
@@ -70,6 +81,40 @@ class NativeColumnLoop:
         self._product_code = native.SYTRD_PRODUCTS.index(self.product)
         self._work = xp.empty(native.sytrd_work_bytes(n, c.nb, self._code, self._product_code), dtype=np.uint8)
         self._phase_ms = np.zeros(len(native.SYTRD_PHASES)) if profile else None
+        self.launches = 0   # what the loop enqueued (kernels, memsets, collectives) so far
+        self._fused_blocks, why_not = self._choose_fused(loop)
+        self.kind = "fused" if self._fused_blocks else "kernels"
+        if self._fused_blocks:
+            self.allreduce_path = "hpcolls native (C entry), inside the kernel through its device API"
+            self.description = f"fused loop (one launch per panel, {self._fused_blocks} blocks; not yet run on a GPU)"
+        else:
+            self.description = "kernel loop" + (f" (fused loop off: {why_not})" if loop == "fused" else "")
+
+    def _choose_fused(self, loop):
+        """(blocks of the fused loop's grid, None), or (0, why the kernel loop runs); the same on
+        every rank."""
+        if loop == "kernels":
+            return 0, "requested"
+        if loop != "fused":
+            raise ValueError(f"sytrd: loop={loop!r}: expected 'fused' or 'kernels'")
+        if self._nranks == 1:
+            return 0, "one rank: no column collective to fuse"
+        if self._comm is None:
+            return 0, f"collectives {self._coll.kind} without hpcolls' native path, which the fused loop needs"
+        if self.product != "gemv":
+            return 0, f"{self.product} product (the fused loop computes the gemv)"
+        c, coll = self._c, self._coll
+        from mpi4py import MPI   # here: its import initializes MPI (solvers/__init__.py)
+        gpu = (MPI.Get_processor_name(), c.xp.cuda.Device(self._device).pci_bus_id)   # ranks sharing it size the grid
+        gpus = coll.allgather_obj(gpu)
+        try:   # a failure here is this rank's refusal, agreed below, so that no rank is left waiting
+            blocks, why = self._native.sytrd_fused_plan(
+                comm=self._comm, device=self._device, nranks=self._nranks, n=c.shape[0], width=c.nb,
+                dtype=self._code, ranks_on_gpu=max(gpus.count(g) for g in gpus))
+        except RuntimeError as exc:
+            blocks, why = 0, f"{type(exc).__name__}: {exc}"
+        refusals = [f"rank {rank}: {reason}" for rank, reason in enumerate(coll.allgather_obj(why)) if reason]
+        return (0, "; ".join(refusals)) if refusals else (blocks, None)
 
     @staticmethod
     def _choose_product(native, nranks, forced):
@@ -95,13 +140,21 @@ class NativeColumnLoop:
             if array.dtype != dtype or not array.flags.c_contiguous:
                 raise TypeError(f"sytrd's native column loop: {name} must be a C-contiguous {dtype} array "
                                 f"for a {c.dtype} matrix, not {array.dtype}")
-        calls, nbytes, seconds = self._native.sytrd_panel(
+        calls, nbytes, seconds, launches = self._native.sytrd_panel(
             dtype=self._code, device=self._device, n=c.shape[0], j0=j0, width=width,
             local=c.local.data.ptr, ld=c.local.shape[1], rows_host=self._rows_host,
             cols_host=self._cols_host, rows_dev=self._rows_dev.data.ptr, cols_dev=self._cols_dev.data.ptr,
             panel=panel.data.ptr, v_mat=v_mat.data.ptr, w_mat=w_mat.data.ptr, d=d.data.ptr,
             e=e.data.ptr, tau=tau.data.ptr, work=self._work.data.ptr, p=self._p.data.ptr,
             stream=c.xp.cuda.get_current_stream().ptr, comm=self._comm, nranks=self._nranks,
-            fallback=self._fallback, product=self._product_code, phase_ms=self._phase_ms)
+            fallback=self._fallback, product=self._product_code, phase_ms=self._phase_ms,
+            fused_blocks=self._fused_blocks)
+        self.launches += launches
         if calls:
             self._coll.count_issued("allreduce", calls, nbytes, seconds)
+
+    def finish(self):
+        """After the last panel: a time-out of the fused loop's in-kernel AllReduce already
+        recorded by hpcolls raises CollectiveTimeout here (later ones at hpcolls' next host call)."""
+        if self._fused_blocks:
+            self._native.sytrd_fused_check(self._comm, self._device, self._nranks)

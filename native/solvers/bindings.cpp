@@ -19,6 +19,7 @@
 #include "ormtr_sb2st.h"
 #include "sb2st.h"
 #include "stein.h"
+#include "sytrd_fused.h"
 #include "sytrd_panel.h"
 
 namespace py = pybind11;
@@ -125,7 +126,7 @@ PYBIND11_MODULE(_kernels, m) {
          const IndexArray& rows_host, const IndexArray& cols_host, uintptr_t rows_dev, uintptr_t cols_dev,
          uintptr_t panel, uintptr_t v_mat, uintptr_t w_mat, uintptr_t d, uintptr_t e, uintptr_t tau,
          uintptr_t work, uintptr_t p, uintptr_t stream, py::object comm, int nranks, py::object fallback,
-         int product, std::optional<py::array_t<double, py::array::c_style>> phase_ms) {
+         int product, std::optional<py::array_t<double, py::array::c_style>> phase_ms, int fused_blocks) {
         const HpcollsComm entry = comm_from(comm, device, nranks, "sytrd_panel");
         require_device("sytrd_panel");
         if (phase_ms && phase_ms->size() != kSytrdPhases)
@@ -153,6 +154,7 @@ PYBIND11_MODULE(_kernels, m) {
         s.stream = reinterpret_cast<cudaStream_t>(stream);
         s.product = product;
         s.phase_ms = phase_ms ? phase_ms->mutable_data() : nullptr;
+        s.fused_blocks = fused_blocks;
         cuda_check(cudaSetDevice(device), "cudaSetDevice");
         const std::function<void(int64_t)> call_fallback = [&fallback](int64_t count) {
           if (fallback.is_none()) throw std::logic_error("solvers: sytrd_panel needs a fallback AllReduce");
@@ -160,7 +162,7 @@ PYBIND11_MODULE(_kernels, m) {
         };
         try {
           const SytrdCollStats st = sytrd_panel(s, static_cast<ScalarType>(dtype), entry, nranks, call_fallback);
-          return py::make_tuple(st.calls, st.bytes, st.seconds);
+          return py::make_tuple(st.calls, st.bytes, st.seconds, st.launches);
         } catch (const HpcollsCallError& err) {
           raise_as_hpcolls(err);
         }
@@ -169,7 +171,36 @@ PYBIND11_MODULE(_kernels, m) {
       py::arg("ld"), py::arg("rows_host"), py::arg("cols_host"), py::arg("rows_dev"), py::arg("cols_dev"),
       py::arg("panel"), py::arg("v_mat"), py::arg("w_mat"), py::arg("d"), py::arg("e"), py::arg("tau"),
       py::arg("work"), py::arg("p"), py::arg("stream"), py::arg("comm").none(true), py::arg("nranks"),
-      py::arg("fallback").none(true), py::arg("product") = 0, py::arg("phase_ms") = py::none());
+      py::arg("fallback").none(true), py::arg("product") = 0, py::arg("phase_ms") = py::none(),
+      py::arg("fused_blocks") = 0);
+
+  // The fused column loop (sytrd_fused.h), decided once per reduction: (blocks, "") where it can
+  // run panels of at most `width` columns, else (0, why not). Not yet run on a GPU.
+  m.def(
+      "sytrd_fused_plan",
+      [](py::object comm, int device, int nranks, int64_t n, int64_t width, int dtype, int ranks_on_gpu) {
+        const HpcollsComm entry = comm_from(comm, device, nranks, "sytrd_fused_plan");
+        require_device("sytrd_fused_plan");
+        cuda_check(cudaSetDevice(device), "cudaSetDevice");
+        const SytrdFusedPlan plan = sytrd_fused_plan(entry, n, width, static_cast<ScalarType>(dtype), ranks_on_gpu);
+        return py::make_tuple(plan.blocks, plan.refused);
+      },
+      py::arg("comm").none(true), py::arg("device"), py::arg("nranks"), py::arg("n"), py::arg("width"),
+      py::arg("dtype"), py::arg("ranks_on_gpu"));
+  // Raises hpcolls' CollectiveTimeout where a fused panel's in-kernel AllReduce timed out (its
+  // record, read by the C entry's device_comm), once the caller has synchronized the stream.
+  m.def(
+      "sytrd_fused_check",
+      [](py::object comm, int device, int nranks) {
+        if (comm.is_none()) throw py::type_error("solvers._kernels.sytrd_fused_check: comm is None");
+        const HpcollsComm entry = comm_from(comm, device, nranks, "sytrd_fused_check");
+        try {
+          (void)entry.device_comm();
+        } catch (const HpcollsCallError& err) {
+          raise_as_hpcolls(err);
+        }
+      },
+      py::arg("comm"), py::arg("device"), py::arg("nranks"));
 
   // The column AllReduce on its own, as sytrd_panel issues it (for its tests): True when hpcolls'
   // native path launched it, False when the message is not one it takes (nothing launched).

@@ -19,6 +19,9 @@ namespace solvers {
 // Elements of T of scratch that hemv_lower needs for every order up to m.
 size_t hemv_lower_work_elems(int64_t m);
 
+// Kernels one hemv_lower call launches (strip_products, combine): the sytrd loops count launches.
+constexpr int kHemvLowerLaunches = 2;
+
 // Queues y[0:m] = A x on `stream`; A[r][c] is a[r * ld + c], read for c <= r only. `work` holds
 // hemv_lower_work_elems(m) elements. T is float, double, Complex<float> or Complex<double>.
 template <typename T>

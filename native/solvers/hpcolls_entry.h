@@ -30,6 +30,20 @@ struct HpcollsComm {
     if (status < 0) throw HpcollsCallError(status, api->last_error());
     return status == HPCOLLS_LAUNCHED;
   }
+
+  // Whether this hpcolls has the device API (the C entry's version 3).
+  bool has_device_comm() const { return api != nullptr && HPCOLLS_C_API_HAS(api, device_comm); }
+
+  // The communicator's device struct, for a kernel that all-reduces itself (the fused column loop);
+  // throws HpcollsCallError, also where an earlier kernel's operation timed out (its record is
+  // read here: the fused loop's time-outs surface at its next panel or its check).
+  hpcolls_device_comm_t device_comm() const {
+    hpcolls_device_comm_t out{};
+    if (!has_device_comm()) throw HpcollsCallError(HPCOLLS_ERROR, "solvers: hpcolls' C entry has no device_comm");
+    const int status = api->device_comm(comm, &out);
+    if (status < 0) throw HpcollsCallError(status, api->last_error());
+    return out;
+  }
 };
 
 }  // namespace solvers

@@ -38,6 +38,7 @@ struct SytrdPanel {
   cudaStream_t stream;
   int product;     // a SytrdProduct: how the local product C22 v is computed
   double* phase_ms;  // host, kSytrdPhases entries: GPU time per phase is added here; null: not timed
+  int fused_blocks;  // > 0: the fused loop on a grid of this many blocks (sytrd_fused.h); 0: the kernel loop
 };
 
 // The local product: a gemv over both stored triangles of the local block (any grid), or, when
@@ -52,17 +53,26 @@ constexpr int64_t kSytrdMaxWidth = 1024;
 
 size_t sytrd_work_bytes(int64_t n, int64_t width, ScalarType t, SytrdProduct product);
 
-// What the panel's AllReduces cost (host side): calls, bytes, seconds spent issuing them.
+// What the panel's AllReduces cost (host side): calls, bytes, seconds spent issuing them (none for
+// the fused loop, whose kernel issues them itself),
+// and what the loop enqueued on the stream: kernel launches, memsets and collective calls (a
+// fallback counted as one), so that the loops' launches per column can be compared.
 struct SytrdCollStats {
   int64_t calls = 0;
   int64_t bytes = 0;
   double seconds = 0;
+  int64_t launches = 0;
 };
 
-// Runs the width column steps of one panel on `s.stream`. `comm` (may be empty) carries the
-// column AllReduce of p[0:count] in place when hpcolls' native path takes the message; otherwise
-// `fallback(count)` does (it must order itself on the same stream). With one rank neither is
-// called.
+// Runs the width column steps of one panel on `s.stream`, by one of two loops that compute the
+// same bits:
+//  - the kernel loop (s.fused_blocks == 0): each step its own launch, about eight per column.
+//    `comm` (may be empty) carries the column AllReduce of p[0:count] in place when hpcolls'
+//    native path takes the message; otherwise `fallback(count)` does (it must order itself on the
+//    same stream). With one rank neither is called.
+//  - the fused loop (s.fused_blocks > 0, from sytrd_fused_plan): the panel's columns in one
+//    cooperative launch whose block 0 all-reduces each column through hpcolls' device API on
+//    `comm` (sytrd_fused.h). Not yet run on a GPU.
 SytrdCollStats sytrd_panel(const SytrdPanel& s, ScalarType t, const HpcollsComm& comm, int nranks,
                            const std::function<void(int64_t)>& fallback);
 

@@ -259,6 +259,13 @@ class Collectives:
         self._count("bcast_obj", 0, start)
         return obj
 
+    def allgather_obj(self, obj, scope="all"):
+        """Every rank's small picklable object, in rank order (set-up facts, verdicts)."""
+        start = time.perf_counter()
+        objs = self._host[scope].allgather(obj)
+        self._count("allgather_obj", 0, start)
+        return objs
+
     def any_flag(self, flag, scope="all"):
         """True on every rank if ``flag`` is true on any rank (collective error decisions)."""
         start = time.perf_counter()

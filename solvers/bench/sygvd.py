@@ -12,6 +12,10 @@ does not, why. Every solve is repeated; warm-up solves are excluded; medians are
 the per-stage times of the median solve and its ratio to each peer. Eigenvalues are checked
 against the exact ones.
 
+``--sytrd-loop kernels fused`` times the one-stage reduction's native column loops (one launch per
+step, or a panel's columns in one launch: solvers/plan.py's SYTRD_LOOPS) in a row each; the
+sytrd stage's notes give its launches per column (launches_per_column) and which loop ran.
+
 ``--reduction 1stage 2stage`` times each reduction to tridiagonal form (solvers/plan.py) in
 its own row, beside the same peers; a two-stage row also gives the achieved TFLOP/s of sy2sb /
 he2hb (4n³/3 real flops; 4 times that for complex data), and ``--band`` sets its bandwidth.
@@ -53,7 +57,7 @@ from ..distributed.distmatrix import DistMatrix
 from ..distributed.grid import ProcessGrid
 from ..distributed.redistribute import lower_triangle
 from ..lapack_names import lapack_name
-from ..plan import TRIDIAGONAL, block_size, plan_for
+from ..plan import SYTRD_LOOPS, TRIDIAGONAL, block_size, plan_for
 from ..potrf import potrf
 from ..problems import known_spectrum_problem
 from ..subset import EigenRange, positions
@@ -76,6 +80,9 @@ def parse_args(argv):
     p.add_argument("--reduction", nargs="+", choices=("auto", "1stage", "2stage"), default=["auto"],
                    help="reduction to tridiagonal form (solvers/plan.py); several: one row each "
                         "(default auto)")
+    p.add_argument("--sytrd-loop", nargs="+", choices=SYTRD_LOOPS, default=["auto"],
+                   help="the one-stage reduction's native column loop (solvers/plan.py); several: "
+                        "one row each (default auto: fused where it applies)")
     p.add_argument("--band", type=int, default=None,
                    help="two-stage bandwidth, a divisor of nb (default: solvers/plan.py's)")
     p.add_argument("--tridiagonal", choices=TRIDIAGONAL, default="auto",
@@ -176,6 +183,7 @@ def main(argv=None):
     say(f"# solvers.bench: {comm.size} rank(s), grid {grid.nprow}x{grid.npcol}, device {device}, "
         f"collectives {coll.kind} via {coll.transport}, {dtype.name}, jobz {args.jobz}, "
         f"method {' '.join(args.method)}, reduction {' '.join(args.reduction)}, "
+        f"sytrd loop {' '.join(args.sytrd_loop)}, "
         f"tridiagonal {args.tridiagonal}, "
         f"repeat {args.repeat} (warm-up {args.warmup}); BLAS threads {blas_line}; peers: "
         f"{f'cuSOLVER {_peer_routines(dtype, args, n_first=args.n[0])}, same GPU' if peer else 'no cuSOLVER (it runs on one-rank GPU runs)'}; "
@@ -202,8 +210,8 @@ def main(argv=None):
         for subset in subsets_for(args, n):
             kept = None if exact is None else exact[positions(exact, subset)]
             peers = {}   # each peer is timed once per n and range, beside the first row
-            for method, reduction in _configurations(args):
-                row = _time_ours(args, coll, a, b, method, kept, xp, subset, reduction)
+            for method, reduction, loop in _configurations(args):
+                row = _time_ours(args, coll, a, b, method, kept, xp, subset, reduction, loop)
                 ours_s = row["ours_median_s"]
                 if args.factored:
                     row.update(_time_factored(args, coll, a, b, method, xp, subset, ours_s, reduction))
@@ -236,8 +244,8 @@ PRIME_ORDER = 1024   # order of a run's untimed first solves (_prime)
 
 
 def _configurations(args):
-    """(method, reduction) of every row asked, in the order they are timed."""
-    return [(m, r) for m in args.method for r in args.reduction]
+    """(method, reduction, sytrd loop) of every row asked, in the order they are timed."""
+    return [(m, r, s) for m in args.method for r in args.reduction for s in args.sytrd_loop]
 
 
 def _prime(args, coll, problem, peer):
@@ -248,19 +256,19 @@ def _prime(args, coll, problem, peer):
     n = min(smallest, PRIME_ORDER)
     a, b, a_root, b_root, _ = problem(n)
     for subset in (_index_range_at(r, n, smallest) for r in subsets_for(args, smallest)):
-        for method, reduction in _configurations(args):
+        for method, reduction, loop in _configurations(args):
             sygvd(a, b, coll, itype=1, jobz=args.jobz, uplo="L", subset=subset,
-                  plan=_plan(args, a, method, reduction))
+                  plan=_plan(args, a, method, reduction, sytrd_loop=loop))
         if peer is not None:
             peer.solve(a_root, b_root, args.jobz, subset)
     coll.reset()
 
 
-def _plan(args, a, method, reduction, b_factored=False):
+def _plan(args, a, method, reduction, b_factored=False, sytrd_loop="auto"):
     """The plan of a row's solves on ``a`` (solvers/plan.py): every choice made once, for all of
     the row's repetitions."""
     return plan_for(a, method=method, reduction=reduction, band=args.band, tridiagonal=args.tridiagonal,
-                    b_factored=b_factored)
+                    b_factored=b_factored, sytrd_loop=sytrd_loop)
 
 
 def _index_range_at(subset, n, n_asked):
@@ -273,11 +281,11 @@ def _index_range_at(subset, n, n_asked):
     return dataclasses.replace(subset, il=at(subset.il), iu=at(subset.iu))
 
 
-def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto"):
-    """One row: solvers.sygvd by ``method`` and ``reduction``, timed as ``timed`` does, with its
-    stage table."""
+def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto", sytrd_loop="auto"):
+    """One row: solvers.sygvd by ``method``, ``reduction`` and ``sytrd_loop``, timed as ``timed``
+    does, with its stage table."""
     comm = coll.grid.comm
-    plan = _plan(args, a, method, reduction)
+    plan = _plan(args, a, method, reduction, sytrd_loop=sytrd_loop)
 
     def ours():
         coll.reset()
@@ -295,7 +303,7 @@ def _time_ours(args, coll, a, b, method, exact, xp, subset=None, reduction="auto
                                  + peaks.line(a.shape[0] ** 2 * np.dtype(a.dtype).itemsize, "n × n matrices"))
     row = dict(**memory, n=a.shape[0], nb=a.nb, ranks=comm.size, dtype=a.dtype.name, jobz=args.jobz,
                range=str(subset or "A"), eigenpairs=int(w.shape[0]),
-               collectives=coll.kind, method=method, reduction=reduction,
+               collectives=coll.kind, method=method, reduction=reduction, sytrd_loop=plan.sytrd_loop,
                tridiagonal=args.tridiagonal, ours_median_s=med,
                ours_samples_s=samples, sy2sb_tflops=_sy2sb_tflops(stages, a.shape[0], a.dtype),
                ours_stages_s=stages, ours_stage_table=table)
@@ -371,6 +379,7 @@ def _time_cusolvermp(args, mp_peer, a, b, exact, xp):
 def _report(say, row):
     med, samples, stages = row["ours_median_s"], row["ours_samples_s"], row["ours_stages_s"]
     say(f"\nn={row['n']} nb={row['nb']} method {row['method']} reduction {row['reduction']} "
+        f"sytrd loop {row['sytrd_loop']} "
         f"range {row['range']} "
         f"({row['eigenpairs']} eigenpairs): solvers.sygvd median {med:.3f} s "
         f"(samples {', '.join(f'{s:.3f}' for s in samples)})"
@@ -417,6 +426,7 @@ def _report_savings(say, rows):
 
     for full in (r for r in rows if r["range"] == "A"):
         for part in (r for r in rows if r["range"] != "A" and r["method"] == full["method"]
+                     and r.get("sytrd_loop") == full.get("sytrd_loop")
                      and r["reduction"] == full["reduction"]):
             part["saving_after_reduction"] = saved(part, full)
             apart = "; ".join(

@@ -50,7 +50,8 @@ def test_gpu_calls_say_there_is_no_gpu():
     for call in (lambda: _kernels.sytrd_panel(**_panel_args()),
                  lambda: _kernels.hemv_lower(dtypes.F64, 0, 4, 0, 4, 0, 0, 0, 0),
                  lambda: _kernels.sb2st_device_fits(64, dtypes.F64, 0),
-                 lambda: _kernels.sb2st_device(dtypes.F64, 0, 4, 2, 0, 0, 0, 0, 1, 2, 3, 0, 0)):
+                 lambda: _kernels.sb2st_device(dtypes.F64, 0, 4, 2, 0, 0, 0, 0, 1, 2, 3, 0, 0),
+                 lambda: _kernels.sytrd_fused_plan(None, 0, 2, 100, 32, dtypes.F64, 2)):
         with pytest.raises(_kernels.NoDeviceError, match=r"solvers\._kernels\.\w+: no CUDA device visible"):
             call()
     assert issubclass(_kernels.NoDeviceError, RuntimeError)
@@ -59,11 +60,15 @@ def test_gpu_calls_say_there_is_no_gpu():
 def test_the_communicator_must_be_an_hpcolls_handle():
     """The function table's capsule is not a communicator's handle: refused by name, nothing run."""
     for call in (lambda comm: _kernels.sytrd_panel(**_panel_args(comm=comm, nranks=2)),
-                 lambda comm: _kernels.column_allreduce(comm, 0, 2, 0, 4, dtypes.F64, 0)):
+                 lambda comm: _kernels.column_allreduce(comm, 0, 2, 0, 4, dtypes.F64, 0),
+                 lambda comm: _kernels.sytrd_fused_plan(comm, 0, 2, 100, 32, dtypes.F64, 2),
+                 lambda comm: _kernels.sytrd_fused_check(comm, 0, 2)):
         with pytest.raises(TypeError, match=r"hpcolls\.c_api\.comm_capsule\(\) \(hpcolls\._native\.comm_v1\)"):
             call(c_api.capsule())
     with pytest.raises(TypeError, match="comm is None"):
         _kernels.column_allreduce(None, 0, 2, 0, 4, dtypes.F64, 0)
+    with pytest.raises(TypeError, match="comm is None"):
+        _kernels.sytrd_fused_check(None, 0, 2)
 
 
 def test_the_solver_imports_and_solves_without_the_extension():
@@ -93,7 +98,8 @@ print("solved")
 
 def test_the_solver_reaches_hpcolls_only_through_its_public_names():
     """docs/ARCHITECTURE.md ("solvers"): no solver code in hpcolls._native and no private hpcolls import in solvers;
-    the solver's C++ includes hpcolls/c_api.h and no other header of hpcolls."""
+    the solver's C++ includes hpcolls/c_api.h and the public device API (hpcolls/device/, for the
+    fused sytrd loop's in-kernel AllReduce: docs/DEVICE_API.md) and no other header of hpcolls."""
     public = set(hpcolls.__all__) | {"c_api"}
     found = []
     for path in sorted((ROOT / "solvers").rglob("*.py")):
@@ -106,7 +112,7 @@ def test_the_solver_reaches_hpcolls_only_through_its_public_names():
     assert not found, found
     includes = {inc for p in (ROOT / "native/solvers").iterdir()
                 for inc in re.findall(r'#include "(hpcolls/[^"]+)"', p.read_text())}
-    assert includes == {"hpcolls/c_api.h"}, includes
+    assert includes <= {"hpcolls/c_api.h", "hpcolls/device/comm.h", "hpcolls/device/collectives.cuh"}, includes
     native_sources = "".join(p.read_text() for p in (ROOT / "native").rglob("*")
                              if p.is_file() and ROOT / "native/solvers" not in p.parents)
     assert not re.search(r"sytrd|symv|hemv", native_sources), "solver code left in hpcolls' native module"

@@ -14,7 +14,7 @@ share_node_cores(MPI.COMM_WORLD)
 
 # The rules a plan is made of: each must run once per run and rank, however the run is asked for.
 RULES = ("block_size", "choose_method", "choose_reduction", "band_for", "vectors_by", "eigenvalues_by",
-         "panel_method", "sygst_method", "sytrd_product", "stedc_leaf")
+         "panel_method", "sygst_method", "sytrd_product", "choose_sytrd_loop", "stedc_leaf")
 
 
 @pytest.mark.parametrize("argv", [
