@@ -211,9 +211,10 @@ def sytrd_product(ranks):
 # cooperative launch whose kernel all-reduces each column through hpcolls' device API (one launch
 # per panel instead of about eight per column; native/solvers/sytrd_fused.cu, docs/SOLVER.md,
 # "The fused column loop"); 'kernels' is the loop of one launch per step with a host AllReduce
-# between. 'auto' takes fused, which sytrd still replaces by kernels where it cannot run (not
-# hpcolls' native path, no device API, a message past its scratch: the stage note says why).
-# Not yet measured: the fused loop has not run on a GPU.
+# between. 'auto' takes kernels until the fused loop has run on a GPU and been measured faster
+# (docs/SOLVER.md, "The fused column loop"); 'fused' asks for it, and sytrd still replaces it by
+# kernels where it cannot run (not hpcolls' native path, no device API, a message past its
+# scratch: the stage note says why).
 SYTRD_LOOPS = ("auto", "fused", "kernels")
 
 
@@ -227,7 +228,9 @@ def choose_sytrd_loop(requested, ranks, on_gpu):
         return "kernels", "a CPU run has no native loop"
     if ranks == 1:
         return "kernels", "one rank: no column collective to fuse"
-    return "fused", "requested" if requested == "fused" else f"auto: {ranks} ranks"
+    if requested == "auto":
+        return "kernels", "auto: the fused loop is taken only when asked for until it is measured on a GPU"
+    return "fused", "requested"
 
 
 # ---- the tridiagonal eigenproblem ------------------------------------------------------------

@@ -16,8 +16,9 @@ from solvers.problems import random_symmetric
 from solvers.sytrd import sytrd
 
 
-def test_the_fused_loop_is_the_default_over_several_gpu_ranks():
-    assert choose_sytrd_loop("auto", 4, True) == ("fused", "auto: 4 ranks")
+def test_the_fused_loop_is_taken_when_asked_for_over_several_gpu_ranks():
+    assert choose_sytrd_loop("auto", 4, True) == (
+        "kernels", "auto: the fused loop is taken only when asked for until it is measured on a GPU")
     assert choose_sytrd_loop("fused", 2, True) == ("fused", "requested")
     assert choose_sytrd_loop("auto", 1, True) == ("kernels", "one rank: no column collective to fuse")
     assert choose_sytrd_loop("fused", 4, False) == ("kernels", "a CPU run has no native loop")
