@@ -17,7 +17,9 @@ cost one column-Allreduce + one row-Bcast each.
 
 The per-column work is the single function ``_column_step``. On the GPU the whole column loop
 of a panel is instead one native call (sytrd_native.py: the same steps as kernels, the column's
-AllReduce issued natively through hpcolls), so no column pays a Python round trip. The host
+AllReduce issued natively through hpcolls), so no column pays a Python round trip; on one host
+rank holding all of C, the same steps as BLAS calls with their arguments prepared once
+(sytrd_host.py), without numpy's temporaries. The host
 time per column is recorded in the stage notes as ``host_us_per_column``, and which loop ran as
 ``column_loop``.
 
@@ -31,16 +33,17 @@ from .backend import host_blas
 from .backend.arrays import is_numpy, real_dtype
 from .distributed.panels import block_span, replicate_block_col
 from .householder import quiet_division, larfg
+from .sytrd_host import HostColumnLoop, host_blas_product
 from .sytrd_native import NativeColumnLoop
 
 
 def sytrd(c, coll, native=True, product=None, profile=False, loop="fused"):
     """Tridiagonalize the full symmetric / Hermitian DistMatrix ``c`` in place; returns
-    (d, e, tau). ``native=False`` forces the Python column loop (the reference the GPU tests
-    compare with); ``loop`` picks the native loop, 'fused' where it applies or 'kernels'
-    (solvers/plan.py's choose_sytrd_loop). For measuring the native loop: ``product`` forces its local
-    product ('gemv' or 'hemv_lower'), ``profile=True`` notes its GPU time per phase as
-    sytrd_phase_ms (sytrd_native.py)."""
+    (d, e, tau). ``native=False`` forces the Python column loop (the reference the GPU and host
+    loops' tests compare with); ``loop`` picks the native loop, 'fused' where it applies or
+    'kernels' (solvers/plan.py's choose_sytrd_loop). For measuring the native loop: ``product``
+    forces its local product ('gemv' or 'hemv_lower'), ``profile=True`` notes its GPU time per
+    phase as sytrd_phase_ms (sytrd_native.py)."""
     n = c.shape[0]
     xp, nb, dtype = c.xp, c.nb, c.dtype
     real = real_dtype(dtype)
@@ -49,10 +52,7 @@ def sytrd(c, coll, native=True, product=None, profile=False, loop="fused"):
     tau = xp.zeros(n, dtype=dtype)
     rows, cols = c.device_index()
     column_time = 0.0
-    native_loop, why_python = (NativeColumnLoop.create(c, coll, product, profile, loop) if native
-                               else (None, "requested"))
-    coll.note("column_loop", f"native, {native_loop.product} product, {native_loop.description}, allreduce "
-              f"{native_loop.allreduce_path}" if native_loop else f"python ({why_python})")
+    column_loop = _column_loop(c, coll, native, product, profile, loop)
     whole_on_host = c.grid.size == 1 and host_blas_product(c)
     for k in range((n + nb - 1) // nb):
         j0, j1 = block_span(k, nb, n)
@@ -61,8 +61,8 @@ def sytrd(c, coll, native=True, product=None, profile=False, loop="fused"):
         v_mat = xp.zeros((n - j0, width), dtype=dtype)   # row r ↔ global row j0 + r
         w_mat = xp.zeros((n - j0, width), dtype=dtype)
         start = time.perf_counter()
-        if native_loop is not None:
-            native_loop.run(panel, v_mat, w_mat, d, e, tau, j0, width)
+        if column_loop is not None:
+            column_loop.run(panel, v_mat, w_mat, d, e, tau, j0, width)
         else:
             with quiet_division():
                 for i in range(width):
@@ -82,18 +82,32 @@ def sytrd(c, coll, native=True, product=None, profile=False, loop="fused"):
         cv, cw = v_mat[cols[lc1:] - j0], w_mat[cols[lc1:] - j0]
         c.local[lr1:, lc1:] -= rv @ cw.conj().T + rw @ cv.conj().T
     coll.note("host_us_per_column", 1e6 * column_time / max(n, 1))
-    if native_loop is not None:
-        native_loop.finish()
-        coll.note("launches_per_column", native_loop.launches / max(n, 1))
-    if native_loop is not None and native_loop.phase_ms() is not None:
-        coll.note("sytrd_phase_ms", native_loop.phase_ms())
+    if isinstance(column_loop, NativeColumnLoop):
+        column_loop.finish()
+        coll.note("launches_per_column", column_loop.launches / max(n, 1))
+        if column_loop.phase_ms() is not None:
+            coll.note("sytrd_phase_ms", column_loop.phase_ms())
     return d, e, tau
 
 
-def host_blas_product(c):
-    """Whether the column's product on a host rank holding all of C is one symv / hemv of numpy's
-    BLAS (half of C₂₂ read, where a product with all of it reads it whole)."""
-    return is_numpy(c.xp) and host_blas.available() and c.dtype.char in "fdFD" and c.local.flags.c_contiguous
+def _column_loop(c, coll, native, product, profile, loop):
+    """The loop of a panel's columns, noted as ``column_loop``: on the GPU the native loop
+    (``loop``: 'fused' or 'kernels'), on a host rank holding all of C the host BLAS loop
+    (sytrd_host.py); None (noted with why) for the Python steps of ``_column_step``."""
+    if not native:
+        column_loop, why = None, "requested"
+    elif is_numpy(c.xp):
+        column_loop, why = HostColumnLoop.create(c)
+    else:
+        column_loop, why = NativeColumnLoop.create(c, coll, product, profile, loop)
+    if isinstance(column_loop, HostColumnLoop):
+        coll.note("column_loop", "host BLAS, symv / hemv product, no allreduce (one rank)")
+    elif column_loop is not None:
+        coll.note("column_loop", f"native, {column_loop.product} product, {column_loop.description}, "
+                                 f"allreduce {column_loop.allreduce_path}")
+    else:
+        coll.note("column_loop", f"python ({why})")
+    return column_loop
 
 
 def _column_step(c, panel, v_mat, w_mat, d, e, tau, j0, i, coll):

@@ -58,6 +58,41 @@ def _int(value):
     return _library()[2](value)
 
 
+def integer(value=0):
+    """A by-reference integer argument of numpy's BLAS (its own integer width), to be passed by
+    ``address`` and updated through ``.value`` by a loop that calls ``routine``s."""
+    return _int(value)
+
+
+def address(obj):
+    """The address (a Python int) to pass to a ``routine``: a numpy array's data, a ctypes
+    object's own."""
+    return _ref(obj)
+
+
+# What ``routine`` knows: the count of by-reference arguments and of character arguments.
+_SIGNATURES = {"gemv": (11, 1), "symv": (10, 1), "hemv": (10, 1), "axpy": (6, 0), "nrm2": (3, 0)}
+
+
+def routine(name, dtype):
+    """numpy's BLAS routine ``name`` for ``dtype`` ("gemv": sgemv … zgemv; "nrm2": snrm2 …
+    dznrm2, which returns the norm) as a plain function of its arguments' addresses (Python
+    ints), gfortran's hidden character lengths supplied. For loops that call short routines
+    thousands of times (sytrd's columns): ``_call`` wraps every argument anew per call, which
+    costs more than a short product; here ctypes converts the ints in C."""
+    lib, form, _ = _library()
+    dtype = np.dtype(dtype)
+    prefix = {"F": "sc", "D": "dz"}.get(dtype.char, _PREFIX[dtype.char]) if name == "nrm2" else _PREFIX[dtype.char]
+    function = lib[form.format(prefix + name)]   # a fresh object: its argtypes are set here alone
+    count, chars = _SIGNATURES[name]
+    function.argtypes = [ctypes.c_void_p] * count + [ctypes.c_size_t] * chars
+    function.restype = (ctypes.c_float if dtype.char in "fF" else ctypes.c_double) if name == "nrm2" else None
+    if not chars:
+        return function
+    lengths = (1,) * chars
+    return lambda *addresses: function(*addresses, *lengths)
+
+
 def _char(letter):
     return ctypes.c_char(letter.encode())
 

@@ -1,6 +1,7 @@
 """The choice of sytrd's native column loop (solvers/plan.py's choose_sytrd_loop: the fused loop or the
 kernel loop, native/solvers/sytrd_fused.cu), made once at the entry, on a machine without a GPU:
-the rule, the plan and its header, the bench's rows; a CPU run is unchanged by it (the Python loop)."""
+the rule, the plan and its header, the bench's rows; a CPU run is unchanged by it (at one rank the
+host BLAS loop, sytrd_host.py)."""
 import argparse
 
 import numpy as np
@@ -34,7 +35,7 @@ def test_the_plan_carries_the_loop_and_says_it():
     assert resolve(np, 100, 1).sytrd_loop == "kernels"   # a CPU run: nothing to fuse
 
 
-def test_a_cpu_sytrd_runs_the_python_loop_whatever_the_loop():
+def test_a_cpu_sytrd_runs_the_host_loop_whatever_the_loop():
     from mpi4py import MPI
     grid = ProcessGrid(MPI.COMM_SELF, None)
     try:
@@ -46,7 +47,7 @@ def test_a_cpu_sytrd_runs_the_python_loop_whatever_the_loop():
             c = DistMatrix.from_global(a.copy(), grid, 8)
             results.append(b"".join(x.tobytes() for x in sytrd(c, coll, loop=loop)))
             notes = coll.stats["other"].notes
-            assert notes["column_loop"].startswith("python"), notes
+            assert notes["column_loop"].startswith("host BLAS"), notes
             assert "launches_per_column" not in notes
         assert results[0] == results[1]
         with pytest.raises(ValueError, match="from its plan or as arguments, not both"):
