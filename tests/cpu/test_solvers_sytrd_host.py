@@ -5,7 +5,8 @@ of T and its identity reflectors (tau = 0), and in double precision the referenc
 reflectors within rounding (in single precision d and e of a random matrix drift apart over a
 hundred columns by more than that bound, both loops being backward stable), every dtype, block sizes that cut the matrix unevenly, and the
 columns whose reflector is the identity (tau = 0: a column already reduced, real or with a
-complex x₀ that must still be reflected); larfg_scalars against LAPACK's larfg."""
+complex x₀ that must still be reflected); larfg_scalars against LAPACK's larfg; ormtr's host
+groups of panels against one panel at a time."""
 import numpy as np
 import pytest
 import scipy.linalg
@@ -111,3 +112,25 @@ def test_larfg_scalars_is_lapacks(rng, dtype, case):
     np.testing.assert_allclose(beta, np.real(alpha), rtol=rtol)
     np.testing.assert_allclose(tau, tau_ref, rtol=rtol, atol=rtol)
     np.testing.assert_allclose(x[1:] * scale, tail[:x.shape[0] - 1], rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["f64", "c128"])
+@pytest.mark.parametrize("n,nb,offset", [(300, 8, 1), (300, 7, 1), (200, 16, 5), (129, 128, 1), (40, 4, 39)])
+def test_ormtr_host_groups_are_one_panel_at_a_time(grid, rng, monkeypatch, n, nb, offset, dtype):
+    """ormtr applies HOST_REFLECTORS reflectors at once on the host (several groups here, the
+    last one short): the Q Z of one panel at a time, within rounding, for sytrd's reflectors
+    (offset 1) and reflectors starting further down (sy2sb's: offset b)."""
+    import solvers.ormtr as ormtr_module
+    c = DistMatrix.from_global(np.tril(_hermitian(rng, n, dtype, "random"), -offset), grid, nb)
+    for j in range(n - offset):   # unit leading entries, as sytrd / sy2sb store them
+        c.local[j + offset, j] = 1
+    tau = (2 / np.maximum((np.abs(c.local) ** 2).sum(axis=0), 1)).astype(dtype)   # unitary reflectors
+    tau[n - offset:] = 0
+    for j0 in range(0, n, nb):   # above each panel's reflectors: what sytrd leaves there (not read)
+        c.local[:j0 + offset, j0:j0 + nb] = np.nan
+    z = _hermitian(rng, n, dtype, "random")
+    grouped = ormtr_module.ormtr(c, tau, DistMatrix.from_global(z, grid, nb), Collectives(grid), offset).local
+    monkeypatch.setattr(ormtr_module, "HOST_REFLECTORS", nb)
+    single = ormtr_module.ormtr(c, tau, DistMatrix.from_global(z, grid, nb), Collectives(grid), offset).local
+    assert np.isfinite(single).all() and np.isfinite(grouped).all(), "read what is not a reflector"
+    np.testing.assert_allclose(grouped, single, rtol=0, atol=1e-12 * np.abs(single).max())
