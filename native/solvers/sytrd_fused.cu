@@ -128,8 +128,15 @@ __device__ hpcolls::device::Status allreduce_sum(const hpcolls_device_comm_t& co
   return hpcolls::device::allreduce<hpcolls::Op::Sum>(comm, x, x, size_t(count) * (sizeof(T) / sizeof(R)));
 }
 
+// Blocks an SM must hold of the kernel: two in single precision (at most 128 registers a thread,
+// which it fits without spilling); one in double precision, whose column steps spill at 128
+// registers (ptxas: float64 on sm_90, complex128 on sm_100), so that it may take more. The grid is
+// sized from the occupancy that results (launch_fused), so either only changes how many blocks run.
 template <typename T>
-__global__ void __launch_bounds__(kThreads) fused_panel(FusedPanel<T> a) {
+constexpr int kFusedMinBlocks = std::is_same_v<real_t<T>, double> ? 1 : 2;
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads, kFusedMinBlocks<T>) fused_panel(FusedPanel<T> a) {
   extern __shared__ unsigned char shared_raw[];
   T* const shared = reinterpret_cast<T*>(shared_raw);
   cg::grid_group grid = cg::this_grid();
