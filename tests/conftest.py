@@ -45,6 +45,17 @@ def comm():
     world.Barrier()
 
 
+@pytest.fixture
+def rng():
+    """A numpy Generator from a fresh seed (solver_testing.shared_seed; HPCOLLS_TEST_SEED=<seed>
+    replays one), printed: pytest shows it beside a failure, so the data can be drawn again."""
+    import numpy as np
+    from solver_testing import shared_seed
+    seed = shared_seed()
+    print(f"seed={seed}")
+    return np.random.default_rng(seed)
+
+
 def pytest_report_header(config):
     comm = MPI.COMM_WORLD
     # Open MPI's version string ends in the C string's NUL (hpcolls/tools/info.py says more).

@@ -12,18 +12,11 @@ from solvers.backend import Collectives
 from solvers.distributed import DistMatrix, ProcessGrid
 from solvers.panel_qr import geqrf_panel, panel_qr
 from solvers.sy2sb import sy2sb
-from solver_testing import (householder_qr_errors, panel_cholqr2_poisoned, panel_with_condition, shared_seed,
+from solver_testing import (householder_qr_errors, panel_cholqr2_poisoned, panel_with_condition,
                             within_eps)
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 DTYPE_IDS = ["f32", "f64", "c64", "c128"]
-
-
-@pytest.fixture
-def rng():
-    seed = shared_seed()
-    print(f"seed={seed}")
-    return np.random.default_rng(seed)
 
 
 def _random(rng, shape, dtype):

@@ -15,17 +15,12 @@ from solvers.subset import EigenRange
 from solvers.kernels import kernels
 from solvers.sygvd import sygvd
 from solvers.problems import random_symmetric
-from solver_testing import (hard_tridiagonals, shared_seed, straddled_tridiagonal,
+from solver_testing import (hard_tridiagonals, straddled_tridiagonal,
                             tridiagonal_ratios)
 
 pytestmark = pytest.mark.skipif(kernels()[0] is None, reason=f"{kernels()[1]}")
 
 THRESHOLD = 30   # LAPACK's test threshold on its ratios
-
-
-@pytest.fixture
-def rng():
-    return np.random.default_rng(shared_seed())
 
 
 @pytest.fixture

@@ -13,15 +13,8 @@ from solvers.errors import InputError
 from solvers.stemr import group_bounds, root_cuts
 from solvers.subset import EigenRange, count_at_most, positions
 from solvers.problems import random_symmetric, spd_with_condition
-from solver_testing import shared_seed, tridiagonal_ratios
+from solver_testing import tridiagonal_ratios
 from solvers.plan import choose_subset_solver
-
-
-@pytest.fixture
-def rng():
-    seed = shared_seed()
-    print(f"seed={seed}")    # pytest shows it with a failure: the spectra can be drawn again
-    return np.random.default_rng(seed)
 
 
 def test_parse_the_command_line_forms():

@@ -18,7 +18,6 @@ from solvers.distributed import DistMatrix, ProcessGrid
 from solvers.householder import larfg_scalars
 from solvers.sytrd import sytrd
 from solvers.sytrd_host import host_blas_product
-from solver_testing import shared_seed
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 DTYPE_IDS = ["f32", "f64", "c64", "c128"]
@@ -29,13 +28,6 @@ def grid():
     grid = ProcessGrid(MPI.COMM_WORLD.Split(MPI.COMM_WORLD.Get_rank()))
     yield grid
     grid.free()
-
-
-@pytest.fixture
-def rng():
-    seed = shared_seed()
-    print(f"seed={seed}")
-    return np.random.default_rng(seed)
 
 
 def _hermitian(rng, n, dtype, structure):

@@ -19,7 +19,6 @@ from solvers.plan import band_for, choose_reduction, default_band
 from solvers.sb2st import BulgeLayout, BulgeReflectors, sb2st, steps
 from solvers.sy2sb import panel_count
 from solvers.problems import band_to_full, random_band
-from solver_testing import shared_seed
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 DTYPE_IDS = ["f32", "f64", "c64", "c128"]
@@ -32,13 +31,6 @@ def coll():
     grid = ProcessGrid(MPI.COMM_WORLD.Split(MPI.COMM_WORLD.Get_rank()))
     yield Collectives(grid)
     grid.free()
-
-
-@pytest.fixture
-def rng():
-    seed = shared_seed()
-    print(f"seed={seed}")
-    return np.random.default_rng(seed)
 
 
 @pytest.mark.parametrize("native", [False, True], ids=["python", "native"])
