@@ -59,6 +59,14 @@ bool reduction(Handle datatype, Handle op, DType* t, Op* o) {
 
 }  // namespace
 
+// Whether the kernels carry this predefined type (and, for reduces != 0, this op on it): a test of
+// the handle tables against the handles a program passes (tests/pmpi/collectives_cpu.c).
+HPCOLLS_PMPI_EXPORT int hpcolls_pmpi_staging_kernels_carry(Handle datatype, Handle op, int reduces) {
+  DType t;
+  Op o;
+  return reduces ? int(reduction(datatype, op, &t, &o)) : int(known_type(datatype).size > 0);
+}
+
 int comm_error(Handle comm, int code) {
   static const auto call_errhandler = next<int (*)(Handle, int)>("PMPI_Comm_call_errhandler");
   if (call_errhandler != nullptr) call_errhandler(comm, code);

@@ -104,6 +104,12 @@ void* libmpi_symbol(const char* name) {
   return found != nullptr ? dlsym(found->handle, name) : nullptr;
 }
 
+void* libmpi_object(const char* name) {
+  if (libmpi() == nullptr) return nullptr;
+  if (void* bound = dlsym(RTLD_DEFAULT, name)) return bound;
+  return libmpi_symbol(name);
+}
+
 const char* libmpi_path() {
   Found* found = libmpi();
   return found != nullptr ? found->path.c_str() : "";

@@ -7,6 +7,14 @@ namespace hpcolls_pmpi {
 // no MPI library is loaded yet or it has no such function.
 void* libmpi_symbol(const char* name);
 
+// The address every reference in this process is bound to for `name`, an object the MPI library
+// exports (Open MPI's predefined handles: ompi_mpi_double, ompi_mpi_op_sum, ...). A program that
+// names MPI_DOUBLE holds its own copy of that object (a copy relocation, as an executable built
+// without -fPIC does), and every reference, libmpi's own included, is bound to the copy: libmpi's
+// original is never initialized. So the global scope's first definition, else libmpi's own (when
+// libmpi is opened privately, as mpi4py opens it, no program copy can exist).
+void* libmpi_object(const char* name);
+
 // The file name of the loaded MPI library ("" when none is found).
 const char* libmpi_path();
 

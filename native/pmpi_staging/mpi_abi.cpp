@@ -1,6 +1,5 @@
 #include "mpi_abi.h"
 
-#include <dlfcn.h>
 
 #include <cstdint>
 #include <cstring>
@@ -101,7 +100,7 @@ Tables* build() {
   auto library_version = next<int (*)(char*, int*)>("PMPI_Get_library_version");
   if (library_version == nullptr || library_version(version, &length) != kSuccess) length = 0;
   version[length < 0 || length > 8192 ? 0 : length] = '\0';
-  const bool open_mpi = libmpi_symbol("ompi_mpi_comm_world") != nullptr;
+  const bool open_mpi = libmpi_object("ompi_mpi_comm_world") != nullptr;
   const bool mpich = !open_mpi && (std::strstr(version, "MPICH") != nullptr || std::strstr(version, "MVAPICH") != nullptr);
   if (!open_mpi && !mpich) {
     delete t;
@@ -109,7 +108,7 @@ Tables* build() {
   }
   auto type_size = next<int (*)(Handle, int*)>("PMPI_Type_size");
   auto handle_of = [&](const char* name, long value) -> Handle {
-    return open_mpi ? libmpi_symbol(name) : (value != 0 ? mpich_handle(value) : nullptr);
+    return open_mpi ? libmpi_object(name) : (value != 0 ? mpich_handle(value) : nullptr);
   };
   for (const NamedType& n : kTypes) {
     Handle h = handle_of(n.open_mpi, n.mpich);
@@ -128,20 +127,17 @@ Tables* build() {
     a.in_place = reinterpret_cast<void*>(1);
     a.status_ignore = nullptr;
     a.statuses_ignore = nullptr;
-    a.byte = libmpi_symbol("ompi_mpi_byte");
-    a.int_ = libmpi_symbol("ompi_mpi_int");
-    a.int64 = libmpi_symbol("ompi_mpi_int64_t");
-    a.op_sum = libmpi_symbol("ompi_mpi_op_sum");
-    a.op_min = libmpi_symbol("ompi_mpi_op_min");
-    a.request_null = libmpi_symbol("ompi_request_null");
+    a.byte = libmpi_object("ompi_mpi_byte");
+    a.int_ = libmpi_object("ompi_mpi_int");
+    a.int64 = libmpi_object("ompi_mpi_int64_t");
+    a.op_sum = libmpi_object("ompi_mpi_op_sum");
+    a.op_min = libmpi_object("ompi_mpi_op_min");
+    a.request_null = libmpi_object("ompi_request_null");
     a.request_bytes = int(sizeof(void*));
     a.err_other = 16;
-    // A Fortran program that names MPI_IN_PLACE holds its own copy of that common block (a copy
-    // relocation), to which every reference in the process is bound, libmpi's own included: the
-    // global scope's definition is the address Fortran passes. libmpi's own serves where the
-    // global scope has none (libmpi opened privately, as mpi4py does).
-    a.fortran_in_place = dlsym(RTLD_DEFAULT, "mpi_fortran_in_place_");
-    if (a.fortran_in_place == nullptr) a.fortran_in_place = libmpi_symbol("mpi_fortran_in_place_");
+    // A Fortran program that names MPI_IN_PLACE holds its own copy of that common block, as a C
+    // program holds its MPI_DOUBLE (libmpi_object).
+    a.fortran_in_place = libmpi_object("mpi_fortran_in_place_");
     a.fortran_reaches_c = false;
   } else {
     a.flavour = "MPICH";

@@ -239,6 +239,35 @@ static void staged_calls(unsigned seed) {
     }
 }
 
+/* The library recognizes the handles this program passes: an executable holds its own copies of
+ * MPI's predefined objects (copy relocations), which are not the objects libmpi exports under
+ * the same names. Failing this, every device call went to MPI and the library's own calls used
+ * objects MPI never initialized. */
+static void handles_known(void) {
+  int (*carry)(MPI_Datatype, MPI_Op, int) =
+      (int (*)(MPI_Datatype, MPI_Op, int))dlsym(RTLD_DEFAULT, "hpcolls_pmpi_staging_kernels_carry");
+  check(carry != NULL, "the library exports hpcolls_pmpi_staging_kernels_carry");
+  if (carry == NULL) return;
+  const MPI_Datatype carried[] = {MPI_FLOAT, MPI_DOUBLE, MPI_INT, MPI_LONG_LONG, MPI_UNSIGNED, MPI_INT64_T, MPI_C_DOUBLE_COMPLEX};
+  const MPI_Op reduced[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
+  char what[96];
+  for (int i = 0; i < 7; ++i) {
+    snprintf(what, sizeof what, "the kernels carry predefined type %d as this program names it", i);
+    check(carry(carried[i], MPI_OP_NULL, 0), what);
+    for (int k = 0; k < 2; ++k) {
+      snprintf(what, sizeof what, "the kernels reduce predefined type %d with predefined op %d", i, k);
+      check(carry(carried[i], reduced[k], 1), what);
+    }
+  }
+  check(carry(MPI_DOUBLE, MPI_MIN, 1) && !carry(MPI_C_DOUBLE_COMPLEX, MPI_MIN, 1), "MIN on double, not on complex");
+  check(!carry(MPI_DOUBLE_INT, MPI_MAXLOC, 1), "MAXLOC goes to MPI");
+  MPI_Datatype pair;
+  MPI_Type_contiguous(2, MPI_DOUBLE, &pair);
+  MPI_Type_commit(&pair);
+  check(!carry(pair, MPI_OP_NULL, 0), "a derived type goes to MPI");
+  MPI_Type_free(&pair);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -282,6 +311,7 @@ int main(int argc, char** argv) {
       both("Allgather", run_allgather, c, types[ti], sizes[ti], MPI_OP_NULL, 0, 0, c, (size_t)c * size, seed + 7u * (unsigned)ci);
     }
   staged_calls(seed);
+  if (pretend) handles_known();
   if (pretend) {
     unsigned long long (*calls)(void) = (unsigned long long (*)(void))dlsym(RTLD_DEFAULT, "hpcolls_pmpi_staging_calls");
     check(calls != NULL && calls() > 0, "the library is loaded but no call went through it");
