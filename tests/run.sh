@@ -14,6 +14,10 @@ set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$repo/jobs/local/setup.sh" || { echo "set-up failed" >&2; exit 1; }
 set +e  # setup.sh runs with -e; here every suite runs and the summary decides
+# The venv's MPI tools first: a machine may carry another MPI on PATH (Debian's, which CI installs
+# for the Fortran test), whose mpiexec and compiler wrappers do not serve this venv's mpi4py.
+PATH="$(dirname "$HPCOLLS_PY"):$PATH"
+export PATH
 cd "$repo"
 reports="$(mktemp -d)"
 trap 'rm -rf "$reports"' EXIT

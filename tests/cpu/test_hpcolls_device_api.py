@@ -15,6 +15,7 @@ import pytest
 
 import hpcolls
 from hpcolls import native_module
+from mpi_tools import mpi_tool
 
 REPO = Path(__file__).resolve().parents[2]
 INCLUDE = REPO / "native/include"
@@ -129,9 +130,9 @@ def test_misuse_is_refused_at_compile_time(tmp_path, call, message):
 
 @needs_nvcc
 def test_the_example_compiles(tmp_path):
-    mpicxx = shutil.which("mpicxx") or shutil.which("mpic++")
+    mpicxx = mpi_tool("mpicxx", "mpic++")
     if mpicxx is None:
-        pytest.skip("no MPI C++ compiler wrapper on PATH (mpi.h)")
+        pytest.skip("no MPI C++ compiler wrapper in this venv or on PATH (mpi.h)")
     path = REPO / "docs/examples/device_api_normalize.cu"
     done = subprocess.run([NVCC, "-ccbin", mpicxx, "-std=c++17", "-arch=sm_90", f"-I{INCLUDE}", "-c", str(path),
                            "-o", str(tmp_path / "example.o")], capture_output=True, text=True, timeout=600)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mpi_tools import mpi_tool
 
 REPO = Path(__file__).resolve().parents[2]
 CALLS = str(REPO / "tests/pmpi_staging_calls.py")
@@ -21,8 +22,7 @@ def _preload_path():
 
 
 def _mpiexec(ranks, *args, preload=None):
-    beside = Path(sys.executable).parent / "mpiexec"
-    mpiexec = str(beside) if beside.exists() else shutil.which("mpiexec")
+    mpiexec = mpi_tool("mpiexec")
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
     env.pop("LD_PRELOAD", None)
     if preload:

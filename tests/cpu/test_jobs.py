@@ -8,13 +8,13 @@ the daemon's control pipe. DEVICE=cpu and a small N turn the GPU job into one th
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
+from mpi_tools import mpi_tool
 
 REPO = Path(__file__).resolve().parents[2]
 JOBS = REPO / "jobs"
@@ -30,7 +30,7 @@ TIMEOUT = 300
 
 
 def _tool(name):
-    found = shutil.which(name) or (str(VENV_BIN / name) if (VENV_BIN / name).exists() else None)
+    found = mpi_tool(name)
     if found is None:
         pytest.fail(f"{name} not found on PATH or in {VENV_BIN}")
     return found

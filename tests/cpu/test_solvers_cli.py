@@ -1,6 +1,5 @@
 """The command line: argument parsing, --help, and end-to-end runs under mpiexec (subprocess)."""
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,13 +11,13 @@ import scipy.linalg
 from solvers.cli.main import parse_args
 from solvers.problems import random_symmetric, spd_with_condition
 from solver_testing import not_positive_definite, shared_seed, with_junk
+from mpi_tools import mpi_tool
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _mpiexec():
-    beside = Path(sys.executable).parent / "mpiexec"
-    return str(beside) if beside.exists() else shutil.which("mpiexec")
+    return mpi_tool("mpiexec")
 
 
 def run_cli(args, ranks=2, timeout=120):
