@@ -14,9 +14,9 @@
 #include "libmpi.h"
 #include "mpi_abi.h"
 #include "mpi_opaque.h"
+#include "staged_collectives.h"
 
-using namespace hpcolls_pmpi;
-
+namespace hpcolls_pmpi {
 namespace {
 
 // Elements from a vector call's buffer start to the end of its furthest block.
@@ -26,15 +26,14 @@ long long span(const int* counts, const int* displs, int n) {
     if (counts[q] > 0) end = std::max(end, (long long)displs[q] + counts[q]);
   return end;
 }
-bool either_on_device(const void* a, const void* b) { return locate(a).on_device || locate(b).on_device; }
 
 }  // namespace
 
-HPCOLLS_PMPI_EXPORT int MPI_Gather(const void* send, int scount, Handle stype, void* recv, int rcount, Handle rtype,
-                                   int root, Handle comm) {
-  static const auto pmpi = next<int (*)(const void*, int, Handle, void*, int, Handle, int, Handle)>("PMPI_Gather");
-  count_call();
-  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcount, rtype, root, comm);
+bool either_on_device(const void* a, const void* b) { return locate(a).on_device || locate(b).on_device; }
+
+// Each: the call staged, through `pmpi` (the blocking PMPI_ function).
+int stage_gather(GatherFn pmpi, const void* send, int scount, Handle stype, void* recv, int rcount, Handle rtype,
+                 int root, Handle comm) {
   const bool at_root = comm_rank(comm) == root;
   CallStaging staging("MPI_Gather");
   void *s = const_cast<void*>(send), *r = recv;
@@ -44,12 +43,8 @@ HPCOLLS_PMPI_EXPORT int MPI_Gather(const void* send, int scount, Handle stype, v
   return staging.finish(pmpi(s, scount, stype, r, rcount, rtype, root, comm));
 }
 
-HPCOLLS_PMPI_EXPORT int MPI_Gatherv(const void* send, int scount, Handle stype, void* recv, const int* rcounts,
-                                    const int* displs, Handle rtype, int root, Handle comm) {
-  static const auto pmpi =
-      next<int (*)(const void*, int, Handle, void*, const int*, const int*, Handle, int, Handle)>("PMPI_Gatherv");
-  count_call();
-  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcounts, displs, rtype, root, comm);
+int stage_gatherv(GathervFn pmpi, const void* send, int scount, Handle stype, void* recv, const int* rcounts,
+                  const int* displs, Handle rtype, int root, Handle comm) {
   const bool at_root = comm_rank(comm) == root;
   CallStaging staging("MPI_Gatherv");
   void *s = const_cast<void*>(send), *r = recv;
@@ -60,11 +55,8 @@ HPCOLLS_PMPI_EXPORT int MPI_Gatherv(const void* send, int scount, Handle stype, 
   return staging.finish(pmpi(s, scount, stype, r, rcounts, displs, rtype, root, comm));
 }
 
-HPCOLLS_PMPI_EXPORT int MPI_Scatter(const void* send, int scount, Handle stype, void* recv, int rcount, Handle rtype,
-                                    int root, Handle comm) {
-  static const auto pmpi = next<int (*)(const void*, int, Handle, void*, int, Handle, int, Handle)>("PMPI_Scatter");
-  count_call();
-  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcount, rtype, root, comm);
+int stage_scatter(ScatterFn pmpi, const void* send, int scount, Handle stype, void* recv, int rcount, Handle rtype,
+                  int root, Handle comm) {
   const bool at_root = comm_rank(comm) == root;
   CallStaging staging("MPI_Scatter");
   void *s = const_cast<void*>(send), *r = recv;
@@ -74,12 +66,8 @@ HPCOLLS_PMPI_EXPORT int MPI_Scatter(const void* send, int scount, Handle stype, 
   return staging.finish(pmpi(s, scount, stype, r, rcount, rtype, root, comm));
 }
 
-HPCOLLS_PMPI_EXPORT int MPI_Scatterv(const void* send, const int* scounts, const int* displs, Handle stype, void* recv,
-                                     int rcount, Handle rtype, int root, Handle comm) {
-  static const auto pmpi =
-      next<int (*)(const void*, const int*, const int*, Handle, void*, int, Handle, int, Handle)>("PMPI_Scatterv");
-  count_call();
-  if (!either_on_device(send, recv)) return pmpi(send, scounts, displs, stype, recv, rcount, rtype, root, comm);
+int stage_scatterv(ScattervFn pmpi, const void* send, const int* scounts, const int* displs, Handle stype, void* recv,
+                   int rcount, Handle rtype, int root, Handle comm) {
   const bool at_root = comm_rank(comm) == root;
   CallStaging staging("MPI_Scatterv");
   void *s = const_cast<void*>(send), *r = recv;
@@ -89,12 +77,8 @@ HPCOLLS_PMPI_EXPORT int MPI_Scatterv(const void* send, const int* scounts, const
   return staging.finish(pmpi(s, scounts, displs, stype, r, rcount, rtype, root, comm));
 }
 
-HPCOLLS_PMPI_EXPORT int MPI_Allgatherv(const void* send, int scount, Handle stype, void* recv, const int* rcounts,
-                                       const int* displs, Handle rtype, Handle comm) {
-  static const auto pmpi =
-      next<int (*)(const void*, int, Handle, void*, const int*, const int*, Handle, Handle)>("PMPI_Allgatherv");
-  count_call();
-  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcounts, displs, rtype, comm);
+int stage_allgatherv(AllgathervFn pmpi, const void* send, int scount, Handle stype, void* recv, const int* rcounts,
+                     const int* displs, Handle rtype, Handle comm) {
   CallStaging staging("MPI_Allgatherv");
   void *s = const_cast<void*>(send), *r = recv;
   int err = in_place(send) ? kSuccess : staging.typed(send, scount, stype, Access::read, &s);
@@ -103,11 +87,8 @@ HPCOLLS_PMPI_EXPORT int MPI_Allgatherv(const void* send, int scount, Handle styp
   return staging.finish(pmpi(s, scount, stype, r, rcounts, displs, rtype, comm));
 }
 
-HPCOLLS_PMPI_EXPORT int MPI_Alltoall(const void* send, int scount, Handle stype, void* recv, int rcount, Handle rtype,
-                                     Handle comm) {
-  static const auto pmpi = next<int (*)(const void*, int, Handle, void*, int, Handle, Handle)>("PMPI_Alltoall");
-  count_call();
-  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcount, rtype, comm);
+int stage_alltoall(AlltoallFn pmpi, const void* send, int scount, Handle stype, void* recv, int rcount, Handle rtype,
+                   Handle comm) {
   const int n = comm_size(comm);
   CallStaging staging("MPI_Alltoall");
   void *s = const_cast<void*>(send), *r = recv;
@@ -117,12 +98,8 @@ HPCOLLS_PMPI_EXPORT int MPI_Alltoall(const void* send, int scount, Handle stype,
   return staging.finish(pmpi(s, scount, stype, r, rcount, rtype, comm));
 }
 
-HPCOLLS_PMPI_EXPORT int MPI_Alltoallv(const void* send, const int* scounts, const int* sdispls, Handle stype,
-                                      void* recv, const int* rcounts, const int* rdispls, Handle rtype, Handle comm) {
-  static const auto pmpi = next<int (*)(const void*, const int*, const int*, Handle, void*, const int*, const int*,
-                                        Handle, Handle)>("PMPI_Alltoallv");
-  count_call();
-  if (!either_on_device(send, recv)) return pmpi(send, scounts, sdispls, stype, recv, rcounts, rdispls, rtype, comm);
+int stage_alltoallv(AlltoallvFn pmpi, const void* send, const int* scounts, const int* sdispls, Handle stype,
+                    void* recv, const int* rcounts, const int* rdispls, Handle rtype, Handle comm) {
   const int n = comm_size(comm);
   CallStaging staging("MPI_Alltoallv");
   void *s = const_cast<void*>(send), *r = recv;
@@ -132,12 +109,8 @@ HPCOLLS_PMPI_EXPORT int MPI_Alltoallv(const void* send, const int* scounts, cons
   return staging.finish(pmpi(s, scounts, sdispls, stype, r, rcounts, rdispls, rtype, comm));
 }
 
-namespace {
-using ScanFn = int (*)(const void*, void*, int, Handle, Handle, Handle);
-int staged_scan(ScanFn pmpi, const char* name, const void* send, void* recv, int count, Handle type, Handle op,
-                Handle comm) {
-  count_call();
-  if (!either_on_device(send, recv)) return pmpi(send, recv, count, type, op, comm);
+int stage_scan(ScanFn pmpi, const char* name, const void* send, void* recv, int count, Handle type, Handle op,
+               Handle comm) {
   CallStaging staging(name);
   void *s = const_cast<void*>(send), *r = recv;
   int err = in_place(send) ? kSuccess : staging.typed(send, count, type, Access::read, &s);
@@ -145,13 +118,77 @@ int staged_scan(ScanFn pmpi, const char* name, const void* send, void* recv, int
   if (err != kSuccess) return err;
   return staging.finish(pmpi(s, r, count, type, op, comm));
 }
-}  // namespace
+
+}  // namespace hpcolls_pmpi
+
+using namespace hpcolls_pmpi;
+
+HPCOLLS_PMPI_EXPORT int MPI_Gather(const void* send, int scount, Handle stype, void* recv, int rcount, Handle rtype,
+                                   int root, Handle comm) {
+  static const auto pmpi = next<GatherFn>("PMPI_Gather");
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcount, rtype, root, comm);
+  return stage_gather(pmpi, send, scount, stype, recv, rcount, rtype, root, comm);
+}
+
+HPCOLLS_PMPI_EXPORT int MPI_Gatherv(const void* send, int scount, Handle stype, void* recv, const int* rcounts,
+                                    const int* displs, Handle rtype, int root, Handle comm) {
+  static const auto pmpi = next<GathervFn>("PMPI_Gatherv");
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcounts, displs, rtype, root, comm);
+  return stage_gatherv(pmpi, send, scount, stype, recv, rcounts, displs, rtype, root, comm);
+}
+
+HPCOLLS_PMPI_EXPORT int MPI_Scatter(const void* send, int scount, Handle stype, void* recv, int rcount, Handle rtype,
+                                    int root, Handle comm) {
+  static const auto pmpi = next<ScatterFn>("PMPI_Scatter");
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcount, rtype, root, comm);
+  return stage_scatter(pmpi, send, scount, stype, recv, rcount, rtype, root, comm);
+}
+
+HPCOLLS_PMPI_EXPORT int MPI_Scatterv(const void* send, const int* scounts, const int* displs, Handle stype, void* recv,
+                                     int rcount, Handle rtype, int root, Handle comm) {
+  static const auto pmpi = next<ScattervFn>("PMPI_Scatterv");
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, scounts, displs, stype, recv, rcount, rtype, root, comm);
+  return stage_scatterv(pmpi, send, scounts, displs, stype, recv, rcount, rtype, root, comm);
+}
+
+HPCOLLS_PMPI_EXPORT int MPI_Allgatherv(const void* send, int scount, Handle stype, void* recv, const int* rcounts,
+                                       const int* displs, Handle rtype, Handle comm) {
+  static const auto pmpi = next<AllgathervFn>("PMPI_Allgatherv");
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcounts, displs, rtype, comm);
+  return stage_allgatherv(pmpi, send, scount, stype, recv, rcounts, displs, rtype, comm);
+}
+
+HPCOLLS_PMPI_EXPORT int MPI_Alltoall(const void* send, int scount, Handle stype, void* recv, int rcount, Handle rtype,
+                                     Handle comm) {
+  static const auto pmpi = next<AlltoallFn>("PMPI_Alltoall");
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, scount, stype, recv, rcount, rtype, comm);
+  return stage_alltoall(pmpi, send, scount, stype, recv, rcount, rtype, comm);
+}
+
+HPCOLLS_PMPI_EXPORT int MPI_Alltoallv(const void* send, const int* scounts, const int* sdispls, Handle stype,
+                                      void* recv, const int* rcounts, const int* rdispls, Handle rtype, Handle comm) {
+  static const auto pmpi = next<AlltoallvFn>("PMPI_Alltoallv");
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, scounts, sdispls, stype, recv, rcounts, rdispls, rtype, comm);
+  return stage_alltoallv(pmpi, send, scounts, sdispls, stype, recv, rcounts, rdispls, rtype, comm);
+}
 
 HPCOLLS_PMPI_EXPORT int MPI_Scan(const void* send, void* recv, int count, Handle type, Handle op, Handle comm) {
   static const auto pmpi = next<ScanFn>("PMPI_Scan");
-  return staged_scan(pmpi, "MPI_Scan", send, recv, count, type, op, comm);
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, recv, count, type, op, comm);
+  return stage_scan(pmpi, "MPI_Scan", send, recv, count, type, op, comm);
 }
+
 HPCOLLS_PMPI_EXPORT int MPI_Exscan(const void* send, void* recv, int count, Handle type, Handle op, Handle comm) {
   static const auto pmpi = next<ScanFn>("PMPI_Exscan");
-  return staged_scan(pmpi, "MPI_Exscan", send, recv, count, type, op, comm);
+  count_call();
+  if (!either_on_device(send, recv)) return pmpi(send, recv, count, type, op, comm);
+  return stage_scan(pmpi, "MPI_Exscan", send, recv, count, type, op, comm);
 }

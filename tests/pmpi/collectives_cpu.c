@@ -1,5 +1,6 @@
 /* The six collectives the PMPI library takes, and the calls it stages (point-to-point, nonblocking
- * point-to-point with every completion call, the other collectives), on host buffers and (where the library is loaded) on
+ * point-to-point with every completion call, the other collectives; then every collective again in its
+ * nonblocking form, MPI_Iallreduce & co.), on host buffers and (where the library is loaded) on
  * pretend device memory (hpcolls_pmpi_staging_pretend_device: a range mapped with no access, so
  * that MPI touching it would crash as on a device pointer, counted as device memory by the
  * library, which must stage it through host memory on a CPU machine). Prints one digest line of
@@ -25,6 +26,13 @@ static void (*pretend)(void*, size_t);
 static char* dev;  /* the pretend device range */
 static const size_t dev_bytes = 1 << 20;
 static int failures;
+/* immediate: every collective below in its nonblocking form (MPI_Iallreduce, ...), waited for at
+ * once: the same results, through the library's nonblocking entry points. */
+static int immediate;
+static MPI_Request request_;
+static int waited(int err) { return err == MPI_SUCCESS ? MPI_Wait(&request_, MPI_STATUS_IGNORE) : err; }
+#define COLL(blocking, nonblocking, ...) \
+  (immediate ? waited(nonblocking(__VA_ARGS__, &request_)) : blocking(__VA_ARGS__))
 
 static void mix(const void* p, size_t n) {
   const unsigned char* b = p;
@@ -46,7 +54,10 @@ static void fill_typed(void* p, int count, MPI_Datatype t, unsigned seed) {
     else if (t == MPI_INT) ((int*)p)[i] = v;
     else if (t == MPI_LONG_LONG) ((long long*)p)[i] = (long long)v << 20;
     else if (t == MPI_UNSIGNED) ((unsigned*)p)[i] = (unsigned)(v + 3);
-    else if (t == MPI_C_DOUBLE_COMPLEX) { ((double*)p)[2 * i] = v; ((double*)p)[2 * i + 1] = -v; }
+    /* complex: both parts positive, so that every zero a product makes is +0 (a zero from
+     * mixed signs is -0 or +0 by the order of the products, and the nonblocking forms' order is
+     * not the blocking ones') */
+    else if (t == MPI_C_DOUBLE_COMPLEX) { ((double*)p)[2 * i] = 1 + (v + 3) % 3; ((double*)p)[2 * i + 1] = 1 + (v + 4) % 3; }
   }
 }
 static void check(int ok, const char* what) {
@@ -76,9 +87,13 @@ static void both(const char* name, Run run, int count, MPI_Datatype t, int tsize
     open_dev(1);
     memcpy(expect, dr, rb);
     open_dev(0);
-    char what[160];
-    snprintf(what, sizeof what, "%s count %d root %d in_place %d: staged result differs from host result", name, count,
-             root, in_place);
+    char what[320];
+    char type_name[MPI_MAX_OBJECT_NAME] = "";
+    int length = 0;
+    MPI_Type_get_name(t, type_name, &length);
+    const char* op_name = op == MPI_SUM ? "SUM" : op == MPI_MAX ? "MAX" : op == MPI_MIN ? "MIN" : op == MPI_PROD ? "PROD" : "";
+    snprintf(what, sizeof what, "%s%s %s %s count %d root %d in_place %d: staged result differs from host result",
+             immediate ? "nonblocking " : "", name, type_name, op_name, count, root, in_place);
     check(memcmp(expect, hr, rb) == 0, what);
     free(expect);
   }
@@ -86,25 +101,25 @@ static void both(const char* name, Run run, int count, MPI_Datatype t, int tsize
 }
 
 static void run_allreduce(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
-  (void)root; MPI_Allreduce(ip ? MPI_IN_PLACE : s, r, count, t, op, MPI_COMM_WORLD);
+  (void)root; COLL(MPI_Allreduce, MPI_Iallreduce, ip ? MPI_IN_PLACE : s, r, count, t, op, MPI_COMM_WORLD);
 }
 static void run_bcast(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
-  (void)s; (void)op; (void)ip; MPI_Bcast(r, count, t, root, MPI_COMM_WORLD);
+  (void)s; (void)op; (void)ip; COLL(MPI_Bcast, MPI_Ibcast, r, count, t, root, MPI_COMM_WORLD);
 }
 static void run_reduce(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
-  MPI_Reduce(ip && rank == root ? MPI_IN_PLACE : s, r, count, t, op, root, MPI_COMM_WORLD);
+  COLL(MPI_Reduce, MPI_Ireduce, ip && rank == root ? MPI_IN_PLACE : s, r, count, t, op, root, MPI_COMM_WORLD);
 }
 static void run_allgather(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
-  (void)op; (void)root; (void)ip; MPI_Allgather(s, count, t, r, count, t, MPI_COMM_WORLD);
+  (void)op; (void)root; (void)ip; COLL(MPI_Allgather, MPI_Iallgather, s, count, t, r, count, t, MPI_COMM_WORLD);
 }
 static void run_rsb(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
-  (void)root; MPI_Reduce_scatter_block(ip ? MPI_IN_PLACE : s, r, count, t, op, MPI_COMM_WORLD);
+  (void)root; COLL(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, ip ? MPI_IN_PLACE : s, r, count, t, op, MPI_COMM_WORLD);
 }
 static void run_rs(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
   (void)root;
   int* counts = malloc(sizeof(int) * size);
   for (int q = 0; q < size; ++q) counts[q] = count;  /* equal blocks: in place keeps block 0 the largest */
-  MPI_Reduce_scatter(ip ? MPI_IN_PLACE : s, r, counts, t, op, MPI_COMM_WORLD);
+  COLL(MPI_Reduce_scatter, MPI_Ireduce_scatter, ip ? MPI_IN_PLACE : s, r, counts, t, op, MPI_COMM_WORLD);
   free(counts);
 }
 
@@ -114,7 +129,7 @@ static int* ints(int n) { return calloc((size_t)n + 1, sizeof(int)); }
 static int left(void) { return (rank + size - 1) % size; }
 static int right(void) { return (rank + 1) % size; }
 static void run_gather(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
-  (void)op; MPI_Gather(ip && rank == root ? MPI_IN_PLACE : s, count, t, r, count, t, root, MPI_COMM_WORLD);
+  (void)op; COLL(MPI_Gather, MPI_Igather, ip && rank == root ? MPI_IN_PLACE : s, count, t, r, count, t, root, MPI_COMM_WORLD);
 }
 static void vector_layout(int count, int* counts, int* displs) {  /* block q: count + q % 2 elements, then a gap */
   for (int q = 0; q < size; ++q) { counts[q] = count + q % 2; displs[q] = q * (count + 3); }
@@ -123,28 +138,28 @@ static void run_gatherv(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, 
   (void)op; (void)ip;
   int *counts = ints(size), *displs = ints(size);
   vector_layout(count, counts, displs);
-  MPI_Gatherv(s, counts[rank], t, r, counts, displs, t, root, MPI_COMM_WORLD);
+  COLL(MPI_Gatherv, MPI_Igatherv, s, counts[rank], t, r, counts, displs, t, root, MPI_COMM_WORLD);
   free(counts); free(displs);
 }
 static void run_scatter(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
-  (void)op; MPI_Scatter(s, count, t, ip && rank == root ? MPI_IN_PLACE : r, count, t, root, MPI_COMM_WORLD);
+  (void)op; COLL(MPI_Scatter, MPI_Iscatter, s, count, t, ip && rank == root ? MPI_IN_PLACE : r, count, t, root, MPI_COMM_WORLD);
 }
 static void run_scatterv(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
   (void)op; (void)ip;
   int *counts = ints(size), *displs = ints(size);
   vector_layout(count, counts, displs);
-  MPI_Scatterv(s, counts, displs, t, r, counts[rank], t, root, MPI_COMM_WORLD);
+  COLL(MPI_Scatterv, MPI_Iscatterv, s, counts, displs, t, r, counts[rank], t, root, MPI_COMM_WORLD);
   free(counts); free(displs);
 }
 static void run_allgatherv(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
   (void)op; (void)root; (void)ip;
   int *counts = ints(size), *displs = ints(size);
   vector_layout(count, counts, displs);
-  MPI_Allgatherv(s, counts[rank], t, r, counts, displs, t, MPI_COMM_WORLD);
+  COLL(MPI_Allgatherv, MPI_Iallgatherv, s, counts[rank], t, r, counts, displs, t, MPI_COMM_WORLD);
   free(counts); free(displs);
 }
 static void run_alltoall(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
-  (void)op; (void)root; MPI_Alltoall(ip ? MPI_IN_PLACE : s, count, t, r, count, t, MPI_COMM_WORLD);
+  (void)op; (void)root; COLL(MPI_Alltoall, MPI_Ialltoall, ip ? MPI_IN_PLACE : s, count, t, r, count, t, MPI_COMM_WORLD);
 }
 static void run_alltoallv(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
   (void)op; (void)root; (void)ip;
@@ -154,14 +169,14 @@ static void run_alltoallv(void* s, void* r, int count, MPI_Datatype t, MPI_Op op
     sc[q] = rc[q] = count + (rank + q) % 2;
     sd[q] = rd[q] = q * (count + 3);
   }
-  MPI_Alltoallv(s, sc, sd, t, r, rc, rd, t, MPI_COMM_WORLD);
+  COLL(MPI_Alltoallv, MPI_Ialltoallv, s, sc, sd, t, r, rc, rd, t, MPI_COMM_WORLD);
   free(sc); free(sd); free(rc); free(rd);
 }
 static void run_scan(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
-  (void)root; MPI_Scan(ip ? MPI_IN_PLACE : s, r, count, t, op, MPI_COMM_WORLD);
+  (void)root; COLL(MPI_Scan, MPI_Iscan, ip ? MPI_IN_PLACE : s, r, count, t, op, MPI_COMM_WORLD);
 }
 static void run_exscan(void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, int ip) {
-  (void)root; MPI_Exscan(ip ? MPI_IN_PLACE : s, r, count, t, op, MPI_COMM_WORLD);
+  (void)root; COLL(MPI_Exscan, MPI_Iexscan, ip ? MPI_IN_PLACE : s, r, count, t, op, MPI_COMM_WORLD);
 }
 /* Point-to-point around the ring (mode 0: MPI_Sendrecv, 1: MPI_Sendrecv_replace on the receive
  * buffer, 2: MPI_Send/MPI_Recv, 3: MPI_Ssend/MPI_Recv; the pairs' order keeps them deadlock-free
@@ -239,6 +254,38 @@ static void staged_calls(unsigned seed) {
     }
 }
 
+/* Every collective on every type, op, count, root, in place or not; then the staged calls. */
+static void collectives(unsigned seed) {
+  const MPI_Datatype types[] = {MPI_FLOAT, MPI_DOUBLE, MPI_INT, MPI_LONG_LONG, MPI_UNSIGNED, MPI_C_DOUBLE_COMPLEX};
+  const int sizes[] = {4, 8, 4, 8, 4, 16};
+  const MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD};
+  const int counts[] = {1, 3, 17, 1000};
+  for (int ti = 0; ti < 6; ++ti)
+    for (int oi = 0; oi < 4; ++oi) {
+      if (types[ti] == MPI_C_DOUBLE_COMPLEX && (ops[oi] == MPI_MAX || ops[oi] == MPI_MIN)) continue;
+      for (int ci = 0; ci < 4; ++ci)
+        for (int ip = 0; ip < 2; ++ip) {
+          int c = counts[ci];
+          unsigned s = seed + 977u * (unsigned)(ti * 100 + oi * 10 + ci);
+          both("Allreduce", run_allreduce, c, types[ti], sizes[ti], ops[oi], 0, ip, c, c, s);
+          both("Reduce_scatter_block", run_rsb, c, types[ti], sizes[ti], ops[oi], 0, ip, (size_t)c * size,
+               ip ? (size_t)c * size : (size_t)c, s + 1);
+          both("Reduce_scatter", run_rs, c, types[ti], sizes[ti], ops[oi], 0, ip, (size_t)c * size,
+               ip ? (size_t)c * size : (size_t)c, s + 2);
+          for (int root = 0; root < size; ++root)
+            both("Reduce", run_reduce, c, types[ti], sizes[ti], ops[oi], root, ip, c, c, s + 3 + root);
+        }
+    }
+  for (int ti = 0; ti < 6; ++ti)
+    for (int ci = 0; ci < 4; ++ci) {
+      int c = counts[ci];
+      for (int root = 0; root < size; ++root)
+        both("Bcast", run_bcast, c, types[ti], sizes[ti], MPI_OP_NULL, root, 0, 0, c, seed + 31u * (unsigned)(ti + ci) + root);
+      both("Allgather", run_allgather, c, types[ti], sizes[ti], MPI_OP_NULL, 0, 0, c, (size_t)c * size, seed + 7u * (unsigned)ci);
+    }
+  staged_calls(seed);
+}
+
 /* The library recognizes the handles this program passes: an executable holds its own copies of
  * MPI's predefined objects (copy relocations), which are not the objects libmpi exports under
  * the same names. Failing this, every device call went to MPI and the library's own calls used
@@ -283,34 +330,10 @@ int main(int argc, char** argv) {
   const char* given = getenv("HPCOLLS_TEST_SEED");
   unsigned seed = given ? (unsigned)strtoul(given, NULL, 10) : (unsigned)time(NULL);
   MPI_Bcast(&seed, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
-  const MPI_Datatype types[] = {MPI_FLOAT, MPI_DOUBLE, MPI_INT, MPI_LONG_LONG, MPI_UNSIGNED, MPI_C_DOUBLE_COMPLEX};
-  const int sizes[] = {4, 8, 4, 8, 4, 16};
-  const MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD};
-  const int counts[] = {1, 3, 17, 1000};
-  for (int ti = 0; ti < 6; ++ti)
-    for (int oi = 0; oi < 4; ++oi) {
-      if (types[ti] == MPI_C_DOUBLE_COMPLEX && (ops[oi] == MPI_MAX || ops[oi] == MPI_MIN)) continue;
-      for (int ci = 0; ci < 4; ++ci)
-        for (int ip = 0; ip < 2; ++ip) {
-          int c = counts[ci];
-          unsigned s = seed + 977u * (unsigned)(ti * 100 + oi * 10 + ci);
-          both("Allreduce", run_allreduce, c, types[ti], sizes[ti], ops[oi], 0, ip, c, c, s);
-          both("Reduce_scatter_block", run_rsb, c, types[ti], sizes[ti], ops[oi], 0, ip, (size_t)c * size,
-               ip ? (size_t)c * size : (size_t)c, s + 1);
-          both("Reduce_scatter", run_rs, c, types[ti], sizes[ti], ops[oi], 0, ip, (size_t)c * size,
-               ip ? (size_t)c * size : (size_t)c, s + 2);
-          for (int root = 0; root < size; ++root)
-            both("Reduce", run_reduce, c, types[ti], sizes[ti], ops[oi], root, ip, c, c, s + 3 + root);
-        }
-    }
-  for (int ti = 0; ti < 6; ++ti)
-    for (int ci = 0; ci < 4; ++ci) {
-      int c = counts[ci];
-      for (int root = 0; root < size; ++root)
-        both("Bcast", run_bcast, c, types[ti], sizes[ti], MPI_OP_NULL, root, 0, 0, c, seed + 31u * (unsigned)(ti + ci) + root);
-      both("Allgather", run_allgather, c, types[ti], sizes[ti], MPI_OP_NULL, 0, 0, c, (size_t)c * size, seed + 7u * (unsigned)ci);
-    }
-  staged_calls(seed);
+  collectives(seed);
+  immediate = 1;  /* again in the nonblocking forms */
+  collectives(seed + 1);
+  immediate = 0;
   if (pretend) handles_known();
   if (pretend) {
     unsigned long long (*calls)(void) = (unsigned long long (*)(void))dlsym(RTLD_DEFAULT, "hpcolls_pmpi_staging_calls");
