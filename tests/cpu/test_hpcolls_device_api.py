@@ -148,3 +148,13 @@ def test_comm_h_is_plain_c(tmp_path):
     done = subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", f"-I{INCLUDE}", "-c",
                            str(path), "-o", str(tmp_path / "unit.o")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+@needs_nvcc
+def test_the_benchmarks_kernels_compile(tmp_path):
+    """python -m hpcolls.tools.bench.device_api compiles its kernels on the GPU machine (cupy's
+    nvcc backend): the same source must build here, against the same headers."""
+    from hpcolls.tools.bench.device_api import INCLUDE as BENCH_INCLUDE, SOURCE
+    assert BENCH_INCLUDE == INCLUDE
+    done = nvcc(SOURCE, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
