@@ -38,6 +38,7 @@ def skip_lacking(names, what="compared", checked=True):
     """Ends a test whose other checks passed by skipping, naming the calls this MPI library lacks
     (plain mpi4py raised NotImplementedError for each; `checked`: so did the wrapper, as the test
     asserted); nothing when there are none."""
+    __tracebackhide__ = True  # pytest reports the skip at the test's line, not here
     if names:
         also = ", and so does hpcolls (checked)" if checked else ""
         pytest.skip(f"{library()} lacks {', '.join(sorted(names))}: mpi4py raises NotImplementedError{also}; "

@@ -28,8 +28,10 @@ def pretend(monkeypatch):
     (the native path is off), and every call that reaches mpi4py is checked to hold no
     PretendDevice."""
     copies = []
-    # The PMPI library (mpi_has, the CUDA-awareness rule) is found beside hpcolls._native: open it
-    # before the pretend module below hides where that is.
+    # The PMPI library (mpi_has, the CUDA-awareness rule) is found beside hpcolls._native: opened
+    # again before the pretend module below hides where that is (an earlier test's pretend module
+    # may have left it not found).
+    pmpi_library._library.cache_clear()
     pmpi_library._library()
 
     def memcpy(dst, src, nbytes, stream):
@@ -189,8 +191,8 @@ def test_persistent_calls_cannot_be_staged_and_say_so(comm, pretend):
     wrapped, _ = pretend
     lacking = set()
     host, device = (lambda: np.zeros(3)), (lambda: PretendDevice(np.zeros(3)))
-    for name, call in (("Send_init", lambda c, make: c.Send_init(make(), comm.rank)),
-                       ("Recv_init", lambda c, make: c.Recv_init(make(), comm.rank)),
+    for name, call in (("Send_init", lambda c, make: c.Send_init(make(), c.Get_rank())),
+                       ("Recv_init", lambda c, make: c.Recv_init(make(), c.Get_rank())),
                        ("Allreduce_init", lambda c, make: c.Allreduce_init(make(), make())),
                        ("Bcast_init", lambda c, make: c.Bcast_init(make()))):
         if lacks(lambda: call(MPI.COMM_SELF, host)):
