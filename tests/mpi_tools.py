@@ -1,9 +1,10 @@
 """The MPI tools (mpiexec, mpicc, mpicxx) of the MPI this Python's mpi4py runs on.
 
-The venv's own wrappers (beside sys.executable: PyPI's Open MPI, or the links setup.sh makes to
-the MPI it built mpi4py against) come first; PATH is only asked when the venv has none. A machine
-may also carry another MPI on PATH (Debian's, for the Fortran test): its mpiexec cannot start
-this venv's ranks, nor its mpicxx compile against this venv's mpi.h.
+The venv's own wrappers (beside sys.executable: PyPI's Open MPI) come first; PATH is only asked
+when the venv has none, as a venv built on the machine's MPI (setup.sh, HPCOLLS_MPI_SOURCE=auto)
+has not: setup.sh makes no links, and that MPI's tools are the ones on PATH. A machine may also
+carry another MPI on PATH (Debian's, for the Fortran test): its mpiexec cannot start a PyPI-MPI
+venv's ranks, nor its mpicxx compile against that venv's mpi.h.
 """
 import shutil
 import sys

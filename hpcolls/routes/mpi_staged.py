@@ -18,7 +18,9 @@ of one, or read it first with MPI.IN_PLACE), and copied back on the stream once 
   progress while it waits on other communication would wait for ever here (docs/DROP_IN.md);
 - a persistent call (`*_init`, partitioned) cannot be staged: MPI starts and completes its
   request (Prequest.Start, MPI.Prequest.Startall, MPI.Request.Waitall) without any point where
-  hpcolls could copy, so it raises naming the method.
+  hpcolls could copy, so it raises naming the method; where the MPI library lacks the call
+  (Open MPI 4.1: MPI-4's persistent collectives and partitioned calls) it raises
+  NotImplementedError instead, as mpi4py does with any buffer there.
 
 A buffer MPI ignores on this rank (a non-root's Gather receive buffer, ...) is passed as None.
 Reductions of float16 and bfloat16, which have no MPI datatype: `reduce_rank_order` allgathers
@@ -34,6 +36,7 @@ from ..capture import refuse_capture
 from ..errors import InvalidBufferError
 from ..methods import BLOCKING, PERSISTENT
 from ..reduction import reduce_in_rank_order
+from ..staging import pmpi_library
 
 
 def _respec(spec, host):
@@ -63,6 +66,10 @@ def _finish(pool, arr, written, ptr, block, stream):
 
 def call(pool, method, base, target, args, kwargs, device, unused, stream):
     if method.completion == PERSISTENT:
+        if pmpi_library.mpi_has(f"MPI_{method.name}") is False:
+            raise NotImplementedError(
+                f"hpcolls: {method.name}: this MPI library has no MPI_{method.name} (it reports MPI "
+                f"{'.'.join(map(str, MPI.Get_version()))}); mpi4py raises NotImplementedError for it with any buffer")
         raise InvalidBufferError(
             f"hpcolls: {method.name} with a device buffer needs a CUDA-aware MPI: a persistent request is started "
             "and completed inside MPI (Start/Startall, Wait/Waitall) with no point where hpcolls could copy the "

@@ -47,7 +47,28 @@ def _library():
     lib = ctypes.CDLL(found)
     lib.hpcolls_mpi_cuda_aware.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)
     lib.hpcolls_mpi_cuda_aware.restype = ctypes.c_int
+    if hasattr(lib, "hpcolls_mpi_has"):  # (a build older than mpi_has has none)
+        lib.hpcolls_mpi_has.argtypes = (ctypes.c_char_p,)
+        lib.hpcolls_mpi_has.restype = ctypes.c_int
     return lib
+
+
+_has = {}  # MPI function name -> whether the loaded MPI library defines it
+
+
+def mpi_has(function):
+    """Whether the MPI library this process loaded defines `function` ("MPI_Bcast_init"): mpi4py
+    raises NotImplementedError for a call whose function its library lacks (Open MPI 4.1 reports
+    MPI 3.1 and has none of MPI-4's persistent collectives, partitioned calls or MPI_Isendrecv;
+    Open MPI 5.0 reports 3.1 too but has them, so the version cannot tell). None when it cannot be
+    told: the library is not built (or predates this question), or no MPI library is loaded yet."""
+    if function not in _has:
+        lib = _library()
+        answer = lib.hpcolls_mpi_has(function.encode()) if hasattr(lib, "hpcolls_mpi_has") else -1
+        if answer < 0:
+            return None
+        _has[function] = bool(answer)
+    return _has[function]
 
 
 def cuda_aware_rule(override):

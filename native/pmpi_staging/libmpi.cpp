@@ -115,4 +115,17 @@ const char* libmpi_path() {
   return found != nullptr ? found->path.c_str() : "";
 }
 
+int libmpi_has(const char* name) {
+  Found* found = libmpi();
+  if (found == nullptr || name == nullptr) return -1;
+  return dlsym(found->handle, name) != nullptr ? 1 : 0;
+}
+
 }  // namespace hpcolls_pmpi
+
+// Whether the loaded MPI library has a function: mpi4py raises NotImplementedError for a call whose
+// function its library lacks (Open MPI 4.1: MPI-4's persistent collectives, partitioned calls,
+// MPI_Isendrecv), and the staged route raises the same for those rather than its own error.
+extern "C" __attribute__((visibility("default"))) int hpcolls_mpi_has(const char* name) {
+  return hpcolls_pmpi::libmpi_has(name);
+}

@@ -18,6 +18,10 @@ void* libmpi_object(const char* name);
 // The file name of the loaded MPI library ("" when none is found).
 const char* libmpi_path();
 
+// 1 when the loaded MPI library defines `name` (an MPI_ function), 0 when it does not, -1 when no
+// MPI library is loaded. hpcolls_mpi_has, its export, answers hpcolls.staging.pmpi_library.mpi_has.
+int libmpi_has(const char* name);
+
 // The definition of `name` (an MPI Fortran entry, mpi_allreduce_ say) that this library stands
 // in front of: the next one in the global scope (RTLD_NEXT), else the first loaded object other
 // than this library that defines it (an MPI Fortran library opened privately, RTLD_LOCAL, as a

@@ -2,6 +2,7 @@
 method that makes a communicator makes a wrapped one of the matching kind, and copy/pickle
 behave as they do on mpi4py's own communicators."""
 import copy
+import gc
 import os
 import pickle
 
@@ -11,10 +12,15 @@ from mpi4py import MPI
 from mpi4py.util import pkl5, sync
 
 import hpcolls
+import mpi_support
 
 
 @pytest.fixture
 def wrapped(comm):
+    # An earlier test's wrapper that only a reference cycle keeps (a skip's or a pytest.raises'
+    # traceback holds that test's frame) would still be COMM_WORLD's first live wrapper with these
+    # overrides, which is what unpickling returns (test_a_predefined_..._unpickles_to_itself).
+    gc.collect()
     c = hpcolls.wrap(comm, algo="mpi")
     yield c
     c.close()
@@ -39,15 +45,25 @@ def test_mpi4py_apis_that_take_a_communicator_take_it(comm, wrapped, tmp_path):
     MPI.DOUBLE.Unpack(packed, 0, y, wrapped)
     assert np.array_equal(x, y)
 
-    memory = np.zeros(comm.size)
-    win = MPI.Win.Create(memory, disp_unit=memory.itemsize, comm=wrapped)
-    mine = np.array([float(comm.rank + 1)])  # alive until the closing Fence: MPI reads it there
-    win.Fence()
-    for target in range(comm.size):
-        win.Put(mine, target, target=[comm.rank, 1, MPI.DOUBLE])
-    win.Fence()
-    win.Free()
-    assert np.array_equal(memory, np.arange(1.0, comm.size + 1))
+    memory, no_window = np.zeros(comm.size), None
+    try:
+        win = MPI.Win.Create(memory, disp_unit=memory.itemsize, comm=wrapped)
+    except MPI.Exception as error:
+        # Open MPI 4.1 makes no MPI_Win_create window in a one-process job (MPI_ERR_WIN): only
+        # where plain mpi4py fails alike; the rest of the test still runs, then it skips.
+        with pytest.raises(MPI.Exception) as plain:
+            MPI.Win.Create(memory, disp_unit=memory.itemsize, comm=comm)
+        assert plain.value.Get_error_class() == error.Get_error_class(), (plain.value, error)
+        no_window = (f"{mpi_support.library()} creates no window with MPI.Win.Create on {comm.size} rank(s): "
+                     f"plain mpi4py raises {error} too; RMA on the wrapper not checked, the rest was")
+    else:
+        mine = np.array([float(comm.rank + 1)])  # alive until the closing Fence: MPI reads it there
+        win.Fence()
+        for target in range(comm.size):
+            win.Put(mine, target, target=[comm.rank, 1, MPI.DOUBLE])
+        win.Fence()
+        win.Free()
+        assert np.array_equal(memory, np.arange(1.0, comm.size + 1))
 
     path = comm.bcast(str(tmp_path / "shared.bin"))
     fh = MPI.File.Open(wrapped, path, MPI.MODE_CREATE | MPI.MODE_RDWR)
@@ -76,6 +92,8 @@ def test_mpi4py_apis_that_take_a_communicator_take_it(comm, wrapped, tmp_path):
         pass
     big = pkl5.Intracomm(wrapped)
     assert big.allgather(comm.rank) == list(range(comm.size)) and MPI.Comm.Compare(big, comm) == MPI.IDENT
+    if no_window:
+        pytest.skip(no_window)
 
 
 def _check_wrapped(made, kind, like, size):

@@ -12,7 +12,8 @@
 #     SKIP saying why where no MPI Fortran wrapper is found (CI installs one: .ci/run);
 #   - the device programs (device_collectives_gpu.cu, native/bench/pmpi_latency.cu) built with nvcc
 #     and run, which skip without a GPU saying so.
-# Uses the venv's mpicc and mpiexec (HPCOLLS_VENV, default <repo>/.venv).
+# Uses the venv's mpicc, mpicxx and mpiexec (HPCOLLS_VENV, default <repo>/.venv), else those on PATH
+# (a venv built on the machine's MPI has none of its own).
 set -uo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 venv="${HPCOLLS_VENV:-$repo/.venv}"
@@ -52,7 +53,9 @@ bash "$repo/tests/pmpi/fortran_mpi.sh" "$lib" || status=1
 
 # The device programs (GPU steps: tests/gpu_steps/pmpi.steps) must build here, and skip saying why.
 if command -v nvcc >/dev/null 2>&1; then
-  if MPICXX="$venv/bin/mpicxx" bash "$repo/tests/pmpi/build_device_programs.sh" "$work/device" "$venv/bin/python" >/dev/null; then
+  # The venv's mpicxx (PATH has the venv first), else the one beside the machine's mpiexec that a
+  # venv built on it (setup.sh, HPCOLLS_MPI_SOURCE=auto) runs on: such a venv has none of its own.
+  if MPICXX="$(command -v mpicxx || command -v mpic++)" bash "$repo/tests/pmpi/build_device_programs.sh" "$work/device" "$venv/bin/python" >/dev/null; then
     for program in device_collectives_gpu pmpi_latency device_api_normalize; do
       echo "$program: $(timeout 120 mpiexec --oversubscribe -n 1 "$work/device/$program" | tail -1)"
     done
