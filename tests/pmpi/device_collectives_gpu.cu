@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -43,9 +44,14 @@ std::mt19937_64 rng;
     }                                                                                                  \
   } while (0)
 
+std::map<std::string, int> failed_kinds;  // failures by collective, type and op (the first four words)
+
 void fail(const std::string& what) {
   ++failures;
   if (failures < 20) std::fprintf(stderr, "rank %d: FAIL %s\n", rank_, what.c_str());
+  size_t end = 0;
+  for (int words = 0; words < 4 && end != std::string::npos; ++words) end = what.find(' ', end + (words > 0));
+  ++failed_kinds[what.substr(0, end)];
 }
 
 struct Type {
@@ -419,6 +425,7 @@ int main(int argc, char** argv) {
   if (want('F')) part_f(seed + 2);
   if (want('D')) part_d();  // last: it leaves a broken communicator behind (freed)
   int all = 0;
+  for (const auto& [kind, n] : failed_kinds) std::fprintf(stderr, "rank %d: %d failures of %s\n", rank_, n, kind.c_str());
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank_ == 0) std::printf("%s: %d failures at %d ranks (stress %ld calls)\n", all ? "FAIL" : "ok", all, size_, stress);
   MPI_Finalize();
