@@ -3,7 +3,8 @@
 // per call on device buffers through the library, beside what a C code does there without it
 // (cudaMemcpy to the host, MPI on host buffers, cudaMemcpy back), in the same run; and the enqueue
 // API's device time per call from CUDA-graph replay. Medians of repeated timed batches, the slowest
-// rank's time per batch. One line per (collective, bytes), and JSON with --json FILE.
+// rank's time per batch. One line per (collective, bytes), and JSON with --json FILE; first, the
+// floor: an empty kernel launched and waited for, per call.
 //
 //   nvcc -ccbin mpicxx -std=c++17 -O2 -Inative/include -o pmpi_latency native/bench/pmpi_latency.cu \
 //        -L<dir of the library> -lhpcolls_pmpi_staging -Xlinker -rpath -Xlinker <dir>
@@ -45,6 +46,10 @@ double per_call(int batches, int calls, Call call) {
   return median(t);
 }
 
+// The floor a blocking call through a kernel cannot beat: an empty kernel launched on the legacy
+// default stream (the library's default) and waited for by the host.
+__global__ void empty_kernel() {}
+
 enum Coll { Allreduce, Bcast, Reduce, Allgather, ReduceScatterBlock, ReduceScatter, kColls };
 const char* kNames[] = {"allreduce", "bcast", "reduce", "allgather", "reduce_scatter_block", "reduce_scatter"};
 
@@ -79,6 +84,18 @@ int main(int argc, char** argv) {
   cudaHostRegister(hr.data(), hr.size(), 0);
   std::vector<int> counts(n);
   std::string out = "[";
+  const double floor_sync = per_call(batches, calls, [] {
+    empty_kernel<<<1, 1>>>();
+    cudaStreamSynchronize(nullptr);
+  });
+  if (rank_ == 0) {
+    std::printf("floor: an empty kernel launched and waited for (cudaStreamSynchronize): %.2f us per call\n",
+                floor_sync * 1e6);
+    char row[160];
+    std::snprintf(row, sizeof row, "{\"collective\": \"empty_kernel_launch_and_wait\", \"bytes\": 0, \"ranks\": %d, "
+                  "\"library_us\": %.3f}", size_, floor_sync * 1e6);
+    out += row;
+  }
   if (rank_ == 0) std::printf("%-22s %8s %14s %14s %8s %16s\n", "collective", "bytes", "library_us", "copies_mpi_us", "speedup", "enqueue_graph_us");
   for (int c = 0; c < kColls; ++c)
     for (size_t bytes = 8; bytes <= max_bytes; bytes *= 4) {
