@@ -86,7 +86,7 @@ class NativeColumnLoop:
         self.kind = "fused" if self._fused_blocks else "kernels"
         if self._fused_blocks:
             self.allreduce_path = "hpcolls native (C entry), inside the kernel through its device API"
-            self.description = f"fused loop (one launch per panel, {self._fused_blocks} blocks; not yet run on a GPU)"
+            self.description = f"fused loop (one launch per panel, {self._fused_blocks} blocks)"
         else:
             self.description = "kernel loop" + (f" (fused loop off: {why_not})" if loop == "fused" else "")
 
