@@ -38,15 +38,25 @@ __device__ void note(int* status, dev::Status s) {
   if (threadIdx.x == 0 && s != dev::Status::Ok && *status == 0) *status = int(s);
 }
 
+// The struct is read into shared memory once a launch, as a kernel that takes it by value reads it
+// from the constant bank: each operation then finds the peers' scratch without a global load.
+__device__ const hpcolls_device_comm_t& local_copy(const hpcolls_device_comm_t* c) {
+  __shared__ hpcolls_device_comm_t comm;
+  if (threadIdx.x == 0) comm = *c;
+  __syncthreads();
+  return comm;
+}
+
 extern "C" __global__ void allreduce_once(const hpcolls_device_comm_t* c, const double* s, double* r,
                                           unsigned long long n, int* status) {
-  note(status, dev::allreduce<hpcolls::Op::Sum>(*c, s, r, n));
+  note(status, dev::allreduce<hpcolls::Op::Sum>(local_copy(c), s, r, n));
 }
 
 extern "C" __global__ void allreduce_loop(const hpcolls_device_comm_t* c, const double* s, double* r,
                                           unsigned long long n, int loop, int* status) {
+  const hpcolls_device_comm_t& comm = local_copy(c);
   for (int i = 0; i < loop; ++i) {
-    const dev::Status st = dev::allreduce<hpcolls::Op::Sum>(*c, s, r, n);
+    const dev::Status st = dev::allreduce<hpcolls::Op::Sum>(comm, s, r, n);
     note(status, st);
     if (st != dev::Status::Ok) return;
   }
