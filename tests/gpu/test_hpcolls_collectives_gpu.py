@@ -483,16 +483,24 @@ def test_debug_info_logs_each_choice_once_with_why(gpu, capfd, monkeypatch):
 
 
 @pytest.mark.skipif(N < 4 or N % 2, reason="a 2 x N/2 process grid needs an even number of ranks, at least 4")
-def test_a_process_grids_row_and_column_communicators_with_large_messages(gpu, seed):
+@pytest.mark.parametrize("protocol", ["auto", "ll"])
+def test_a_process_grids_row_and_column_communicators_with_large_messages(gpu, seed, protocol):
     """The solver's pattern over a 2 x N/2 grid (solvers/backend/collectives.py): a row and a
     column communicator per rank, each its own native path on the one GPU all N ranks share; Bcasts
     of 4 MiB (the kernels in pieces) from every root and Allreduces of 3 MiB alternating between
-    them with no synchronization, every result against the host reference. Sized for the two
-    ranks of a row rather than for the N on the GPU, their kernels timed out here and corrupted a
-    4-rank solve on 2026-12-06 (docs/PERFORMANCE.md); peer_group.ranks_sharing_gpu sizes them for N."""
+    them, and between them Allreduces on the world of sizes from 8 B to 3 MiB, with no
+    synchronization, every result against the host reference. Sized for the two ranks of a row
+    rather than for the N on the GPU, their kernels timed out here and corrupted a 4-rank solve on
+    2026-12-06 (docs/PERFORMANCE.md); peer_group.ranks_sharing_gpu sizes them for N. With the LL
+    protocol forced (HPCOLLS_PROTOCOL=ll) the 4-rank solve at n = 8192 timed out in a world
+    Allreduce on 2026-12-07 (docs/JOURNAL.md#2026-12-07-1621): the "ll" case is that pattern."""
     rows, cols = WORLD.Split(RANK // 2, RANK), WORLD.Split(RANK % 2, RANK)
-    row, col = hpcolls.Communicator(rows), hpcolls.Communicator(cols)
+    with settings.overridden({"HPCOLLS_PROTOCOL": protocol}):
+        row, col, world = hpcolls.Communicator(rows), hpcolls.Communicator(cols), hpcolls.Communicator(WORLD)
+        for c in (row, col, world):
+            c.config  # noqa: B018 - a communicator reads the environment at its first use: now
     count = 4 * 2**20 // 8
+    world_counts = (1, 513, 8192 + 3, 131072 + 5, 3 * count // 4)
     try:
         for step in range(12):
             pending = []
@@ -507,13 +515,19 @@ def test_a_process_grids_row_and_column_communicators_with_large_messages(gpu, s
                 pending.append((f"step {step} {name} Bcast from {root}", buf, data[root]))
                 pending.append((f"step {step} {name} Allreduce", summed,
                                 reduce_in_rank_order(dtypes.F64, dtypes.SUM, [d[: 3 * count // 4] for d in data])))
+                n = world_counts[(step + len(pending)) % len(world_counts)]
+                everyone = [np.random.default_rng([seed, step, r, n]).standard_normal(n) for r in range(N)]
+                mine = cupy.asarray(everyone[RANK])
+                world.Allreduce(MPI.IN_PLACE, mine, op=MPI.SUM)
+                pending.append((f"step {step} world Allreduce of {n}", mine,
+                                reduce_in_rank_order(dtypes.F64, dtypes.SUM, everyone)))
             cupy.cuda.Device().synchronize()
             for what, got, want in pending:
-                assert_bitwise(cupy.asnumpy(got), want, what)
-        row.check()
-        col.check()
+                assert_bitwise(cupy.asnumpy(got), want, f"{what} (protocol {protocol})")
+        for c in (row, col, world):
+            c.check()
     finally:
-        row.close()
-        col.close()
+        for c in (row, col, world):
+            c.close()
         rows.Free()
         cols.Free()
