@@ -27,41 +27,25 @@ struct ChunkGrid {
         stride(gridDim.x * blockDim.x) {}
 };
 
-// A sentinel AllReduce's message as its kernels move it, with this thread's walk over its chunks:
-// load(i) reads chunk i of the send buffer, store(i, v) writes chunk i of the receive buffer
-// (payload.cuh; kUnit: the element type's alignment, vec_ok: both buffers 16-byte aligned).
-template <size_t kUnit>
-struct AllreduceMessage : ChunkGrid {
-  const char* send;
-  char* recv;
-  uint32_t bytes;
-  bool vec_ok;
-
-  __device__ __forceinline__ uint4 load(uint32_t i) const { return load_chunk<kUnit>(send, i, bytes, vec_ok); }
-  __device__ __forceinline__ void store(uint32_t i, uint4 v) const { store_chunk<kUnit>(recv, i, bytes, vec_ok, v); }
-};
-
 // The frame of both sentinel AllReduce kernels, one-shot and two-shot alike: the wait for the
 // previous kernel's memory before any global memory access, and the early launch of the next one
 // (dependent_launch.cuh); alone, the sum is the input, so the whole call is a copy, with no scratch
-// and no epoch; otherwise this call's state, the algorithm, body(call, message) with message an
-// AllreduceMessage of T's alignment, and the epoch's advance at the end (CallState::finish).
+// and no epoch; otherwise this call's state, the algorithm, body(call, grid) with grid this
+// thread's ChunkGrid, and the epoch's advance at the end (CallState::finish).
 template <typename T, typename Body>
 __device__ __forceinline__ void run_allreduce(const DevComm& c, const char* send, char* recv, uint32_t bytes,
                                               bool vec_ok, Algo algo, Body body) {
   constexpr size_t kUnit = Unit<T>::value;
-  const AllreduceMessage<kUnit> m{ChunkGrid(bytes), send, recv, bytes, vec_ok};
+  const ChunkGrid grid(bytes);
   wait_for_previous_kernel();
   allow_next_kernel_to_launch();
   if (c.nranks == 1) {
-    // Written out, not m.store(i, m.load(i)): the same operations, but with those the compiler
-    // laid the two-shot kernel's branches out otherwise than before this frame (PTX compared).
-    for (uint32_t i = m.first; i < m.chunks; i += m.stride)
+    for (uint32_t i = grid.first; i < grid.chunks; i += grid.stride)
       store_chunk<kUnit>(recv, i, bytes, vec_ok, load_chunk<kUnit>(send, i, bytes, vec_ok));
     return;
   }
   CallState<0> call(c, algo);
-  body(call, m);
+  body(call, grid);
   call.finish();
 }
 

@@ -67,7 +67,8 @@ __global__ void allgather_oneshot_small(DevComm c, const char* send, char* recv,
   exchange_with_every_rank<kRanks>(call, c, i, bytes, load, [&](const Packet (&w)[2 * kRanks]) {
 #pragma unroll
     for (int q = 0; q < kRanks; ++q)
-      predicated::store_chunk<1>(recv + size_t(q) * stride, i, bytes, recv_vec, Packet::chunk_of(w[2 * q], w[2 * q + 1]));
+      predicated::store_chunk<1>(recv + size_t(q) * stride, i, bytes, recv_vec,
+                                 Packet::chunk_of(w[2 * q], w[2 * q + 1]));
   });
 }
 

@@ -24,30 +24,38 @@ namespace hpcolls::kernels {
 
 template <typename T, Op OP>
 __global__ void allreduce_oneshot_sentinel(DevComm c, const char* send, char* recv, uint32_t bytes, bool vec_ok) {
-  sentinel::run_allreduce<T>(c, send, recv, bytes, vec_ok, Algo::OneShot, [&](CallState<0>& call, const auto& m) {
-    bool ok = !call.broken();
-    const uint32_t my_slot = uint32_t(c.rank) * m.chunks;
-    for (uint32_t i = m.first; ok && i < m.chunks; i += m.stride)
-      sentinel::push_to_peers(call, c, my_slot + i, m.load(i));
-    const sentinel::Area own = sentinel::area(call, c, c.rank);
+  // The algorithm, inside sentinel::run_allreduce's frame. The kernel's scalars are captured by
+  // value and the grid's fields copied into locals: so written, the compiler emits the instructions
+  // the kernel had before it shared the frame (all captures by reference, or grid.first & co. in
+  // the loops, made it order them otherwise; PTX compared).
+  const auto one_shot = [&c, send, recv, bytes, vec_ok](CallState<0>& call, const sentinel::ChunkGrid& grid) {
+    constexpr size_t kUnit = Unit<T>::value;
     constexpr int kU = sentinel::kChunksPerThread;
-    for (uint32_t base = m.first; ok && base < m.chunks; base += kU * m.stride) {
+    const uint32_t chunks = grid.chunks, first = grid.first, stride = grid.stride;
+    bool ok = !call.broken();
+    const uint32_t my_slot = uint32_t(c.rank) * chunks;
+    for (uint32_t i = first; ok && i < chunks; i += stride) {
+      sentinel::push_to_peers(call, c, my_slot + i, load_chunk<kUnit>(send, i, bytes, vec_ok));
+    }
+    const sentinel::Area own = sentinel::area(call, c, c.rank);
+    for (uint32_t base = first; ok && base < chunks; base += kU * stride) {
       uint32_t valid = 0, offset[kU];
       uint4 mine[kU], acc[kU] = {};
 #pragma unroll
       for (int u = 0; u < kU; ++u) {
-        offset[u] = base + u * m.stride;
-        if (offset[u] < m.chunks) valid |= 1u << u;
-        mine[u] = offset[u] < m.chunks ? m.load(offset[u]) : uint4{};
+        offset[u] = base + u * stride;
+        if (offset[u] < chunks) valid |= 1u << u;
+        mine[u] = offset[u] < chunks ? load_chunk<kUnit>(send, offset[u], bytes, vec_ok) : uint4{};
       }
-      const auto slot = [chunks = m.chunks](int q) { return uint32_t(q) * chunks; };
-      ok = sentinel::reduce_in_rank_order<T, OP>(call, c, own, slot, offset, valid, mine, acc);
+      ok = sentinel::reduce_in_rank_order<T, OP>(call, c, own, [chunks](int q) { return uint32_t(q) * chunks; }, offset,
+                                                 valid, mine, acc);
       if (!ok) break;
 #pragma unroll
       for (int u = 0; u < kU; ++u)
-        if (valid >> u & 1) m.store(base + u * m.stride, acc[u]);
+        if (valid >> u & 1) store_chunk<kUnit>(recv, base + u * stride, bytes, vec_ok, acc[u]);
     }
-  });
+  };
+  sentinel::run_allreduce<T>(c, send, recv, bytes, vec_ok, Algo::OneShot, one_shot);
 }
 
 }  // namespace hpcolls::kernels

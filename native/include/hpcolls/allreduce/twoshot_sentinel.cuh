@@ -27,64 +27,70 @@ namespace hpcolls::kernels {
 
 template <typename T, Op OP>
 __global__ void allreduce_twoshot_sentinel(DevComm c, const char* send, char* recv, uint32_t bytes, bool vec_ok) {
-  sentinel::run_allreduce<T>(c, send, recv, bytes, vec_ok, Algo::TwoShot, [&](CallState<0>& call, const auto& m) {
+  // The algorithm, inside sentinel::run_allreduce's frame; captures and locals as in the one-shot
+  // kernel, for the same reason (allreduce/oneshot_sentinel.cuh).
+  const auto two_shot = [&c, send, recv, bytes, vec_ok](CallState<0>& call, const sentinel::ChunkGrid& grid) {
     const uint32_t nranks = c.nranks, rank = c.rank;
-    const uint32_t part = (m.chunks + nranks - 1) / nranks;
+    const uint32_t chunks = grid.chunks, first = grid.first, stride = grid.stride;
+    constexpr size_t kUnit = Unit<T>::value;
+    constexpr int kU = sentinel::kChunksPerThread;
+    const uint32_t part = (chunks + nranks - 1) / nranks;
     const uint32_t gather = nranks * part;  // the all-gather area, after the reduce-scatter one
     const uint32_t own_begin = rank * part;
-    const uint32_t own_end = min(m.chunks, own_begin + part);
+    const uint32_t own_end = min(chunks, own_begin + part);
     const sentinel::Area own = sentinel::area(call, c, c.rank);
     bool ok = !call.broken();
 
     // Phase 1: reduce-scatter pushes.
-    for (uint32_t i = m.first; ok && i < m.chunks; i += m.stride) {
+    for (uint32_t i = first; ok && i < chunks; i += stride) {
       const uint32_t owner = i / part;
       if (owner == rank) continue;
-      sentinel::send(sentinel::area(call, c, int(owner)), rank * part + (i - owner * part), m.load(i), call.epoch());
+      sentinel::send(sentinel::area(call, c, int(owner)), rank * part + (i - owner * part),
+                     load_chunk<kUnit>(send, i, bytes, vec_ok), call.epoch());
     }
     // Phase 2: our part, reduced in rank order, kept and pushed to every peer.
-    constexpr int kU = sentinel::kChunksPerThread;
-    for (uint32_t base = own_begin + m.first; ok && base < own_end; base += kU * m.stride) {
+    for (uint32_t base = own_begin + first; ok && base < own_end; base += kU * stride) {
       uint32_t valid = 0, offset[kU];
       uint4 mine[kU], acc[kU] = {};
 #pragma unroll
       for (int u = 0; u < kU; ++u) {
-        const uint32_t i = base + u * m.stride;
+        const uint32_t i = base + u * stride;
         offset[u] = i - own_begin;
         if (i < own_end) valid |= 1u << u;
-        mine[u] = i < own_end ? m.load(i) : uint4{};
+        mine[u] = i < own_end ? load_chunk<kUnit>(send, i, bytes, vec_ok) : uint4{};
       }
-      const auto slot = [part](int q) { return uint32_t(q) * part; };
-      ok = sentinel::reduce_in_rank_order<T, OP>(call, c, own, slot, offset, valid, mine, acc);
+      ok = sentinel::reduce_in_rank_order<T, OP>(call, c, own, [part](int q) { return uint32_t(q) * part; }, offset,
+                                                 valid, mine, acc);
       if (!ok) break;
 #pragma unroll
       for (int u = 0; u < kU; ++u) {
         if (!(valid >> u & 1)) continue;
-        const uint32_t i = base + u * m.stride;
-        m.store(i, acc[u]);
+        const uint32_t i = base + u * stride;
+        store_chunk<kUnit>(recv, i, bytes, vec_ok, acc[u]);
         sentinel::push_to_peers(call, c, gather + rank * part + (i - own_begin), acc[u]);
       }
     }
     // Phase 3: the other parts, from their owners.
-    for (uint32_t base = m.first; ok && base < m.chunks; base += kU * m.stride) {
+    for (uint32_t base = first; ok && base < chunks; base += kU * stride) {
       uint32_t valid = 0, index[kU], owner[kU];
 #pragma unroll
       for (int u = 0; u < kU; ++u) {
-        const uint32_t i = base + u * m.stride;
-        owner[u] = i < m.chunks ? i / part : rank;
+        const uint32_t i = base + u * stride;
+        owner[u] = i < chunks ? i / part : rank;
         if (owner[u] != rank) valid |= 1u << u;
         index[u] = gather + owner[u] * part + (i - owner[u] * part);
       }
       if (valid == 0) continue;
       uint4 got[kU] = {};
       ok = sentinel::receive(call, own, index, valid, got,
-                            [&](int u) { return int((base + uint32_t(u) * m.stride) / part); });
+                            [&](int u) { return int((base + uint32_t(u) * stride) / part); });
       if (!ok) break;
 #pragma unroll
       for (int u = 0; u < kU; ++u)
-        if (valid >> u & 1) m.store(base + u * m.stride, got[u]);
+        if (valid >> u & 1) store_chunk<kUnit>(recv, base + u * stride, bytes, vec_ok, got[u]);
     }
-  });
+  };
+  sentinel::run_allreduce<T>(c, send, recv, bytes, vec_ok, Algo::TwoShot, two_shot);
 }
 
 }  // namespace hpcolls::kernels

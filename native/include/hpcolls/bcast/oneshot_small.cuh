@@ -33,7 +33,8 @@ __global__ void bcast_oneshot_small(DevComm c, char* buf, uint32_t bytes, int ro
   CallState<kSmallMode> call(c, Algo::OneShot, Collective::Bcast);  // the counters first: the pushes wait for the epoch
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;  // a thread per chunk at least (plan.cpp)
   const bool is_root = c.rank == root;
-  const auto load = [&] { return predicated::load_chunk<1>(buf, i, is_root ? bytes : 0u, vec_ok); };  // zero off the root
+  // Zero off the root.
+  const auto load = [&] { return predicated::load_chunk<1>(buf, i, is_root ? bytes : 0u, vec_ok); };
   exchange_with_every_rank<kRanks>(call, c, i, bytes, load, [&](const Packet (&w)[2 * kRanks]) {
     if (!is_root) predicated::store_chunk<1>(buf, i, bytes, vec_ok, Packet::chunk_of(w[2 * root], w[2 * root + 1]));
   });
