@@ -16,6 +16,7 @@
 #include "hpcolls/dispatch.cuh"
 #include "hpcolls/payload.cuh"
 #include "hpcolls/sentinel.cuh"
+#include "hpcolls/sentinel_kernel.cuh"
 
 namespace hpcolls::kernels {
 
@@ -24,47 +25,45 @@ namespace hpcolls::kernels {
 __global__ void allgather_oneshot_sentinel(DevComm c, const char* send, char* recv, uint32_t bytes, uint32_t stride,
                                            bool vec_ok) {
   constexpr int kU = sentinel::kChunksPerThread;
-  const uint32_t chunks = (bytes + uint32_t(kChunkBytes) - 1) / uint32_t(kChunkBytes);
-  const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
-  const uint32_t step = gridDim.x * blockDim.x;
+  const sentinel::ChunkGrid g(bytes);
   char* const own_block = recv + size_t(c.rank) * stride;
   const bool copy_own = send != own_block;
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
   allow_next_kernel_to_launch();
   if (c.nranks == 1) {  // alone: a copy, no scratch and no epoch (no peer waits on this rank)
-    for (uint32_t i = first; copy_own && i < chunks; i += step)
+    for (uint32_t i = g.first; copy_own && i < g.chunks; i += g.stride)
       store_chunk<1>(own_block, i, bytes, vec_ok, load_chunk<1>(send, i, bytes, vec_ok));
     return;
   }
 
   CallState<0> call(c, Algo::OneShot, Collective::Allgather);
   bool ok = !call.broken();
-  const uint32_t my_slot = uint32_t(c.rank) * chunks;
-  for (uint32_t i = first; ok && i < chunks; i += step) {
+  const uint32_t my_slot = uint32_t(c.rank) * g.chunks;
+  for (uint32_t i = g.first; ok && i < g.chunks; i += g.stride) {
     const uint4 v = load_chunk<1>(send, i, bytes, vec_ok);
     sentinel::push_to_peers(call, c, my_slot + i, v);
     if (copy_own) store_chunk<1>(own_block, i, bytes, vec_ok, v);
   }
-  // Item g: chunk g - q * chunks of rank q's block, q = g / chunks (its index in our area is g).
+  // Item j: chunk j - q * chunks of rank q's block, q = j / chunks (its index in our area is j).
   const sentinel::Area own = sentinel::area(call, c, c.rank);
-  const uint32_t items = chunks * uint32_t(c.nranks);
-  for (uint32_t base = first; ok && base < items; base += kU * step) {
+  const uint32_t items = g.chunks * uint32_t(c.nranks);
+  for (uint32_t base = g.first; ok && base < items; base += kU * g.stride) {
     uint32_t valid = 0, index[kU];
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
-      index[u] = base + u * step;
-      if (index[u] < items && index[u] / chunks != uint32_t(c.rank)) valid |= 1u << u;
+      index[u] = base + u * g.stride;
+      if (index[u] < items && index[u] / g.chunks != uint32_t(c.rank)) valid |= 1u << u;
     }
     if (valid == 0) continue;
     uint4 got[kU] = {};
     ok = sentinel::receive(call, own, index, valid, got,
-                          [&](int u) { return int((base + uint32_t(u) * step) / chunks); });
+                          [&](int u) { return int((base + uint32_t(u) * g.stride) / g.chunks); });
     if (!ok) break;
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       if (!(valid >> u & 1)) continue;
-      const uint32_t q = index[u] / chunks;
-      store_chunk<1>(recv + size_t(q) * stride, index[u] - q * chunks, bytes, vec_ok, got[u]);
+      const uint32_t q = index[u] / g.chunks;
+      store_chunk<1>(recv + size_t(q) * stride, index[u] - q * g.chunks, bytes, vec_ok, got[u]);
     }
   }
   call.finish();

@@ -15,36 +15,35 @@
 #include "hpcolls/handshake.cuh"
 #include "hpcolls/payload.cuh"
 #include "hpcolls/sentinel.cuh"
+#include "hpcolls/sentinel_kernel.cuh"
 
 namespace hpcolls::kernels {
 
 // vec_ok: buf 16-byte aligned. Thread t < nranks also carries the handshake with rank t.
 __global__ void bcast_oneshot_sentinel(DevComm c, char* buf, uint32_t bytes, int root, bool vec_ok) {
   constexpr int kU = sentinel::kChunksPerThread;
-  const uint32_t chunks = (bytes + uint32_t(kChunkBytes) - 1) / uint32_t(kChunkBytes);
-  const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
-  const uint32_t step = gridDim.x * blockDim.x;
+  const sentinel::ChunkGrid g(bytes);
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
   allow_next_kernel_to_launch();
   if (c.nranks == 1) return;  // not launched alone (NativeComm::bcast): nothing moves
 
   CallState<0> call(c, Algo::OneShot, Collective::Bcast);
   const bool is_root = c.rank == root;
-  const int peer = int(first);  // this thread's handshake partner, if first < nranks
-  const bool partner = first < uint32_t(c.nranks) && peer != c.rank;
+  const int peer = int(g.first);  // this thread's handshake partner, if g.first < nranks
+  const bool partner = g.first < uint32_t(c.nranks) && peer != c.rank;
   bool ok = !call.broken();
   if (ok && partner && !is_root) send_handshake(call, c, peer);
   if (is_root) {
-    for (uint32_t i = first; ok && i < chunks; i += step)
+    for (uint32_t i = g.first; ok && i < g.chunks; i += g.stride)
       sentinel::push_to_peers(call, c, i, load_chunk<1>(buf, i, bytes, vec_ok));
   } else {
     const sentinel::Area own = sentinel::area(call, c, c.rank);
-    for (uint32_t base = first; ok && base < chunks; base += kU * step) {
+    for (uint32_t base = g.first; ok && base < g.chunks; base += kU * g.stride) {
       uint32_t valid = 0, index[kU];
 #pragma unroll
       for (int u = 0; u < kU; ++u) {
-        index[u] = base + u * step;
-        if (index[u] < chunks) valid |= 1u << u;
+        index[u] = base + u * g.stride;
+        if (index[u] < g.chunks) valid |= 1u << u;
       }
       uint4 got[kU] = {};
       ok = sentinel::receive(call, own, index, valid, got, [root](int) { return root; });

@@ -2,18 +2,20 @@
 // It is to the general kernel (bcast/oneshot.cuh) what allgather/oneshot_small.cuh is to the
 // general Allgather: the same result, with what keeps a small call short.
 //
-// It runs as the small Allgather does, with only the root's block carrying data: thread i owns
-// chunk i; it pushes into slot `rank` of every rank's scratch (its own too, so that every slot is
-// polled alike) the root's chunk i on the root and an empty chunk elsewhere, advances the epoch as
-// soon as every thread has read it, then polls chunk i of every slot at once; a non-root stores
-// the root's. So every rank receives a line from every peer in the call, which is what the
-// double-buffering rule asks (handshake.cuh): no handshake lines, and the root's data and the
-// non-roots' empty chunks travel together. A non-root's empty chunks are N - 1 extra chunk stores
-// per chunk, which the plan bounds by taking this kernel for messages of at most 512 B (plan.cpp).
+// It runs the small Allgather's exchange (exchange_with_every_rank, allgather/oneshot_small.cuh)
+// with only the root's block carrying data: thread i owns chunk i; it pushes into slot `rank` of
+// every rank's scratch (its own too, so that every slot is polled alike) the root's chunk i on the
+// root and an empty chunk elsewhere, advances the epoch as soon as every thread has read it, then
+// polls chunk i of every slot at once; a non-root stores the root's. So every rank receives a line
+// from every peer in the call, which is what the double-buffering rule asks (handshake.cuh): no
+// handshake lines, and the root's data and the non-roots' empty chunks travel together. A
+// non-root's empty chunks are N - 1 extra chunk stores per chunk, which the plan bounds by taking
+// this kernel for messages of at most 512 B (plan.cpp).
 //
 // The buffer is the root's input and every other rank's output: the root only loads, the others
 // only store.
 #pragma once
+#include "hpcolls/allgather/oneshot_small.cuh"
 #include "hpcolls/call_state.cuh"
 #include "hpcolls/collective_args.h"
 #include "hpcolls/dependent_launch.cuh"
@@ -30,26 +32,12 @@ __global__ void bcast_oneshot_small(DevComm c, char* buf, uint32_t bytes, int ro
   allow_next_kernel_to_launch();
   CallState<kSmallMode> call(c, Algo::OneShot, Collective::Bcast);  // the counters first: the pushes wait for the epoch
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;  // a thread per chunk at least (plan.cpp)
-  const uint32_t chunks = (bytes + uint32_t(kChunkBytes) - 1) / uint32_t(kChunkBytes);
-  const bool has = i < chunks;
   const bool is_root = c.rank == root;
-  const uint4 mine = predicated::load_chunk<1>(buf, i, is_root ? bytes : 0u, vec_ok);  // zero off the root
-  const uint32_t slot_lines = chunks * uint32_t(kLinesPerChunk);
-  const bool ok = !call.broken();
-  if (ok && has) {
-#pragma unroll
-    for (int k = 0; k < kRanks; ++k) {
-      const int q = (c.rank + k) % kRanks;  // from this rank on, so that ranks do not all hit rank 0 first
-      LLLine* const to = call.half(q) + uint32_t(c.rank) * slot_lines + i;
-      call.send_chunk(to, to + chunks, mine);
-    }
-  }
-  // Every thread has read the epoch: advance it now, while the data is on its way.
-  call.finish();
-  if (!ok || !has) return;
-  Packet w[2 * kRanks];
-  if (!call.template receive_every_rank<kRanks>(call.half(c.rank), slot_lines, i, chunks, w)) return;
-  if (!is_root) predicated::store_chunk<1>(buf, i, bytes, vec_ok, Packet::chunk_of(w[2 * root], w[2 * root + 1]));
+  // Zero off the root.
+  const auto load = [&] { return predicated::load_chunk<1>(buf, i, is_root ? bytes : 0u, vec_ok); };
+  exchange_with_every_rank<kRanks>(call, c, i, bytes, load, [&](const Packet (&w)[2 * kRanks]) {
+    if (!is_root) predicated::store_chunk<1>(buf, i, bytes, vec_ok, Packet::chunk_of(w[2 * root], w[2 * root + 1]));
+  });
 }
 
 }  // namespace hpcolls::kernels
