@@ -116,9 +116,8 @@ const char* libmpi_path() {
 }
 
 int libmpi_has(const char* name) {
-  Found* found = libmpi();
-  if (found == nullptr || name == nullptr) return -1;
-  return dlsym(found->handle, name) != nullptr ? 1 : 0;
+  if (libmpi() == nullptr || name == nullptr) return -1;
+  return libmpi_symbol(name) != nullptr ? 1 : 0;
 }
 
 }  // namespace hpcolls_pmpi

@@ -1,6 +1,5 @@
 #include "mpi_abi.h"
 
-
 #include <cstdint>
 #include <cstring>
 #include <mutex>
