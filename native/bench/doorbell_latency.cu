@@ -1,0 +1,144 @@
+// Issue #47's floor question: what a blocking call on device buffers costs the host before any
+// collective work, by the ways a host can hand work to the GPU and learn it finished.
+//   launch_sync:  an empty kernel on the legacy stream, then cudaStreamSynchronize (what every
+//                 blocking call through a kernel pays today);
+//   launch_flag:  the same kernel writes a flag in mapped host memory; the host spins on it;
+//   doorbell:     a kernel already running (one block) polls a sequence number in mapped host
+//                 memory, answers in mapped host memory; the host writes and spins (no launch);
+//   stream_query: cudaStreamQuery on the idle legacy stream (what ordering a doorbell call after
+//                 the caller's earlier work would cost).
+// Every rank measures at once (ranks sharing the GPU under MPS see each other's load); each batch's
+// time is the slowest rank's, the median of the batches is printed.
+//
+//   nvcc -ccbin mpicxx -std=c++17 -O2 -o doorbell_latency native/bench/doorbell_latency.cu
+//   mpiexec -n 2 ./doorbell_latency [--calls N] [--batches B]
+#include <cuda_runtime.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <class Call>
+double per_call(int batches, int calls, Call call) {
+  for (int i = 0; i < calls; ++i) call();
+  std::vector<double> t;
+  for (int b = 0; b < batches; ++b) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < calls; ++i) call();
+    double dt = (MPI_Wtime() - t0) / calls, slowest = 0;
+    MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    t.push_back(slowest);
+  }
+  return median(t);
+}
+
+__global__ void empty_kernel() {}
+
+__global__ void flag_kernel(volatile unsigned* flag, unsigned value) {
+  __threadfence_system();
+  *flag = value;
+}
+
+// Answers each new sequence number in `bell` by writing it to `ack`; 0 in `bell` ends it.
+__global__ void doorbell_kernel(volatile unsigned* bell, volatile unsigned* ack) {
+  unsigned seen = 0;
+  for (;;) {
+    unsigned s = *bell;
+    if (s == seen) continue;
+    if (s == 0u) return;
+    seen = s;
+    __threadfence_system();
+    *ack = s;
+  }
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+void spin_until(volatile unsigned* word, unsigned value) {
+  while (*word != value) {
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1, devices = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int calls = 2000, batches = 21;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--calls")) calls = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--batches")) batches = std::atoi(argv[i + 1]);
+  }
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    if (rank == 0) std::printf("SKIP: no CUDA device here\n");
+    MPI_Finalize();
+    return 0;
+  }
+  check(cudaSetDevice(rank % devices), "cudaSetDevice");
+  unsigned* words = nullptr;  // [0] flag, [1] bell, [2] ack
+  check(cudaHostAlloc(&words, 3 * sizeof(unsigned), cudaHostAllocMapped), "cudaHostAlloc");
+  std::memset(words, 0, 3 * sizeof(unsigned));
+  unsigned* dwords = nullptr;
+  check(cudaHostGetDevicePointer(&dwords, words, 0), "cudaHostGetDevicePointer");
+  volatile unsigned* flag = words;
+  volatile unsigned* bell = words + 1;
+  volatile unsigned* ack = words + 2;
+
+  const double launch_sync = per_call(batches, calls, [] {
+    empty_kernel<<<1, 1>>>();
+    cudaStreamSynchronize(nullptr);
+  });
+  unsigned next = 0;
+  const double launch_flag = per_call(batches, calls, [&] {
+    flag_kernel<<<1, 1>>>(dwords, ++next);
+    spin_until(flag, next);
+  });
+  check(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+  const double stream_query = per_call(batches, calls, [] { (void)cudaStreamQuery(nullptr); });
+
+  cudaStream_t service;
+  check(cudaStreamCreateWithFlags(&service, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  *bell = 0;
+  *ack = 0;
+  unsigned seq = 0;
+  doorbell_kernel<<<1, 32, 0, service>>>(dwords + 1, dwords + 2);
+  check(cudaGetLastError(), "launch(doorbell_kernel)");
+  const double doorbell = per_call(batches, calls, [&] {
+    if (++seq == 0) seq = 1;
+    *bell = seq;
+    spin_until(ack, seq);
+  });
+  *bell = 0;
+  check(cudaStreamSynchronize(service), "cudaStreamSynchronize(service)");
+
+  if (rank == 0) {
+    std::printf("ranks %d, devices %d, %d batches of %d calls, slowest rank per batch, median:\n", size, devices,
+                batches, calls);
+    std::printf("  launch_sync   %8.2f us  (empty kernel, cudaStreamSynchronize)\n", launch_sync * 1e6);
+    std::printf("  launch_flag   %8.2f us  (kernel writes a mapped host flag, host spins)\n", launch_flag * 1e6);
+    std::printf("  doorbell      %8.2f us  (a running kernel polls mapped host memory and answers)\n", doorbell * 1e6);
+    std::printf("  stream_query  %8.2f us  (cudaStreamQuery of the idle legacy stream)\n", stream_query * 1e6);
+  }
+  cudaStreamDestroy(service);
+  cudaFreeHost(words);
+  MPI_Finalize();
+  return 0;
+}
