@@ -68,6 +68,7 @@ NativeComm::NativeComm(int rank, int nranks, int device, size_t scratch_bytes, d
   int major = 0;
   cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
   dependent_launch_supported_ = major >= 9;
+  dev_.next_may_start_early = !in_.gpu_shared;
 
   dev_.counters = counters_;
   dev_.host_error = host_error_dev_;

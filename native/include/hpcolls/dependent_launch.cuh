@@ -10,6 +10,14 @@
 // after ~85,000 calls (docs/PERFORMANCE.md). With the trigger after the wait, the GPU suite at 1, 2
 // and 4 ranks and the 4-rank bench ran clean, and a small call took 0.4-1.1 µs less device time.
 //
+// Not where ranks share the GPU (MPS): whatever kernel comes next on the stream may be launched as
+// a dependent — cuBLAS's and CUB's are, on compute capability 9.0 — and its blocks then hold SM
+// slots, waiting for ours to end, while ours waits on peers whose own collective kernels need
+// those slots to start. At 4 ranks on one H100 the solver, on the LL protocol only, timed out so
+// in about one run of two, every rank in the same call (docs/PERFORMANCE.md#solver-protocols).
+// With one rank per GPU nothing else competes for the SMs, and a kernel lets the next one start
+// only once all of its own blocks are resident and past their wait.
+//
 // On devices before compute capability 9.0 these are no-ops and the host launches without the
 // attribute (NativeComm).
 #pragma once
@@ -25,9 +33,10 @@ inline cudaLaunchAttribute dependent_launch_attribute() {
   return a;
 }
 
-__device__ inline void allow_next_kernel_to_launch() {
+// allowed: the communicator's next_may_start_early (0 where ranks share the GPU).
+__device__ inline void allow_next_kernel_to_launch(bool allowed) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (allowed) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 

@@ -38,7 +38,7 @@ __device__ __forceinline__ void run_allreduce(const DevComm& c, const char* send
   constexpr size_t kUnit = Unit<T>::value;
   const ChunkGrid grid(bytes);
   wait_for_previous_kernel();
-  allow_next_kernel_to_launch();
+  allow_next_kernel_to_launch(c.next_may_start_early);
   if (c.nranks == 1) {
     for (uint32_t i = grid.first; i < grid.chunks; i += grid.stride)
       store_chunk<kUnit>(recv, i, bytes, vec_ok, load_chunk<kUnit>(send, i, bytes, vec_ok));

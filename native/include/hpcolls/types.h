@@ -40,6 +40,7 @@ static_assert(kMaxRanks == HPCOLLS_DEVICE_MAX_RANKS, "one rank limit");
 struct DevComm : device::Comm {
   int ll_mode;  // see ll_line.cuh
   int lane_shift;  // one-shot: log2 of the threads given to each 16-byte chunk (oneshot_lane_shift)
+  int next_may_start_early;  // 1: the kernel lets the next kernel on its stream start (dependent_launch.cuh)
 };
 
 inline size_t dtype_size(DType t) {

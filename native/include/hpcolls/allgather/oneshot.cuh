@@ -18,7 +18,7 @@ __global__ void allgather_oneshot(DevComm c, const char* send, char* recv, uint3
   const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t step = gridDim.x * blockDim.x;
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
-  allow_next_kernel_to_launch();
+  allow_next_kernel_to_launch(c.next_may_start_early);
   if (c.nranks == 1) return allgather_alone(c, send, recv, bytes, stride, vec_ok, first, step);
   CallState<kMode> call(c, Algo::OneShot, Collective::Allgather);
   allgather_oneshot_steps(call, c, send, recv, bytes, stride, vec_ok, first, step);

@@ -29,7 +29,7 @@ __global__ void allgather_oneshot_sentinel(DevComm c, const char* send, char* re
   char* const own_block = recv + size_t(c.rank) * stride;
   const bool copy_own = send != own_block;
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
-  allow_next_kernel_to_launch();
+  allow_next_kernel_to_launch(c.next_may_start_early);
   if (c.nranks == 1) {  // alone: a copy, no scratch and no epoch (no peer waits on this rank)
     for (uint32_t i = g.first; copy_own && i < g.chunks; i += g.stride)
       store_chunk<1>(own_block, i, bytes, vec_ok, load_chunk<1>(send, i, bytes, vec_ok));

@@ -60,7 +60,7 @@ __global__ void allgather_oneshot_small(DevComm c, const char* send, char* recv,
                                         bool send_vec, bool recv_vec) {
   using Packet = LLPacket<kSmallMode>;
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
-  allow_next_kernel_to_launch();
+  allow_next_kernel_to_launch(c.next_may_start_early);
   CallState<kSmallMode> call(c, Algo::OneShot, Collective::Allgather);  // the counters first: the pushes wait for the epoch
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;  // a thread per chunk at least (plan.cpp)
   const auto load = [&] { return predicated::load_chunk<1>(send, i, bytes, send_vec); };

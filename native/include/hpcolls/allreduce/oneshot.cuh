@@ -57,7 +57,7 @@ __global__ void allreduce_oneshot(DevComm c, const char* send, char* recv, uint3
   const uint32_t stride = gridDim.x * blockDim.x;  // a multiple of 32: loops below are warp-uniform
   const auto mine = [&](uint32_t i) { return i < chunks ? load_chunk<kUnit>(send, i, bytes, vec_ok) : uint4{}; };
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
-  allow_next_kernel_to_launch();
+  allow_next_kernel_to_launch(c.next_may_start_early);
 
   if (c.nranks == 1) {
     // Alone, the sum is the input: a copy. No scratch, and no epoch: no peer waits on this rank.

@@ -21,7 +21,7 @@ template <typename T, Op OP>
 __global__ void allreduce_oneshot_ll128(DevComm c, const char* send, char* recv, uint32_t bytes, bool vec_ok) {
   constexpr size_t kUnit = Unit<T>::value;
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
-  allow_next_kernel_to_launch();
+  allow_next_kernel_to_launch(c.next_may_start_early);
   CallState<0> call(c, Algo::OneShot);
   const uint32_t nranks = c.nranks, rank = c.rank;
   const uint32_t tiles = ll128_tiles_of(bytes);

@@ -33,7 +33,7 @@ template <typename T, Op OP, int kRanks>
 __global__ void allreduce_oneshot_small(DevComm c, const char* send, char* recv, uint32_t bytes, bool vec_ok) {
   constexpr size_t kUnit = Unit<T>::value;
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
-  allow_next_kernel_to_launch();
+  allow_next_kernel_to_launch(c.next_may_start_early);
   // The counters first: the push waits for the epoch, and the payload load overlaps its trip.
   CallState<kSmallMode> call(c, Algo::OneShot);
   const uint32_t chunks = (bytes + uint32_t(kChunkBytes) - 1) / uint32_t(kChunkBytes);

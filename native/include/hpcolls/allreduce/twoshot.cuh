@@ -25,7 +25,7 @@ __global__ void allreduce_twoshot(DevComm c, const char* send, char* recv, uint3
   constexpr size_t kUnit = Unit<T>::value;
   constexpr uint32_t kLines = kLinesPerChunk;
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
-  allow_next_kernel_to_launch();
+  allow_next_kernel_to_launch(c.next_may_start_early);
   CallState<kMode> call(c, Algo::TwoShot);
   const uint32_t nranks = c.nranks, rank = c.rank;
   const uint32_t chunks = (bytes + uint32_t(kChunkBytes) - 1) / uint32_t(kChunkBytes);

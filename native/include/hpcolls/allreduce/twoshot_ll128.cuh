@@ -33,7 +33,7 @@ __global__ void allreduce_twoshot_ll128(DevComm c, const char* send, char* recv,
   constexpr size_t kUnit = Unit<T>::value;
   constexpr uint32_t kLines = kLL128TileLines;
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
-  allow_next_kernel_to_launch();
+  allow_next_kernel_to_launch(c.next_may_start_early);
   CallState<0> call(c, Algo::TwoShot);
   const uint32_t nranks = c.nranks, rank = c.rank;
   const uint32_t tiles = ll128_tiles_of(bytes);

@@ -14,7 +14,7 @@ __global__ void bcast_oneshot(DevComm c, char* buf, uint32_t bytes, int root, bo
   const uint32_t first = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t step = gridDim.x * blockDim.x;
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
-  allow_next_kernel_to_launch();
+  allow_next_kernel_to_launch(c.next_may_start_early);
   if (c.nranks == 1) return;  // not launched alone (NativeComm::bcast): nothing moves
   CallState<kMode> call(c, Algo::OneShot, Collective::Bcast);
   bcast_oneshot_steps(call, c, buf, bytes, root, vec_ok, first, step);

@@ -24,7 +24,7 @@ __global__ void bcast_oneshot_sentinel(DevComm c, char* buf, uint32_t bytes, int
   constexpr int kU = sentinel::kChunksPerThread;
   const sentinel::ChunkGrid g(bytes);
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
-  allow_next_kernel_to_launch();
+  allow_next_kernel_to_launch(c.next_may_start_early);
   if (c.nranks == 1) return;  // not launched alone (NativeComm::bcast): nothing moves
 
   CallState<0> call(c, Algo::OneShot, Collective::Bcast);

@@ -29,7 +29,7 @@ template <int kRanks>
 __global__ void bcast_oneshot_small(DevComm c, char* buf, uint32_t bytes, int root, bool vec_ok) {
   using Packet = LLPacket<kSmallMode>;
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
-  allow_next_kernel_to_launch();
+  allow_next_kernel_to_launch(c.next_may_start_early);
   CallState<kSmallMode> call(c, Algo::OneShot, Collective::Bcast);  // the counters first: the pushes wait for the epoch
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;  // a thread per chunk at least (plan.cpp)
   const bool is_root = c.rank == root;

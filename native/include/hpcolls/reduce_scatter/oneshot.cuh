@@ -42,7 +42,7 @@ __global__ void reduce_scatter_oneshot(DevComm c, const char* send, char* recv, 
   };
   const uint32_t own_chunks = chunks_of(c.rank);
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
-  allow_next_kernel_to_launch();
+  allow_next_kernel_to_launch(c.next_may_start_early);
 
   if (c.nranks == 1) {  // alone, the result is block 0: a copy, no scratch and no epoch
     for (uint32_t i = first; send != recv && i < own_chunks; i += step)

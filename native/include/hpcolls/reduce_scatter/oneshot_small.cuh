@@ -37,7 +37,7 @@ __global__ void reduce_scatter_oneshot_small(DevComm c, const char* send, char* 
   constexpr size_t kUnit = Unit<T>::value;
   using Packet = LLPacket<kSmallMode>;
   wait_for_previous_kernel();  // before any global memory access (dependent_launch.cuh)
-  allow_next_kernel_to_launch();
+  allow_next_kernel_to_launch(c.next_may_start_early);
   CallState<kSmallMode> call(c, Algo::OneShot, what);  // the counters first: the pushes wait for the epoch
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;  // a thread per chunk at least (plan.cpp)
   const uint32_t slot_lines = largest * uint32_t(kLinesPerChunk);
