@@ -15,6 +15,8 @@
 #include <cuda_runtime.h>
 #include <mpi.h>
 
+#include "mpi_timing.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -23,25 +25,7 @@
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-template <class Call>
-double per_call(int batches, int calls, Call call) {
-  for (int i = 0; i < calls; ++i) call();
-  std::vector<double> t;
-  for (int b = 0; b < batches; ++b) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    for (int i = 0; i < calls; ++i) call();
-    double dt = (MPI_Wtime() - t0) / calls, slowest = 0;
-    MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    t.push_back(slowest);
-  }
-  return median(t);
-}
+using hpcolls::bench::per_call;
 
 __global__ void empty_kernel() {}
 

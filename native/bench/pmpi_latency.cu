@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 #include <mpi.h>
 
+#include "mpi_timing.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -25,26 +27,8 @@ namespace {
 
 int rank_ = 0, size_ = 1;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Seconds per call: `batches` batches of `calls` calls, each batch's time the slowest rank's.
-template <class Call>
-double per_call(int batches, int calls, Call call) {
-  for (int i = 0; i < calls; ++i) call();  // warm (and the first call's set-up)
-  std::vector<double> t;
-  for (int b = 0; b < batches; ++b) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    for (int i = 0; i < calls; ++i) call();
-    double dt = (MPI_Wtime() - t0) / calls, slowest = 0;
-    MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    t.push_back(slowest);
-  }
-  return median(t);
-}
+using hpcolls::bench::median;
+using hpcolls::bench::per_call;
 
 // The floor a blocking call through a kernel cannot beat: an empty kernel launched on the legacy
 // default stream (the library's default) and waited for by the host.
