@@ -1,8 +1,6 @@
 """AllReduce on device buffers, on the GPU machine: every dtype x op, sizes from 1 element to
 16 MiB, in place and out of place, each algorithm, bitwise against a rank-order reference and
 bitwise equal across ranks."""
-import time
-
 import numpy as np
 import pytest
 from mpi4py import MPI
@@ -156,36 +154,6 @@ def test_dependent_launch(gpu, monkeypatch, seed):
             assert comm._paths.native.dependent_launch == want, what
         finally:
             comm.close()
-
-
-def test_library_kernels_between_collectives(gpu, monkeypatch, seed):
-    """The solver's pattern on one stream: an LL two-shot Allreduce of nearly the protocol's
-    largest message (a grid of the rank's whole share of the SMs), then cuBLAS and CUB kernels,
-    which on compute capability 9.0 may be launched as dependents of whatever ran before them;
-    ranks arrive at different times. Where ranks share the GPU a collective kernel must not let
-    such a kernel start early: its blocks would hold SM slots that a late rank's collective needs
-    (the solver timed out so at 4 ranks on one H100, dependent_launch.cuh)."""
-    monkeypatch.setenv("HPCOLLS_PROTOCOL", "ll")
-    comm = hpcolls.Communicator(WORLD)
-    try:
-        rng = np.random.default_rng(seed + WORLD.rank)
-        count = 1046528 // 8  # the solver's call that timed out
-        x = cupy.empty(count)
-        a = cupy.asarray(np.random.default_rng(seed).random((2048, 2048)))
-        total = cupy.zeros(())
-        calls = 300
-        for _ in range(calls):
-            x.fill(1.0)
-            time.sleep(rng.uniform(0.0, 3e-4))
-            comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
-            total += x.sum()
-            a = a @ a
-            a /= cupy.abs(a).max()
-        cupy.cuda.Device().synchronize()
-        assert route_of(comm, "Allreduce", MPI.IN_PLACE, x).why.startswith("two-shot")
-        assert float(total) == float(calls * WORLD.size * count)
-    finally:
-        comm.close()
 
 
 @pytest.mark.parametrize("threads", [32, 1024])
