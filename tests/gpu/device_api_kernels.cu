@@ -1,7 +1,7 @@
 // Kernels of tests/gpu/test_hpcolls_device_api_gpu.py: each calls hpcolls' device API
 // (native/include/hpcolls/device/collectives.cuh) on a communicator whose struct it reads from
 // device memory (DeviceComm.to_device). The test compiles this file with cupy.RawModule (nvcc)
-// after generating one extern "C" allreduce entry per (type, op): ALLREDUCE_ENTRIES below.
+// after generating one extern "C" allreduce entry per (type, op), and grid-scope ones for a few.
 #include <hpcolls/device/collectives.cuh>
 
 namespace dev = hpcolls::device;
@@ -13,6 +13,15 @@ __device__ void run_allreduce(const hpcolls_device_comm_t* c, const void* send, 
                               int* status) {
   const dev::Status s = dev::allreduce<OP>(*c, static_cast<const T*>(send), static_cast<T*>(recv), n);
   if (threadIdx.x + threadIdx.y + threadIdx.z == 0) *status = int(s);
+}
+
+// Grid scope (a cooperative launch): status[blockIdx.x] from each block's first thread, so the
+// test sees that every block returned the same.
+template <typename T, Op OP>
+__device__ void run_allreduce_grid(const hpcolls_device_comm_t* c, const void* send, void* recv,
+                                   unsigned long long n, int* status) {
+  const dev::Status s = dev::allreduce_grid<OP>(*c, static_cast<const T*>(send), static_cast<T*>(recv), n);
+  if (threadIdx.x == 0) status[blockIdx.x] = int(s);
 }
 
 extern "C" __global__ void broadcast_bytes(const hpcolls_device_comm_t* c, unsigned char* buf, unsigned long long n,

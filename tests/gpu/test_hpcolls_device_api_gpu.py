@@ -14,7 +14,10 @@ poisoned:
   - a CUDA graph of device operations and host calls replayed 1000 times;
   - a rank whose kernel skips an operation: CollectiveTimeout on every rank, then the
     communicator broken.
-Nothing here has run on a GPU yet. Without a GPU every test is skipped (tests/gpu/conftest.py)."""
+  - allreduce at grid scope (a cooperative launch): a few types and ops, up to the largest
+    message, between host calls; outside a cooperative launch it moves nothing.
+The grid-scope tests have not run on a GPU yet (the rest ran at 1-8 ranks, docs/DEVICE_API.md).
+Without a GPU every test is skipped (tests/gpu/conftest.py)."""
 import time
 from pathlib import Path
 
@@ -36,7 +39,7 @@ KERNELS = Path(__file__).with_name("device_api_kernels.cu")
 C_TYPES = ("__half", "__nv_bfloat16", "float", "double", "float2", "double2", "int32_t", "int64_t", "uint32_t",
            "uint64_t", "int8_t", "uint8_t", "int16_t", "uint16_t", "bool")
 CPP_OPS = ("Sum", "Prod", "Min", "Max", "BAnd", "BOr", "BXor", "LAnd", "LOr", "LXor")
-STATUS = {"ok": 0, "broken": 1, "too_large": 2}  # hpcolls_device_status
+STATUS = {"ok": 0, "broken": 1, "too_large": 2, "not_cooperative": 5}  # hpcolls_device_status
 GRAPH_REPLAYS = 1000
 BLOCKS = ((256, 1, 1), (96, 1, 1), (32, 4, 2), (8, 1, 1))  # the operations take blocks of any shape
 
@@ -45,10 +48,18 @@ def allreduce_entry(code, op):
     return f"allreduce_{dtypes.NAMES[code]}_{dtypes.OP_NAMES[op]}"
 
 
+# The grid-scope allreduce's cases: one per kind of element and op family (it shares the
+# block-scope operation's steps, which every pair above runs).
+GRID_CASES = ((dtypes.F64, dtypes.SUM), (dtypes.C128, dtypes.PROD), (dtypes.F16, dtypes.MAX),
+              (dtypes.I64, dtypes.BXOR), (dtypes.BOOL, dtypes.LXOR))
+
+
 def source():
-    entries = [f'extern "C" __global__ void {allreduce_entry(c, o)}(const hpcolls_device_comm_t* c, const void* s, '
-               f'void* r, unsigned long long n, int* st) {{ run_allreduce<{C_TYPES[c]}, Op::{CPP_OPS[o]}>(c, s, r, n, st); }}'
-               for c in ALL_CODES for o in ALL_OPS if supported(c, o)]
+    def entry(name, runner, c, o):
+        return (f'extern "C" __global__ void {name}(const hpcolls_device_comm_t* c, const void* s, void* r, '
+                f'unsigned long long n, int* st) {{ {runner}<{C_TYPES[c]}, Op::{CPP_OPS[o]}>(c, s, r, n, st); }}')
+    entries = [entry(allreduce_entry(c, o), "run_allreduce", c, o) for c in ALL_CODES for o in ALL_OPS if supported(c, o)]
+    entries += [entry("grid_" + allreduce_entry(c, o), "run_allreduce_grid", c, o) for c, o in GRID_CASES]
     return KERNELS.read_text() + "\n" + "\n".join(entries) + "\n"
 
 
@@ -128,6 +139,63 @@ def test_allreduce_every_type_and_op_is_the_host_reference_bitwise(kernels, dc, 
         assert_bitwise(got.view(want.dtype) if code == dtypes.BF16 else got, want, what)
         digests = WORLD.allgather(digest(got))
         assert len(set(digests)) == 1, f"{what}: ranks differ"
+
+
+def grid_blocks():
+    """This rank's share of the GPU's SMs, at most 16: the grid of a cooperative launch that every
+    rank sharing the GPU can have resident at once."""
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    shared = WORLD.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        return max(1, min(16, sms // shared.size))
+    finally:
+        shared.Free()
+
+
+def run_allreduce_grid(kernels, raw, code, op, send, recv, blocks, cooperative=True):
+    st = cupy.full(blocks, -1, dtype=cupy.int32)
+    kernels.get_function("grid_" + allreduce_entry(code, op))(
+        (blocks,), (256,), (raw, send, recv, np.uint64(send.size), st), enable_cooperative_groups=cooperative)
+    cupy.cuda.get_current_stream().synchronize()
+    return set(st.get().tolist())
+
+
+@pytest.mark.parametrize("count", (1, 1000, 8191, "largest"))
+def test_allreduce_at_grid_scope_is_the_host_reference_bitwise(kernels, comm, dc, count):
+    """Every block of a cooperative launch calls allreduce_grid: the chunks spread over the grid,
+    the result bitwise the block-scope one's (the host reference), every block's status the same;
+    a host Allreduce between two grid operations keeps the one sequence of epochs."""
+    d, raw = dc
+    seed = shared_seed()
+    blocks = grid_blocks()
+    for k, (code, op) in enumerate(GRID_CASES):
+        n = d.max_bytes["allreduce"] // dtypes.ITEMSIZE[code] if count == "largest" else count
+        send = to_device(host_input(code, op, n, seed + k, RANK), code)
+        in_place = k % 2 == 0
+        recv = send if in_place else cupy.full_like(send, 0x5A if send.dtype.itemsize == 1 else 77)
+        statuses = run_allreduce_grid(kernels, raw, code, op, send, recv, blocks)
+        what = f"grid of {blocks}: {dtypes.NAMES[code]} {dtypes.OP_NAMES[op]} x{n}, in place {in_place}"
+        assert statuses == {STATUS["ok"]}, f"{what}: statuses {statuses}"
+        got = cupy.asnumpy(recv)
+        want = reference(code, op, n, seed + k, N)
+        assert_bitwise(got.view(want.dtype) if code == dtypes.BF16 else got, want, what)
+        assert len(set(WORLD.allgather(digest(got)))) == 1, f"{what}: ranks differ"
+        x = cupy.full(3, float(RANK + 1))
+        comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
+        assert (cupy.asnumpy(x) == N * (N + 1) / 2).all(), f"after {what}: the host call between"
+
+
+def test_allreduce_at_grid_scope_outside_a_cooperative_launch_moves_nothing(kernels, dc):
+    """A grid-scope operation in an ordinary launch returns NotCooperative on every block and moves
+    nothing; the communicator's next operation is unaffected (no epoch was taken)."""
+    d, raw = dc
+    send = cupy.full(100, float(RANK + 1))
+    recv = cupy.full(100, -7.0)
+    statuses = run_allreduce_grid(kernels, raw, dtypes.F64, dtypes.SUM, send, recv, 2, cooperative=False)
+    assert statuses == {STATUS["not_cooperative"]}
+    assert (cupy.asnumpy(recv) == -7.0).all()
+    statuses = run_allreduce_grid(kernels, raw, dtypes.F64, dtypes.SUM, send, recv, 2)
+    assert statuses == {STATUS["ok"]} and (cupy.asnumpy(recv) == N * (N + 1) / 2).all()
 
 
 def test_a_message_past_the_limit_moves_nothing_on_every_rank(kernels, dc):

@@ -8,6 +8,9 @@ CUDA graphs as the benchmark times them (timing.py), in one run. Three rows a si
               device API's cost where a kernel is launched for it
   in-kernel   one kernel doing LOOP device allreduces back to back: µs per allreduce, the cost
               inside a kernel that runs anyway (what a fused kernel pays)
+  grid        the same with hpcolls::device::allreduce_grid in a cooperative launch of the
+              rank's share of the SMs (at most 64 blocks): the message spread over the grid; timed
+              by events around one launch (a cooperative launch is not captured)
 
 Every result is checked (each rank contributes rank + 1: every element must be N(N+1)/2) and
 every status word must read Ok. Under mpiexec on the GPU machine:
@@ -61,6 +64,16 @@ extern "C" __global__ void allreduce_loop(const hpcolls_device_comm_t* c, const 
     if (st != dev::Status::Ok) return;
   }
 }
+
+extern "C" __global__ void allreduce_grid_loop(const hpcolls_device_comm_t* c, const double* s, double* r,
+                                               unsigned long long n, int loop, int* status) {
+  const hpcolls_device_comm_t& comm = local_copy(c);
+  for (int i = 0; i < loop; ++i) {
+    const dev::Status st = dev::allreduce_grid<hpcolls::Op::Sum>(comm, s, r, n);
+    if (blockIdx.x == 0) note(status, st);
+    if (st != dev::Status::Ok) return;
+  }
+}
 """
 THREADS = 256
 
@@ -72,7 +85,8 @@ def rows(cupy, timing, loop):
     comm.Allreduce(MPI.IN_PLACE, cupy.zeros(1), op=MPI.SUM)  # opens the native path (collective)
     dc = comm.device_comm(device)
     raw = dc.to_device(cupy)
-    once, looped = _kernels(cupy, world)
+    once, looped, grid_looped = _kernels(cupy, world)
+    blocks = _grid_blocks(cupy, world)
     status = cupy.zeros(1, dtype=cupy.int32)
     expected = world.size * (world.size + 1) / 2
     out = []
@@ -99,7 +113,44 @@ def rows(cupy, timing, loop):
                                    f"{int(status.get()[0])} on some rank")
             us = found[0][0] / per_call if found else None
             out.append(dict(how=how, bytes=size, device_us=us))
+        recv.fill(np.nan)
+        us = _event_timed(cupy, world, timing.reps, lambda: grid_looped(
+            (blocks,), (THREADS,), (raw, send, recv, n, np.int32(loop), status), enable_cooperative_groups=True)) / loop
+        ok = bool((recv == expected).all()) and int(status.get()[0]) == 0
+        if not all(world.allgather(ok)):
+            raise RuntimeError(f"device_api bench: grid {size} B gave a wrong result or status "
+                               f"{int(status.get()[0])} on some rank")
+        out.append(dict(how="grid", bytes=size, device_us=us, blocks=blocks))
     return out
+
+
+def _grid_blocks(cupy, world):
+    """The rank's share of the SMs (ranks on this node share its GPUs' SMs under MPS), at most 64."""
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    node = world.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        gpus = cupy.cuda.runtime.getDeviceCount()
+        per_gpu = max(1, -(-node.size // gpus))
+        return max(1, min(64, sms // per_gpu))
+    finally:
+        node.Free()
+
+
+def _event_timed(cupy, world, reps, launch):
+    """Device µs of one launch: the median of `reps` after a warm-up, the slowest rank's."""
+    launch()
+    stream = cupy.cuda.get_current_stream()
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(reps):
+        stream.synchronize()
+        world.Barrier()
+        start.record(stream)
+        launch()
+        end.record(stream)
+        end.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, end) * 1e3)
+    return world.allreduce(float(np.median(times)), op=MPI.MAX)
 
 
 def _kernels(cupy, world):
@@ -107,7 +158,7 @@ def _kernels(cupy, world):
     binary instead of compiling the same source at once."""
     def load():
         module = cupy.RawModule(code=SOURCE, options=("-std=c++17", f"-I{INCLUDE}"), backend="nvcc")
-        return module.get_function("allreduce_once"), module.get_function("allreduce_loop")
+        return tuple(module.get_function(name) for name in ("allreduce_once", "allreduce_loop", "allreduce_grid_loop"))
     found = load() if world.rank == 0 else None
     world.Barrier()
     return found or load()
@@ -130,12 +181,16 @@ def main(argv=None):
         release()
     if world.rank == 0:
         print(f"# device API allreduce (float64 SUM, one block of {THREADS}), {world.size} ranks: device us per allreduce")
-        print(f"{'bytes':>7} {'host':>7} {'launch':>7} {'in-kernel':>9} {'host/in-kernel':>14}")
+        blocks = next((r["blocks"] for r in found if r["how"] == "grid"), None)
+        print(f"# grid: allreduce_grid, {blocks} blocks of {THREADS}, cooperative launch")
+        print(f"{'bytes':>7} {'host':>7} {'launch':>7} {'in-kernel':>9} {'host/in-kernel':>14} {'grid':>7} "
+              f"{'host/grid':>9}")
         by = {(r["how"], r["bytes"]): r["device_us"] for r in found}
         for size in dict.fromkeys(r["bytes"] for r in found):
-            host, inner = by.get(("host", size)), by.get(("in-kernel", size))
+            host, inner, grid = by.get(("host", size)), by.get(("in-kernel", size)), by.get(("grid", size))
             ratio = host / inner if host and inner else None
-            print(f"{size:>7} {_us(host):>7} {_us(by.get(('launch', size))):>7} {_us(inner):>9} {_us(ratio):>14}")
+            print(f"{size:>7} {_us(host):>7} {_us(by.get(('launch', size))):>7} {_us(inner):>9} {_us(ratio):>14} "
+                  f"{_us(grid):>7} {_us(host / grid if host and grid else None):>9}")
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"rows": found, "ranks": world.size, "loop": args.loop}, f, indent=1)

@@ -8,7 +8,8 @@
 //     ... continue with the sum of every rank's x ...
 //   }
 //
-// Scope: an operation is called by every thread of one block, as __syncthreads() is; it begins
+// Scope: an operation is called by every thread of one block, as __syncthreads() is (allreduce_grid:
+// of every block of a cooperative launch, as this_grid().sync() is); it begins
 // with a block barrier (so the block's writes to the send buffer are seen) and ends with one (so
 // every thread sees the result). On a communicator, operations and host-launched collectives form
 // one sequence that every rank must issue in the same order (MPI's rule): within a kernel, one
@@ -26,8 +27,9 @@
 // address (global or shared), any alignment of the element type; 16-byte aligned buffers move as
 // vectors. Sizes: hpcolls_device_*_max_bytes(&comm) per rank (hpcolls/device/comm.h).
 //
-// Not yet run on a GPU (docs/DEVICE_API.md says what was checked where).
+// docs/DEVICE_API.md says what ran on which GPU (allreduce_grid: not yet).
 #pragma once
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -56,6 +58,7 @@ enum class Status : int {
   TooLarge = HPCOLLS_DEVICE_TOO_LARGE,
   EpochsExhausted = HPCOLLS_DEVICE_EPOCHS_EXHAUSTED,
   BadRoot = HPCOLLS_DEVICE_BAD_ROOT,
+  NotCooperative = HPCOLLS_DEVICE_NOT_COOPERATIVE,  // allreduce_grid outside a cooperative launch
 };
 
 // The element types allreduce takes, each with the type it reduces as and its hpcolls DType:
@@ -136,32 +139,94 @@ __device__ inline void open_operation() {
 
 }  // namespace detail
 
+namespace detail {
+
+// One allreduce's message, as both scopes check and move it: T reduces as R (Element), its bytes
+// within the per-rank limit or not, both buffers 16-byte aligned or not.
+template <Op OP, typename T>
+struct AllreduceMessage {
+  static_assert(Element<T>::known, "hpcolls::device::allreduce: not an element type hpcolls reduces (Element)");
+  static_assert(kReduces<T, OP>, "hpcolls::device::allreduce: MPI does not define this op on this type");
+  using R = typename Element<T>::type;
+  static_assert(sizeof(R) == sizeof(T), "an element reduces as a type of its own size");
+  static constexpr size_t kUnit = Unit<R>::value;
+
+  __device__ AllreduceMessage(const Comm& c, const T* send, T* recv, size_t count)
+      : in(reinterpret_cast<const char*>(send)), out(reinterpret_cast<char*>(recv)),
+        too_large(uint64_t(count) * sizeof(T) > hpcolls_device_allreduce_max_bytes(&c)),
+        bytes(uint32_t(count * sizeof(T))), vec_ok(aligned16(send) && aligned16(recv)) {}
+
+  // Alone (one rank): a copy by the threads first, first + step, ...; no scratch, no epoch.
+  __device__ void copy(uint32_t first, uint32_t step) const {
+    const uint32_t chunks = (bytes + uint32_t(kChunkBytes) - 1) / uint32_t(kChunkBytes);
+    for (uint32_t i = first; in != out && i < chunks; i += step)
+      store_chunk<kUnit>(out, i, bytes, vec_ok, load_chunk<kUnit>(in, i, bytes, vec_ok));
+  }
+
+  __device__ bool steps(CallState<kMode>& call, const Comm& c, uint32_t first, uint32_t step) const {
+    return allreduce_oneshot_steps<R, OP>(call, c, in, out, bytes, vec_ok, first, step);
+  }
+
+  const char* in;
+  char* out;
+  bool too_large;
+  uint32_t bytes;  // valid where not too_large
+  bool vec_ok;
+};
+
+}  // namespace detail
+
 // recv[i] = send[0][i] OP send[1][i] OP ... OP send[N-1][i] (send[q]: rank q's send), combined in
 // rank order, for i < count, on every rank. In place when send == recv. Every rank passes the
 // same count and OP.
 template <Op OP, typename T>
 __device__ Status allreduce(const Comm& c, const T* send, T* recv, size_t count) {
-  static_assert(Element<T>::known, "hpcolls::device::allreduce: not an element type hpcolls reduces (Element)");
-  static_assert(kReduces<T, OP>, "hpcolls::device::allreduce: MPI does not define this op on this type");
-  using R = typename Element<T>::type;
-  static_assert(sizeof(R) == sizeof(T), "an element reduces as a type of its own size");
-  constexpr size_t kUnit = Unit<R>::value;
-  const uint64_t bytes = uint64_t(count) * sizeof(T);
-  if (bytes > hpcolls_device_allreduce_max_bytes(&c)) return Status::TooLarge;
-  const char* const in = reinterpret_cast<const char*>(send);
-  char* const out = reinterpret_cast<char*>(recv);
-  const bool vec_ok = detail::aligned16(send) && detail::aligned16(recv);
+  const detail::AllreduceMessage<OP, T> m(c, send, recv, count);
+  if (m.too_large) return Status::TooLarge;
   detail::open_operation();
-  if (c.nranks == 1) {  // alone: a copy, no scratch and no epoch (no peer waits on this rank)
-    const uint32_t chunks = uint32_t((bytes + kChunkBytes - 1) / kChunkBytes);
-    for (uint32_t i = detail::thread_in_block(); in != out && i < chunks; i += detail::threads_in_block())
-      store_chunk<kUnit>(out, i, uint32_t(bytes), vec_ok, load_chunk<kUnit>(in, i, uint32_t(bytes), vec_ok));
+  if (c.nranks == 1) {  // no peer waits on this rank
+    m.copy(detail::thread_in_block(), detail::threads_in_block());
     __syncthreads();
     return Status::Ok;
   }
   return detail::run(c, Collective::Allreduce, [&](CallState<detail::kMode>& call, uint32_t first, uint32_t step) {
-    return allreduce_oneshot_steps<R, OP>(call, c, in, out, uint32_t(bytes), vec_ok, first, step);
+    return m.steps(call, c, first, step);
   });
+}
+
+// allreduce at grid scope: every thread of every block of a kernel launched cooperatively
+// (cudaLaunchCooperativeKernel; cupy: enable_cooperative_groups=True) calls it, as it would
+// this_grid().sync(), and the message's chunks are spread over the whole grid instead of one
+// block. The same result, bits and guarantees as allreduce; the status is the same on every
+// thread of the grid. It begins with a grid barrier (every block's writes to the send buffer are
+// seen, and the operation before it ended on every block) and ends with one (every block sees the
+// result). Ranks sharing a GPU (MPS) must each launch at most their share of it: a grid waits on
+// its peers, whose grids need SMs to start. Not launched cooperatively: NotCooperative, nothing
+// moved.
+template <Op OP, typename T>
+__device__ Status allreduce_grid(const Comm& c, const T* send, T* recv, size_t count) {
+  const detail::AllreduceMessage<OP, T> m(c, send, recv, count);
+  if (m.too_large) return Status::TooLarge;
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  if (!grid.is_valid()) return Status::NotCooperative;
+  const uint32_t first = uint32_t(grid.thread_rank()), step = uint32_t(grid.num_threads());
+  wait_for_previous_kernel();
+  grid.sync();
+  if (c.nranks == 1) {
+    m.copy(first, step);
+    grid.sync();
+    return Status::Ok;
+  }
+  CallState<detail::kMode> call(c, Algo::OneShot, Collective::Allreduce);
+  if (call.epoch() == UINT32_MAX) return Status::EpochsExhausted;  // every thread read the same epoch
+  m.steps(call, c, first, step);
+  // Every thread's steps (and epoch read) are done and its stores seen by the grid: a time-out
+  // anywhere has set the counters' error word, which every thread now reads the same. The next
+  // operation's opening barrier orders the epoch's advance before its read.
+  grid.sync();
+  const bool broken = static_cast<const volatile DeviceCounters*>(c.counters)->error != 0;
+  if (first == 0) call.advance_epoch();
+  return broken ? Status::Broken : Status::Ok;
 }
 
 // buf[0, count) of rank `root` into buf on every other rank; any trivially copyable T (bytes move

@@ -90,7 +90,7 @@ HPCOLLS_DEVICE_HD static inline uint64_t hpcolls_device_broadcast_max_bytes(cons
   return lines <= HPCOLLS_DEVICE_HANDSHAKE_LINES ? 0 : (lines - HPCOLLS_DEVICE_HANDSHAKE_LINES) / 2u * 16u;
 }
 
-/* What an operation returned: the same on every thread of the block that called it. */
+/* What an operation returned: the same on every thread that called it (the block, or the grid). */
 enum hpcolls_device_status {
   HPCOLLS_DEVICE_OK = 0,
   /* This rank waited past the time-out for a peer (recorded in the error record: the host's next
@@ -99,7 +99,9 @@ enum hpcolls_device_status {
   HPCOLLS_DEVICE_BROKEN = 1,
   HPCOLLS_DEVICE_TOO_LARGE = 2,         /* past hpcolls_device_*_max_bytes: nothing moved */
   HPCOLLS_DEVICE_EPOCHS_EXHAUSTED = 3,  /* 2^32-2 calls made: Dup() a new communicator */
-  HPCOLLS_DEVICE_BAD_ROOT = 4           /* a broadcast's root outside 0..nranks-1: nothing moved */
+  HPCOLLS_DEVICE_BAD_ROOT = 4,          /* a broadcast's root outside 0..nranks-1: nothing moved */
+  HPCOLLS_DEVICE_NOT_COOPERATIVE = 5    /* a grid-scope operation in a kernel not launched
+                                           cooperatively: nothing moved */
 };
 
 #ifdef __cplusplus
