@@ -1,26 +1,28 @@
-// The fused column loop (sytrd_fused.h): a panel's columns in one cooperative launch. Not yet run
-// on a GPU.
+// The fused column loop (sytrd_fused.h): a panel's columns in one cooperative launch. With the
+// grid-scope AllReduce, not yet run on a GPU (with the block-scope one its tests passed at 2 and 4
+// ranks on an H100: docs/PERFORMANCE.md#fused-sytrd).
 //
 // Why: the kernel loop (sytrd_panel.cu) enqueues about eight launches per column (seven kernels
 // and a host-launched AllReduce); below the trailing matrix's gemv each is latency-bound, so a
 // column costs the host's launch rate (a bare launch is 4-5 µs of host time) more
 // than the GPU's work. Here the host launches once per panel.
 //
-// How the steps that need many blocks meet the AllReduce that one block makes: hpcolls' device
-// operations are block-scope (one block at a time on a communicator), while the column's product
-// and its V/W corrections need the whole grid's bandwidth. So the kernel is a cooperative launch
-// whose blocks step through the column together, separated by grid barriers (cooperative groups'
-// grid.sync, which orders every block's writes before it for every block after it):
+// How the steps meet: the kernel is a cooperative launch whose blocks step through the column
+// together, separated by grid barriers (cooperative groups' grid.sync, which orders every block's
+// writes before it for every block after it), and the column's AllReduce is hpcolls' grid-scope
+// device operation, which spreads p over every block (one block moved it 7x slower than the
+// host-launched call at 64 KiB on an H100: docs/PERFORMANCE.md#device-api-latency):
 //   1. column_part over its step grid                                  | barrier
 //   2. every block merges the norm's parts itself (the same fixed tree, so the same bits: no
 //      barrier to hand the pivot round); make_reflector_part            | barrier
-//   3. the local gemv; vw_dots (a = Wᴴv, b = Vᴴv need v, not p)         | barrier
-//   4. block 0: hpcolls::device::allreduce of p, in rank order; the other blocks meanwhile
-//      vw_combine (a, b)                                                 | barrier
-//   5. w_update                                                          | barrier
-//   6. w_finish                                                          | barrier (W's column, before
+//   3. the local gemv; vw_dots (a = Wᴴv, b = Vᴴv need v, not p)
+//   4. hpcolls::device::allreduce_grid of p, in rank order              | its opening and closing
+//      barriers (the first also ends step 3)
+//   5. vw_combine (a, b)                                                 | barrier
+//   6. w_update                                                          | barrier
+//   7. w_finish                                                          | barrier (W's column, before
 //      the next column reads it)
-// Six grid barriers per column instead of eight launches. The alternatives weighed: a block that
+// Seven grid barriers per column instead of eight launches. The alternatives weighed: a block that
 // does the AllReduce while the others wait on a device flag is the same barrier written by hand
 // (with no guarantee that all blocks are resident); one block per column doing the whole product
 // reads C₂₂ through one SM, far too slow past small n.
@@ -36,8 +38,8 @@
 // is at most kShareDivisor-th of this rank's share of the GPU (hpcolls' rule for its own waiting
 // grids, native/hpcolls/plan.cpp: full-share grids timed out at 4 ranks on one GPU).
 //
-// Failure: a time-out of the device AllReduce (hpcolls records it) makes block 0 raise `broken`;
-// after the barrier every block leaves, so nothing hangs; the host learns of it at the next panel
+// Failure: a time-out of the device AllReduce (hpcolls records it) returns Broken on every thread
+// of the grid, and every block leaves, so nothing hangs; the host learns of it at the next panel
 // (device_comm reads hpcolls' record) or from the loop's final check.
 #include <cooperative_groups.h>
 
@@ -119,13 +121,13 @@ class PhaseTimer {
   unsigned long long last_;
 };
 
-// The column's in-place AllReduce of p[0:count] by the calling block; a complex sum is the sum of
-// its real and imaginary parts, so it travels as 2 count reals (the same bits).
+// The column's in-place AllReduce of p[0:count] by the whole grid; a complex sum is the sum of its
+// real and imaginary parts, so it travels as 2 count reals (the same bits).
 template <typename T>
 __device__ hpcolls::device::Status allreduce_sum(const hpcolls_device_comm_t& comm, T* p, int64_t count) {
   using R = real_t<T>;
   R* x = reinterpret_cast<R*>(p);
-  return hpcolls::device::allreduce<hpcolls::Op::Sum>(comm, x, x, size_t(count) * (sizeof(T) / sizeof(R)));
+  return hpcolls::device::allreduce_grid<hpcolls::Op::Sum>(comm, x, x, size_t(count) * (sizeof(T) / sizeof(R)));
 }
 
 // Blocks an SM must hold of the kernel: two in single precision (at most 128 registers a thread,
@@ -165,18 +167,14 @@ __global__ void __launch_bounds__(kThreads, kFusedMinBlocks<T>) fused_panel(Fuse
     if (i > 0)
       for_each_slice(chunks, dot_column_groups(i),
                      [&](Slice s) { vw_dots_part(s, a.v_mat, a.w_mat, a.width, i, mi, w.v, w.ab_parts); });
-    grid.sync();
     timer.mark(kPhaseProduct);
-    if (blockIdx.x == 0) {
-      const bool ok = allreduce_sum(a.comm, a.p, mi - 1) == hpcolls::device::Status::Ok;
-      if (threadIdx.x == 0) *w.broken = ok ? 0 : 1;
-    }
-    if (i > 0)  // by the blocks after block 0 (by block 0 after its AllReduce where it is alone)
-      for_each_slice(combine_column_groups(i), 2,
-                     [&](Slice s) { vw_combine_part(s, a.width, i, w.ab_parts, int(chunks), w.ab); }, 1);
-    grid.sync();
-    if (__ldcg(w.broken) != 0) return;  // every block, after the same barrier: none is left waiting
+    // The same status on every thread of the grid: on a time-out every block leaves here.
+    if (allreduce_sum(a.comm, a.p, mi - 1) != hpcolls::device::Status::Ok) return;
     timer.mark(kPhaseAllreduce);
+    if (i > 0)
+      for_each_slice(combine_column_groups(i), 2,
+                     [&](Slice s) { vw_combine_part(s, a.width, i, w.ab_parts, int(chunks), w.ab); });
+    grid.sync();
     const int64_t g5 = update_blocks(mi);
     for_each_slice(g5, 1, [&](Slice s) {
       w_update_part(s, shared, a.v_mat, a.w_mat, a.width, i, mi, w.v, a.p, w.ab, w.scalars, w.dot_parts);

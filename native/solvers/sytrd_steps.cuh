@@ -449,12 +449,11 @@ struct Work {
   T* dot_parts;
   T* scalars;
   NormParts<R> ssq;
-  int* broken;  // the fused loop: set when a column's AllReduce gave up (every block stops)
-  T* hemv;      // hemv_lower's scratch (SytrdProduct::HemvLower only)
+  T* hemv;  // hemv_lower's scratch (SytrdProduct::HemvLower only)
 
-  // The counter and the fused loop's flag take the last two slots.
+  // The counter takes the last slot.
   static size_t elems(int64_t n, int64_t width) {
-    return 3 * size_t(n) + 2 * (kMaxParts + 1) * size_t(width) + kMaxDotParts + 2 + 2 * kMaxColumnBlocks + 2;
+    return 3 * size_t(n) + 2 * (kMaxParts + 1) * size_t(width) + kMaxDotParts + 2 + 2 * kMaxColumnBlocks + 1;
   }
   explicit Work(void* base, int64_t n, int64_t width) {
     col = static_cast<T*>(base);
@@ -467,7 +466,6 @@ struct Work {
     ssq.sum = reinterpret_cast<R*>(scalars + 2);
     ssq.amax = ssq.sum + kMaxColumnBlocks;
     ssq.arrivals = reinterpret_cast<unsigned*>(ssq.amax + kMaxColumnBlocks);
-    broken = reinterpret_cast<int*>(col + elems(n, width) - 1);
     hemv = col + elems(n, width);
   }
 };
