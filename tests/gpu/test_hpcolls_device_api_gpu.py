@@ -54,28 +54,44 @@ GRID_CASES = ((dtypes.F64, dtypes.SUM), (dtypes.C128, dtypes.PROD), (dtypes.F16,
               (dtypes.I64, dtypes.BXOR), (dtypes.BOOL, dtypes.LXOR))
 
 
-def source():
+def source(block_scope=True):
+    """The test kernels and an allreduce entry per case: every (type, op) at block scope, and
+    GRID_CASES at grid scope (named grid_...)."""
     def entry(name, runner, c, o):
         return (f'extern "C" __global__ void {name}(const hpcolls_device_comm_t* c, const void* s, void* r, '
                 f'unsigned long long n, int* st) {{ {runner}<{C_TYPES[c]}, Op::{CPP_OPS[o]}>(c, s, r, n, st); }}')
-    entries = [entry(allreduce_entry(c, o), "run_allreduce", c, o) for c in ALL_CODES for o in ALL_OPS if supported(c, o)]
-    entries += [entry("grid_" + allreduce_entry(c, o), "run_allreduce_grid", c, o) for c, o in GRID_CASES]
+    entries = [entry("grid_" + allreduce_entry(c, o), "run_allreduce_grid", c, o) for c, o in GRID_CASES]
+    if block_scope:
+        entries += [entry(allreduce_entry(c, o), "run_allreduce", c, o)
+                    for c in ALL_CODES for o in ALL_OPS if supported(c, o)]
     return KERNELS.read_text() + "\n" + "\n".join(entries) + "\n"
 
 
-@pytest.fixture(scope="module")
-def kernels(gpu):
-    """The test kernels, compiled by nvcc once: rank 0 first, the other ranks then load its
-    cached binary (cupy's kernel cache) instead of compiling the same file N times at once."""
+def compiled(code, cooperative=False):
+    """A module of `code`, compiled by nvcc once: rank 0 first, the other ranks then load its
+    cached binary (cupy's kernel cache) instead of compiling the same file N times at once.
+    cooperative: cupy launches its kernels with cuLaunchCooperativeKernel (grid-scope operations)."""
     options = ("-std=c++17", f"-I{REPO / 'native/include'}")
 
     def load():
-        module = cupy.RawModule(code=source(), options=options, backend="nvcc")
+        module = cupy.RawModule(code=code, options=options, backend="nvcc", enable_cooperative_groups=cooperative)
         module.get_function("no_operation")  # compiles now
         return module
     module = load() if RANK == 0 else None
     WORLD.Barrier()
     return module or load()
+
+
+@pytest.fixture(scope="module")
+def kernels(gpu):
+    """The test kernels, launched as ordinary kernels."""
+    return compiled(source())
+
+
+@pytest.fixture(scope="module")
+def cooperative_kernels(gpu):
+    """The grid-scope entries, launched cooperatively."""
+    return compiled(source(block_scope=False), cooperative=True)
 
 
 @pytest.fixture(scope="module")
@@ -152,16 +168,15 @@ def grid_blocks():
         shared.Free()
 
 
-def run_allreduce_grid(kernels, raw, code, op, send, recv, blocks, cooperative=True):
+def run_allreduce_grid(module, raw, code, op, send, recv, blocks):
     st = cupy.full(blocks, -1, dtype=cupy.int32)
-    kernels.get_function("grid_" + allreduce_entry(code, op))(
-        (blocks,), (256,), (raw, send, recv, np.uint64(send.size), st), enable_cooperative_groups=cooperative)
+    module.get_function("grid_" + allreduce_entry(code, op))((blocks,), (256,), (raw, send, recv, np.uint64(send.size), st))
     cupy.cuda.get_current_stream().synchronize()
     return set(st.get().tolist())
 
 
 @pytest.mark.parametrize("count", (1, 1000, 8191, "largest"))
-def test_allreduce_at_grid_scope_is_the_host_reference_bitwise(kernels, comm, dc, count):
+def test_allreduce_at_grid_scope_is_the_host_reference_bitwise(cooperative_kernels, comm, dc, count):
     """Every block of a cooperative launch calls allreduce_grid: the chunks spread over the grid,
     the result bitwise the block-scope one's (the host reference), every block's status the same;
     a host Allreduce between two grid operations keeps the one sequence of epochs."""
@@ -173,7 +188,7 @@ def test_allreduce_at_grid_scope_is_the_host_reference_bitwise(kernels, comm, dc
         send = to_device(host_input(code, op, n, seed + k, RANK), code)
         in_place = k % 2 == 0
         recv = send if in_place else cupy.full_like(send, 0x5A if send.dtype.itemsize == 1 else 77)
-        statuses = run_allreduce_grid(kernels, raw, code, op, send, recv, blocks)
+        statuses = run_allreduce_grid(cooperative_kernels, raw, code, op, send, recv, blocks)
         what = f"grid of {blocks}: {dtypes.NAMES[code]} {dtypes.OP_NAMES[op]} x{n}, in place {in_place}"
         assert statuses == {STATUS["ok"]}, f"{what}: statuses {statuses}"
         got = cupy.asnumpy(recv)
@@ -185,16 +200,16 @@ def test_allreduce_at_grid_scope_is_the_host_reference_bitwise(kernels, comm, dc
         assert (cupy.asnumpy(x) == N * (N + 1) / 2).all(), f"after {what}: the host call between"
 
 
-def test_allreduce_at_grid_scope_outside_a_cooperative_launch_moves_nothing(kernels, dc):
+def test_allreduce_at_grid_scope_outside_a_cooperative_launch_moves_nothing(kernels, cooperative_kernels, dc):
     """A grid-scope operation in an ordinary launch returns NotCooperative on every block and moves
     nothing; the communicator's next operation is unaffected (no epoch was taken)."""
     d, raw = dc
     send = cupy.full(100, float(RANK + 1))
     recv = cupy.full(100, -7.0)
-    statuses = run_allreduce_grid(kernels, raw, dtypes.F64, dtypes.SUM, send, recv, 2, cooperative=False)
+    statuses = run_allreduce_grid(kernels, raw, dtypes.F64, dtypes.SUM, send, recv, 2)
     assert statuses == {STATUS["not_cooperative"]}
     assert (cupy.asnumpy(recv) == -7.0).all()
-    statuses = run_allreduce_grid(kernels, raw, dtypes.F64, dtypes.SUM, send, recv, 2)
+    statuses = run_allreduce_grid(cooperative_kernels, raw, dtypes.F64, dtypes.SUM, send, recv, 2)
     assert statuses == {STATUS["ok"]} and (cupy.asnumpy(recv) == N * (N + 1) / 2).all()
 
 

@@ -10,7 +10,7 @@ CUDA graphs as the benchmark times them (timing.py), in one run. Three rows a si
               inside a kernel that runs anyway (what a fused kernel pays)
   grid        the same with hpcolls::device::allreduce_grid in a cooperative launch of the
               rank's share of the SMs (at most 64 blocks): the message spread over the grid; timed
-              by events around one launch (a cooperative launch is not captured)
+              by events around one launch (not captured into a graph)
 
 Every result is checked (each rank contributes rank + 1: every element must be N(N+1)/2) and
 every status word must read Ok. Under mpiexec on the GPU machine:
@@ -115,7 +115,7 @@ def rows(cupy, timing, loop):
             out.append(dict(how=how, bytes=size, device_us=us))
         recv.fill(np.nan)
         us = _event_timed(cupy, world, timing.reps, lambda: grid_looped(
-            (blocks,), (THREADS,), (raw, send, recv, n, np.int32(loop), status), enable_cooperative_groups=True)) / loop
+            (blocks,), (THREADS,), (raw, send, recv, n, np.int32(loop), status))) / loop
         ok = bool((recv == expected).all()) and int(status.get()[0]) == 0
         if not all(world.allgather(ok)):
             raise RuntimeError(f"device_api bench: grid {size} B gave a wrong result or status "
@@ -154,11 +154,15 @@ def _event_timed(cupy, world, reps, launch):
 
 
 def _kernels(cupy, world):
-    """The two kernels, compiled by nvcc on rank 0 first; the other ranks then load cupy's cached
-    binary instead of compiling the same source at once."""
+    """The three kernels, compiled by nvcc on rank 0 first; the other ranks then load cupy's cached
+    binary instead of compiling the same source at once. The grid loop's module is launched
+    cooperatively (cupy: cuLaunchCooperativeKernel)."""
     def load():
-        module = cupy.RawModule(code=SOURCE, options=("-std=c++17", f"-I{INCLUDE}"), backend="nvcc")
-        return tuple(module.get_function(name) for name in ("allreduce_once", "allreduce_loop", "allreduce_grid_loop"))
+        options = ("-std=c++17", f"-I{INCLUDE}")
+        plain = cupy.RawModule(code=SOURCE, options=options, backend="nvcc")
+        cooperative = cupy.RawModule(code=SOURCE, options=options, backend="nvcc", enable_cooperative_groups=True)
+        return (plain.get_function("allreduce_once"), plain.get_function("allreduce_loop"),
+                cooperative.get_function("allreduce_grid_loop"))
     found = load() if world.rank == 0 else None
     world.Barrier()
     return found or load()

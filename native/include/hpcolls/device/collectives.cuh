@@ -195,7 +195,7 @@ __device__ Status allreduce(const Comm& c, const T* send, T* recv, size_t count)
 }
 
 // allreduce at grid scope: every thread of every block of a kernel launched cooperatively
-// (cudaLaunchCooperativeKernel; cupy: enable_cooperative_groups=True) calls it, as it would
+// (cudaLaunchCooperativeKernel; cupy: a RawModule made with enable_cooperative_groups=True) calls it, as it would
 // this_grid().sync(), and the message's chunks are spread over the whole grid instead of one
 // block. The same result, bits and guarantees as allreduce; the status is the same on every
 // thread of the grid. It begins with a grid barrier (every block's writes to the send buffer are
