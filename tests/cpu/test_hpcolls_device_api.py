@@ -101,9 +101,11 @@ def nvcc(source, tmp_path, *extra):
 
 @needs_nvcc
 def test_every_element_type_broadcast_and_allgather_compile(tmp_path):
+    """Both scopes of allreduce, every element type, with every warning an error."""
     kernels = "\n".join(
         f"__global__ void k{i}(hpcolls_device_comm_t c, const {t}* s, {t}* r, size_t n, int* st) {{"
-        f" *st = int(dev::allreduce<hpcolls::Op::{OP_OF.get(t, 'BXor')}>(c, s, r, n)); }}"
+        f" st[0] = int(dev::allreduce<hpcolls::Op::{OP_OF.get(t, 'BXor')}>(c, s, r, n));"
+        f" st[1] = int(dev::allreduce_grid<hpcolls::Op::{OP_OF.get(t, 'BXor')}>(c, s, r, n)); }}"
         for i, t in enumerate(C_TYPES))
     source = ("#include <hpcolls/device/collectives.cuh>\nnamespace dev = hpcolls::device;\n" + kernels +
               "\nstruct Pair { int a; float b; };\n"
@@ -119,6 +121,8 @@ def test_every_element_type_broadcast_and_allgather_compile(tmp_path):
     ("dev::allreduce<hpcolls::Op::BAnd>(c, (const double*)p, (double*)p, 1)", "MPI does not define this op"),
     ("dev::allreduce<hpcolls::Op::Sum>(c, (const bool*)p, (bool*)p, 1)", "MPI does not define this op"),
     ("dev::allreduce<hpcolls::Op::Sum>(c, (const Pair*)p, (Pair*)p, 1)", "not an element type"),
+    ("dev::allreduce_grid<hpcolls::Op::Max>(c, (const double2*)p, (double2*)p, 1)", "MPI does not define this op"),
+    ("dev::allreduce_grid<hpcolls::Op::Sum>(c, (const Pair*)p, (Pair*)p, 1)", "not an element type"),
 ])
 def test_misuse_is_refused_at_compile_time(tmp_path, call, message):
     source = ("#include <hpcolls/device/collectives.cuh>\nnamespace dev = hpcolls::device;\n"
