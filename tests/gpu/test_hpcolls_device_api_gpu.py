@@ -157,17 +157,6 @@ def test_allreduce_every_type_and_op_is_the_host_reference_bitwise(kernels, dc, 
         assert len(set(digests)) == 1, f"{what}: ranks differ"
 
 
-def grid_blocks():
-    """This rank's share of the GPU's SMs, at most 16: the grid of a cooperative launch that every
-    rank sharing the GPU can have resident at once."""
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    shared = WORLD.Split_type(MPI.COMM_TYPE_SHARED)
-    try:
-        return max(1, min(16, sms // shared.size))
-    finally:
-        shared.Free()
-
-
 def run_allreduce_grid(module, raw, code, op, send, recv, blocks):
     st = cupy.full(blocks, -1, dtype=cupy.int32)
     module.get_function("grid_" + allreduce_entry(code, op))((blocks,), (256,), (raw, send, recv, np.uint64(send.size), st))
@@ -176,13 +165,14 @@ def run_allreduce_grid(module, raw, code, op, send, recv, blocks):
 
 
 @pytest.mark.parametrize("count", (1, 1000, 8191, "largest"))
-def test_allreduce_at_grid_scope_is_the_host_reference_bitwise(cooperative_kernels, comm, dc, count):
+def test_allreduce_at_grid_scope_is_the_host_reference_bitwise(cooperative_kernels, comm, dc, gpu, count):
     """Every block of a cooperative launch calls allreduce_grid: the chunks spread over the grid,
     the result bitwise the block-scope one's (the host reference), every block's status the same;
-    a host Allreduce between two grid operations keeps the one sequence of epochs."""
+    a host Allreduce between two grid operations keeps the one sequence of epochs. The grid: this
+    rank's share of the GPU, as the host path sizes its own waiting grids (max_blocks)."""
     d, raw = dc
     seed = shared_seed()
-    blocks = grid_blocks()
+    blocks = comm.native_comm(gpu).max_blocks
     for k, (code, op) in enumerate(GRID_CASES):
         n = d.max_bytes["allreduce"] // dtypes.ITEMSIZE[code] if count == "largest" else count
         send = to_device(host_input(code, op, n, seed + k, RANK), code)

@@ -86,7 +86,7 @@ def rows(cupy, timing, loop):
     dc = comm.device_comm(device)
     raw = dc.to_device(cupy)
     once, looped, grid_looped = _kernels(cupy, world)
-    blocks = _grid_blocks(cupy, world)
+    blocks = comm.native_comm(device).max_blocks  # the rank's share of the SMs, as the host path's grids
     status = cupy.zeros(1, dtype=cupy.int32)
     expected = world.size * (world.size + 1) / 2
     out = []
@@ -122,18 +122,6 @@ def rows(cupy, timing, loop):
                                f"{int(status.get()[0])} on some rank")
         out.append(dict(how="grid", bytes=size, device_us=us, blocks=blocks))
     return out
-
-
-def _grid_blocks(cupy, world):
-    """The rank's share of the SMs (ranks on this node share its GPUs' SMs under MPS), at most 64."""
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    node = world.Split_type(MPI.COMM_TYPE_SHARED)
-    try:
-        gpus = cupy.cuda.runtime.getDeviceCount()
-        per_gpu = max(1, -(-node.size // gpus))
-        return max(1, min(64, sms // per_gpu))
-    finally:
-        node.Free()
 
 
 def _event_timed(cupy, world, reps, launch):
