@@ -62,7 +62,7 @@ METHODS = ("auto", "distributed", "single", "replicated")
 # 'auto' on CPU ranks, by rank count: below this order, gathering the problem to one rank and
 # solving it there with the node's every core beats the distributed stages
 # (docs/PERFORMANCE.md#solver-method-crossover; 'single' won at every order measured, so at least that).
-CPU_CROSSOVER = {2: 4096, 4: 4096}
+CPU_CROSSOVER = {2: 6000, 4: 4096}
 # ... and below this one (solvers.eigh only), solving on every rank beats that hand-off's messages.
 REPLICATED_BELOW = {2: 256, 4: 512}
 
