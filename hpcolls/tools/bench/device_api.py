@@ -28,7 +28,7 @@ from mpi4py import MPI
 
 from ...binding import select_device
 from .runners import communicator, release
-from .timing import graph_timed
+from .timing import event_samples, graph_timed, slowest_rank_summary
 
 SIZES = (8, 64, 512, 4096, 16384, 65536)
 LOOP = 100
@@ -114,31 +114,16 @@ def rows(cupy, timing, loop):
             us = found[0][0] / per_call if found else None
             out.append(dict(how=how, bytes=size, device_us=us))
         recv.fill(np.nan)
-        us = _event_timed(cupy, world, timing.reps, lambda: grid_looped(
-            (blocks,), (THREADS,), (raw, send, recv, n, np.int32(loop), status))) / loop
+        stream = cupy.cuda.get_current_stream()
+        stream.synchronize()
+        us = slowest_rank_summary(event_samples(timing, cupy, stream, lambda: grid_looped(
+            (blocks,), (THREADS,), (raw, send, recv, n, np.int32(loop), status)), loop))[0]
         ok = bool((recv == expected).all()) and int(status.get()[0]) == 0
         if not all(world.allgather(ok)):
             raise RuntimeError(f"device_api bench: grid {size} B gave a wrong result or status "
                                f"{int(status.get()[0])} on some rank")
         out.append(dict(how="grid", bytes=size, device_us=us, blocks=blocks))
     return out
-
-
-def _event_timed(cupy, world, reps, launch):
-    """Device µs of one launch: the median of `reps` after a warm-up, the slowest rank's."""
-    launch()
-    stream = cupy.cuda.get_current_stream()
-    start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    times = []
-    for _ in range(reps):
-        stream.synchronize()
-        world.Barrier()
-        start.record(stream)
-        launch()
-        end.record(stream)
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end) * 1e3)
-    return world.allreduce(float(np.median(times)), op=MPI.MAX)
 
 
 def _kernels(cupy, world):

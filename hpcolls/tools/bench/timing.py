@@ -89,15 +89,22 @@ def capture(args, s, call):
 def replay_samples(args, cupy, s, g):
     """Device µs per captured call of each of --reps replays of graph `g` on stream `s`, after
     --warmup untimed ones; the ranks start each replay together."""
+    return event_samples(args, cupy, s, lambda: g.launch(s), args.graph_calls)
+
+
+def event_samples(args, cupy, s, launch, calls=1):
+    """Device µs per call of each of --reps runs of `launch()` (which enqueues `calls` calls on
+    stream `s`), timed by events around it, after --warmup untimed ones; the ranks start each run
+    together."""
     comm = MPI.COMM_WORLD
     times = []
     for rep in range(args.warmup + args.reps):
         comm.Barrier()
         a, b = cupy.cuda.Event(), cupy.cuda.Event()
         a.record(s)
-        g.launch(s)
+        launch()
         b.record(s)
         b.synchronize()
         if rep >= args.warmup:
-            times.append(cupy.cuda.get_elapsed_time(a, b) * 1e3 / args.graph_calls)
+            times.append(cupy.cuda.get_elapsed_time(a, b) * 1e3 / calls)
     return times
