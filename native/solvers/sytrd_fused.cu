@@ -1,6 +1,5 @@
-// The fused column loop (sytrd_fused.h): a panel's columns in one cooperative launch. With the
-// grid-scope AllReduce, not yet run on a GPU (with the block-scope one its tests passed at 2 and 4
-// ranks on an H100: docs/PERFORMANCE.md#fused-sytrd).
+// The fused column loop (sytrd_fused.h): a panel's columns in one cooperative launch (what ran
+// on which GPU: docs/SOLVER.md, "The fused column loop").
 //
 // Why: the kernel loop (sytrd_panel.cu) enqueues about eight launches per column (seven kernels
 // and a host-launched AllReduce); below the trailing matrix's gemv each is latency-bound, so a
@@ -10,8 +9,8 @@
 // How the steps meet: the kernel is a cooperative launch whose blocks step through the column
 // together, separated by grid barriers (cooperative groups' grid.sync, which orders every block's
 // writes before it for every block after it), and the column's AllReduce is hpcolls' grid-scope
-// device operation, which spreads p over every block (one block moved it 7x slower than the
-// host-launched call at 64 KiB on an H100: docs/PERFORMANCE.md#device-api-latency):
+// device operation, which spreads p over every block (one block moves a column's p far slower
+// than the host-launched call: docs/PERFORMANCE.md#device-api-latency):
 //   1. column_part over its step grid                                  | barrier
 //   2. every block merges the norm's parts itself (the same fixed tree, so the same bits: no
 //      barrier to hand the pivot round); make_reflector_part            | barrier

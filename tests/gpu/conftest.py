@@ -22,8 +22,7 @@ def pytest_configure(config):
     """HPCOLLS_TEST_DEADLINE=S (tests/gpu_harness.sh sets it a little inside each step's limit):
     after S seconds this rank prints every thread's stack and exits. A failing check aborts the
     job at once (tests/conftest.py), but a rank stuck in a wait that nothing bounds is killed
-    silently by the step's time limit; with the deadline every stuck rank first says where (as
-    protocols_n4 did not, 2026-12-07: 13 of its 16 tests, then nothing)."""
+    silently by the step's time limit; with the deadline every stuck rank first says where."""
     seconds = float(os.environ.get("HPCOLLS_TEST_DEADLINE") or 0)
     if seconds > 0:
         faulthandler.dump_traceback_later(seconds, exit=True)

@@ -278,10 +278,10 @@ def test_blocked_sygst_on_gpu_matches_the_solves(seed, dtype, uplo, monkeypatch)
 
 @pytest.mark.skipif(COMM.Get_size() < 2, reason="one rank makes no collective kernel wait on another")
 def test_8192_solve_with_every_collective_on_the_ll_protocol(monkeypatch):
-    """`solvers.bench --n 8192` with hpcolls' collectives on the LL protocol only: at 4 ranks on
-    one H100 it timed out in two runs of three, every rank in the same two-shot call, while the
-    kernels let the next kernel on their stream start early on a shared GPU (dependent_launch.cuh).
-    Every rank must finish (a time-out raises CollectiveTimeout here)."""
+    """`solvers.bench --n 8192` with hpcolls' collectives on the LL protocol only, which timed out
+    with ranks sharing a GPU while the kernels let the next kernel on their stream start early
+    there (dependent_launch.cuh; docs/PERFORMANCE.md#early-start). Every rank must finish (a
+    time-out raises CollectiveTimeout here)."""
     pytest.importorskip("hpcolls")
     from solvers.bench.sygvd import main
     monkeypatch.setenv("HPCOLLS_PROTOCOL", "ll")

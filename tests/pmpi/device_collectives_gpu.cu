@@ -122,7 +122,7 @@ void fill(std::vector<unsigned char>& b, const Type& t, std::uint64_t seed) {
 // Results compare bit for bit, but for complex PROD: there a zero part's sign depends on the
 // order the factors are multiplied in ((a+bi)(c+di) = (ac-bd) + (ad+bc)i sums products of mixed
 // signs), which MPI leaves to the implementation; the kernels multiply in rank order and Open
-// MPI's tree otherwise, so at 8 ranks +0 and -0 met. The parts are small integers (fill), so
+// MPI's tree otherwise, so the two may give +0 and -0. The parts are small integers (fill), so
 // comparing them as values still catches any wrong product.
 template <typename Real>
 bool same_values(const unsigned char* a, const unsigned char* b, size_t bytes) {

@@ -13,8 +13,7 @@
 // Not where ranks share the GPU (MPS): whatever kernel comes next on the stream may be launched as
 // a dependent — cuBLAS's and CUB's are, on compute capability 9.0 — and its blocks then hold SM
 // slots, waiting for ours to end, while ours waits on peers whose own collective kernels need
-// those slots to start. At 4 ranks on one H100 the solver, on the LL protocol only, timed out so
-// in about one run of two, every rank in the same call (docs/PERFORMANCE.md#solver-protocols).
+// those slots to start (docs/PERFORMANCE.md#early-start: the solver's time-outs this caused).
 // With one rank per GPU nothing else competes for the SMs, and a kernel lets the next one start
 // only once all of its own blocks are resident and past their wait.
 //
