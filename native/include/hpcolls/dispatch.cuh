@@ -1,5 +1,6 @@
-// Maps the run-time (DType, Op) pair to a kernel template instantiation, once for every
-// algorithm: each kernel file passes a generic lambda that launches its kernel for <T, OP>.
+// Maps the run-time (DType, Op) pair to a template instantiation, once for every algorithm: each
+// kernel file passes a generic lambda that launches its kernel for <T, OP>, and device code that
+// runs an operation of a run-time pair passes one that runs it.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -15,25 +16,58 @@
 
 namespace hpcolls {
 
-// launch(T{}, std::integral_constant<Op, op>{}) when <T, op> is instantiated (kSupported).
-template <typename T, typename F, int... kOps>
-cudaError_t dispatch_op(Op op, F& launch, std::integer_sequence<int, kOps...>) {
-  cudaError_t result = cudaErrorInvalidValue;
-  const auto one = [&](auto op_tag) {
-    if constexpr (kSupported<T, decltype(op_tag)::value>) result = launch(T{}, op_tag);
-    return true;
-  };
-  (void)((int(op) == kOps && one(std::integral_constant<Op, Op(kOps)>{})) || ...);
+// visit(T{}, std::integral_constant<Op, op>{}) when <T, op> is instantiated (kSupported), else
+// `none`. Host and device code (nv_exec_check_disable: a host caller's visitor launches kernels).
+#pragma nv_exec_check_disable
+template <typename T, Op OP, typename R, typename F>
+__host__ __device__ bool visit_if_instantiated(F& visit, R& result) {
+  if constexpr (kSupported<T, OP>) result = visit(T{}, std::integral_constant<Op, OP>{});
+  return true;
+}
+#pragma nv_exec_check_disable
+template <typename T, typename R, typename F, int... kOps>
+__host__ __device__ R visit_op(Op op, F& visit, R none, std::integer_sequence<int, kOps...>) {
+  R result = none;
+  (void)((int(op) == kOps && visit_if_instantiated<T, Op(kOps)>(visit, result)) || ...);
   return result;
 }
-template <typename T, typename F>
-cudaError_t dispatch_op(Op op, F& launch) {
-  return dispatch_op<T>(op, launch, std::make_integer_sequence<int, int(Op::kCount)>{});
+#pragma nv_exec_check_disable
+template <typename T, typename R, typename F>
+__host__ __device__ R visit_op(Op op, F& visit, R none) {
+  return visit_op<T>(op, visit, none, std::make_integer_sequence<int, int(Op::kCount)>{});
 }
 // A signed integer type: MIN and MAX of its own, every other op as its unsigned twin (kSupported).
-template <typename S, typename U, typename F>
-cudaError_t dispatch_signed(Op op, F& launch) {
-  return op == Op::Min || op == Op::Max ? dispatch_op<S>(op, launch) : dispatch_op<U>(op, launch);
+#pragma nv_exec_check_disable
+template <typename S, typename U, typename R, typename F>
+__host__ __device__ R visit_signed(Op op, F& visit, R none) {
+  return op == Op::Min || op == Op::Max ? visit_op<S>(op, visit, none) : visit_op<U>(op, visit, none);
+}
+
+// visit(T{}, std::integral_constant<Op, OP>{}) -> R, for the instantiation that carries (t, op);
+// `none` for a type code out of range. The caller has checked the pair with op_supported: this is
+// the one map from the run-time pair to an instantiation, for the host's kernel launches
+// (dispatch() below) and for device code that runs an operation of a run-time pair
+// (resident_service.cu).
+#pragma nv_exec_check_disable
+template <typename R, typename F>
+__host__ __device__ R visit_element(DType t, Op op, F&& visit, R none) {
+  switch (t) {
+    case DType::F16: return visit_op<__half>(op, visit, none);
+    case DType::BF16: return visit_op<__nv_bfloat16>(op, visit, none);
+    case DType::F32: return visit_op<float>(op, visit, none);
+    case DType::F64: return visit_op<double>(op, visit, none);
+    case DType::C64: return visit_op<cfloat>(op, visit, none);
+    case DType::C128: return visit_op<cdouble>(op, visit, none);
+    case DType::I8: return visit_signed<int8_t, uint8_t>(op, visit, none);
+    case DType::I16: return visit_signed<int16_t, uint16_t>(op, visit, none);
+    case DType::I32: return visit_signed<int32_t, uint32_t>(op, visit, none);
+    case DType::I64: return visit_signed<int64_t, uint64_t>(op, visit, none);
+    case DType::U8: case DType::Bool: return visit_op<uint8_t>(op, visit, none);
+    case DType::U16: return visit_op<uint16_t>(op, visit, none);
+    case DType::U32: return visit_op<uint32_t>(op, visit, none);
+    case DType::U64: return visit_op<uint64_t>(op, visit, none);
+    default: return none;
+  }
 }
 
 // launch(T{}, std::integral_constant<Op, OP>{}) -> cudaError_t, for the instantiation that
@@ -41,23 +75,7 @@ cudaError_t dispatch_signed(Op op, F& launch) {
 template <typename F>
 cudaError_t dispatch(DType t, Op op, F&& launch) {
   if (!op_supported(t, op)) return cudaErrorInvalidValue;
-  switch (t) {
-    case DType::F16: return dispatch_op<__half>(op, launch);
-    case DType::BF16: return dispatch_op<__nv_bfloat16>(op, launch);
-    case DType::F32: return dispatch_op<float>(op, launch);
-    case DType::F64: return dispatch_op<double>(op, launch);
-    case DType::C64: return dispatch_op<cfloat>(op, launch);
-    case DType::C128: return dispatch_op<cdouble>(op, launch);
-    case DType::I8: return dispatch_signed<int8_t, uint8_t>(op, launch);
-    case DType::I16: return dispatch_signed<int16_t, uint16_t>(op, launch);
-    case DType::I32: return dispatch_signed<int32_t, uint32_t>(op, launch);
-    case DType::I64: return dispatch_signed<int64_t, uint64_t>(op, launch);
-    case DType::U8: case DType::Bool: return dispatch_op<uint8_t>(op, launch);
-    case DType::U16: return dispatch_op<uint16_t>(op, launch);
-    case DType::U32: return dispatch_op<uint32_t>(op, launch);
-    case DType::U64: return dispatch_op<uint64_t>(op, launch);
-    default: return cudaErrorInvalidValue;
-  }
+  return visit_element(t, op, launch, cudaErrorInvalidValue);
 }
 
 // The small-message kernel instantiation for the rank count: pick(std::integral_constant<int, N>{})
