@@ -149,6 +149,13 @@ SETTINGS = (
             "C, C++ and Fortran programs through the PMPI library: how the host waits for a blocking collective "
             "on device buffers: `flag` (the stream writes a host-mapped word after the kernel, the host polls it) "
             "or `sync` (cudaStreamSynchronize); docs/DROP_IN.md", "`flag`"),
+    Setting("HPCOLLS_PMPI_RESIDENT_US", _int, 0,
+            "C, C++ and Fortran programs through the PMPI library: `0` (off), or the µs a resident kernel "
+            "stays on the GPU after a call: blocking collectives of up to 16 KiB on device buffers are then "
+            "posted to that kernel instead of launching one each. It does not wait for the caller's stream "
+            "(synchronize your device work first, as CUDA-aware MPIs require), and a device-wide "
+            "synchronize waits until it leaves; every rank must set the same value; docs/DROP_IN.md#resident",
+            "`0` (off)"),
     Setting("HPCOLLS_THREADS_PER_BLOCK", _int, 0,
             "diagnosis only: kernel block size (whole warps, 32..1024, capped at what a kernel can run). Set, it "
             "keeps one-shot calls at 2, 4 or 8 ranks on the general one-shot kernel instead of the "

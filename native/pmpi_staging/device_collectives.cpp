@@ -11,6 +11,7 @@
 #include "hpcolls/types.h"
 #include "libmpi.h"
 #include "mpi_abi.h"
+#include "resident_calls.h"
 
 namespace hpcolls_pmpi {
 namespace {
@@ -18,11 +19,13 @@ namespace {
 using hpcolls::DType;
 using hpcolls::Op;
 
-// Runs `launch` (a NativeComm call returning >= 0 when launched, -1 when the plan does not take
-// it) on the communicator's device state; the result:
+// Runs the call on the communicator's device state: on its resident kernel where `resident` is
+// given and run_resident takes it, else by `launch` (a NativeComm call returning >= 0 when
+// launched, -1 when the plan does not take it); the result:
 enum class Outcome { Done, NotTaken, Failed };
 template <class LaunchFn>
-Outcome run_native(Handle comm, int device, const Launch& how, LaunchFn launch, int* err) {
+Outcome run_native(Handle comm, int device, const Launch& how, LaunchFn launch, int* err,
+                   const hpcolls::ResidentRequest* resident = nullptr) {
   *err = kSuccess;
   if (device < 0) return Outcome::NotTaken;  // the test hook's pretend device memory: staged
   DeviceComm* dc = nullptr;
@@ -31,6 +34,13 @@ Outcome run_native(Handle comm, int device, const Launch& how, LaunchFn launch, 
   if (!dc->native) return how.enqueue ? (*err = error_codef("enqueue: no native path on this communicator (%s)",
                                                             dc->why_off.c_str()), Outcome::Failed)
                                       : Outcome::NotTaken;
+  if (!how.enqueue && resident != nullptr) {
+    switch (run_resident(*dc, *resident, err)) {
+      case ResidentOutcome::Done: return Outcome::Done;
+      case ResidentOutcome::Failed: return Outcome::Failed;
+      case ResidentOutcome::NotTaken: break;
+    }
+  }
   try {
     const cudaStream_t stream = how.enqueue ? how.stream : call_stream(*dc);
     if (launch(*dc->native, reinterpret_cast<uintptr_t>(stream)) < 0) {
@@ -38,12 +48,31 @@ Outcome run_native(Handle comm, int device, const Launch& how, LaunchFn launch, 
       *err = error_code("enqueue: the native kernels do not carry this call whole (message size or layout)");
       return Outcome::Failed;
     }
-    if (!how.enqueue) wait_for_call(*dc, stream);
+    if (how.enqueue) {
+      dc->enqueued_since_wait = true;
+    } else {
+      wait_for_call(*dc, stream);  // every call before it on the communicator is done too
+      dc->enqueued_since_wait = false;
+    }
     return Outcome::Done;
   } catch (const std::exception& e) {
     *err = error_codef("%s", e.what());
     return Outcome::Failed;
   }
+}
+
+// A call for the resident kernel (resident_calls.h): the message's bytes as ResidentRequest counts them.
+hpcolls::ResidentRequest resident_call(hpcolls::ResidentKind kind, const void* send, void* recv, size_t bytes,
+                                       DType t = DType::U8, Op o = Op::Sum, int root = 0) {
+  hpcolls::ResidentRequest r{};
+  r.kind = int32_t(kind);
+  r.send = uint64_t(reinterpret_cast<uintptr_t>(send));
+  r.recv = uint64_t(reinterpret_cast<uintptr_t>(recv));
+  r.bytes = bytes;
+  r.dtype = int32_t(t);
+  r.op = int32_t(o);
+  r.root = root;
+  return r;
 }
 
 // The reductions the kernels carry: a predefined type with an element type and a predefined op
@@ -81,9 +110,11 @@ int device_allreduce(const void* send, void* recv, int count, Handle datatype, H
   int err = kSuccess;
   if (count >= 0 && reduction(datatype, op, &t, &o)) {
     const void* s = in_place(send) ? recv : send;
+    const auto resident = resident_call(hpcolls::ResidentKind::Allreduce, s, recv,
+                                        size_t(count) * hpcolls::dtype_size(t), t, o);
     outcome = run_native(comm, locate(recv).device, how, [&](hpcolls::NativeComm& nc, uintptr_t stream) {
       return nc.allreduce(uintptr_t(s), uintptr_t(recv), size_t(count), t, o, stream);
-    }, &err);
+    }, &err, &resident);
   } else if (how.enqueue) {
     return comm_error(comm, error_code("enqueue: Allreduce of a type or op the kernels do not carry"));
   }
@@ -103,9 +134,12 @@ int device_bcast(void* buf, int count, Handle datatype, int root, Handle comm, c
   Outcome outcome = Outcome::NotTaken;
   int err = kSuccess;
   if (count >= 0 && k.size > 0) {
+    const size_t bytes = size_t(count) * size_t(k.size);
+    const auto resident = resident_call(hpcolls::ResidentKind::Bcast, buf, buf, bytes, DType::U8, Op::Sum, root);
+    const bool root_ok = root >= 0 && root < comm_size(comm);
     outcome = run_native(comm, locate(buf).device, how, [&](hpcolls::NativeComm& nc, uintptr_t stream) {
-      return nc.bcast(uintptr_t(buf), size_t(count) * size_t(k.size), root, stream);
-    }, &err);
+      return nc.bcast(uintptr_t(buf), bytes, root, stream);
+    }, &err, root_ok ? &resident : nullptr);
   } else if (how.enqueue) {
     return comm_error(comm, error_code("enqueue: Bcast of a type the kernels do not carry"));
   }
@@ -128,9 +162,12 @@ int device_reduce(const void* send, void* recv, int count, Handle datatype, Hand
   const bool at_root = comm_rank(comm) == root;
   if (count >= 0 && reduction(datatype, op, &t, &o)) {
     const void* s = in_place(send) ? recv : send;
+    const auto resident = resident_call(hpcolls::ResidentKind::Reduce, s, at_root ? recv : nullptr,
+                                        size_t(count) * hpcolls::dtype_size(t), t, o, root);
+    const bool root_ok = root >= 0 && root < comm_size(comm);
     outcome = run_native(comm, locate(s).device, how, [&](hpcolls::NativeComm& nc, uintptr_t stream) {
       return nc.reduce(uintptr_t(s), uintptr_t(at_root ? recv : nullptr), size_t(count), t, o, root, stream);
-    }, &err);
+    }, &err, root_ok ? &resident : nullptr);
   } else if (how.enqueue) {
     return comm_error(comm, error_code("enqueue: Reduce of a type or op the kernels do not carry"));
   }
@@ -156,9 +193,10 @@ int device_allgather(const void* send, int send_count, Handle send_type, void* r
   const size_t bytes = size_t(recv_count) * size_t(rk.size);
   if (recv_count >= 0 && rk.size > 0 && sk.size > 0 && (inplace || size_t(send_count) * size_t(sk.size) == bytes)) {
     const void* s = inplace ? static_cast<const char*>(recv) + size_t(comm_rank(comm)) * bytes : send;
+    const auto resident = resident_call(hpcolls::ResidentKind::Allgather, s, recv, bytes);
     outcome = run_native(comm, locate(recv).device, how, [&](hpcolls::NativeComm& nc, uintptr_t stream) {
       return nc.allgather(uintptr_t(s), uintptr_t(recv), bytes, 0, stream);
-    }, &err);
+    }, &err, &resident);
   } else if (how.enqueue) {
     return comm_error(comm, error_code("enqueue: Allgather of types the kernels do not carry"));
   }
@@ -190,9 +228,15 @@ int device_reduce_scatter(const void* send, void* recv, const int* recv_counts, 
   int err = kSuccess;
   if (counts_ok && reduction(datatype, op, &t, &o)) {
     const void* s = in_place(send) ? recv : send;
+    const int rank = comm_rank(comm);
+    size_t before = 0;
+    for (int q = 0; q < rank && q < n; ++q) before += counts[size_t(q)];
+    auto resident = resident_call(hpcolls::ResidentKind::ReduceScatter, s, recv, size_t(total) * hpcolls::dtype_size(t), t, o);
+    resident.slice_offset = before * hpcolls::dtype_size(t);
+    resident.slice_bytes = rank >= 0 && rank < n ? counts[size_t(rank)] * hpcolls::dtype_size(t) : 0;
     outcome = run_native(comm, locate(recv).device, how, [&](hpcolls::NativeComm& nc, uintptr_t stream) {
       return nc.reduce_scatter(uintptr_t(s), uintptr_t(recv), counts, t, o, stream);
-    }, &err);
+    }, &err, &resident);
   } else if (how.enqueue) {
     return comm_error(comm, error_code("enqueue: Reduce_scatter of a type or op the kernels do not carry"));
   }
@@ -219,9 +263,13 @@ int device_reduce_scatter_block(const void* send, void* recv, int recv_count, Ha
   if (recv_count >= 0 && n > 0 && reduction(datatype, op, &t, &o)) {
     const void* s = in_place(send) ? recv : send;
     const std::vector<size_t> counts(static_cast<size_t>(n), static_cast<size_t>(recv_count));
+    const size_t block = size_t(recv_count) * hpcolls::dtype_size(t);
+    auto resident = resident_call(hpcolls::ResidentKind::ReduceScatter, s, recv, block * size_t(n), t, o);
+    resident.slice_offset = block * size_t(comm_rank(comm));
+    resident.slice_bytes = block;
     outcome = run_native(comm, locate(recv).device, how, [&](hpcolls::NativeComm& nc, uintptr_t stream) {
       return nc.reduce_scatter(uintptr_t(s), uintptr_t(recv), counts, t, o, stream);
-    }, &err);
+    }, &err, &resident);
   } else if (how.enqueue) {
     return comm_error(comm, error_code("enqueue: Reduce_scatter_block of a type or op the kernels do not carry"));
   }

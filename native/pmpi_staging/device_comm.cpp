@@ -262,6 +262,7 @@ DeviceComm::~DeviceComm() {
     g_last_state.store(nullptr);
     g_last_comm.store(nullptr);
   }
+  resident.reset();
   if (native) {
     try {
       native->synchronize();

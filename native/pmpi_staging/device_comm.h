@@ -12,6 +12,7 @@
 #include <string>
 
 #include "hpcolls/native_comm.h"
+#include "hpcolls/resident_service.h"
 #include "mpi_opaque.h"
 
 namespace hpcolls_pmpi {
@@ -27,6 +28,11 @@ struct DeviceComm {
   volatile unsigned* done = nullptr;
   void* done_device = nullptr;
   unsigned calls = 0;
+  // The resident kernel (HPCOLLS_PMPI_RESIDENT_US), made at the first call it takes; it exchanges
+  // through native's scratch, so it goes first when the communicator is freed.
+  std::unique_ptr<hpcolls::ResidentService> resident;
+  bool enqueued_since_wait = false;  // an enqueued call may still run: a resident call waits for it first
+  bool device_struct_given = false;  // hpcolls_device_comm() handed out: user kernels on the call stream
   ~DeviceComm();
 };
 

@@ -94,6 +94,10 @@ PmpiSettings read() {
     else if (w == "sync") s.wait_on_flag = false;
     else fail("HPCOLLS_PMPI_WAIT", v, "one of flag, sync");
   }
+  if (const char* v = std::getenv("HPCOLLS_PMPI_RESIDENT_US")) {
+    if (!parse_integer(v, &n) || n < 0 || n > 10000000) fail("HPCOLLS_PMPI_RESIDENT_US", v, "0..10000000 (microseconds)");
+    else s.resident_us = n;
+  }
   return s;
 }
 
@@ -112,9 +116,9 @@ extern "C" const char* hpcolls_pmpi_settings_defaults() {
   std::snprintf(text, sizeof text,
                 "HPCOLLS_TIMEOUT=%g HPCOLLS_SCRATCH_BYTES=%zu HPCOLLS_DEPENDENT_LAUNCH=%d HPCOLLS_ALGO=auto "
                 "HPCOLLS_PMPI_WAIT=%s HPCOLLS_PROTOCOL=auto HPCOLLS_SENTINEL_SCRATCH_BYTES=%zu "
-                "HPCOLLS_LL128_SCRATCH_BYTES=%zu HPCOLLS_LL128_PROBE_MS=%lld",
+                "HPCOLLS_LL128_SCRATCH_BYTES=%zu HPCOLLS_LL128_PROBE_MS=%lld HPCOLLS_PMPI_RESIDENT_US=%lld",
                 d.timeout_s, d.scratch_bytes, d.dependent_launch ? 1 : 0, d.wait_on_flag ? "flag" : "sync",
-                d.sentinel_scratch_bytes, d.ll128_scratch_bytes, d.ll128_probe_ms);
+                d.sentinel_scratch_bytes, d.ll128_scratch_bytes, d.ll128_probe_ms, d.resident_us);
   return text;
 }
 

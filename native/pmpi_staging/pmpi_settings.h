@@ -15,6 +15,7 @@ struct PmpiSettings {
   bool native = true;                          // HPCOLLS_ALGO=mpi: every call to MPI
   bool dependent_launch = true;                // HPCOLLS_DEPENDENT_LAUNCH
   bool wait_on_flag = true;                    // HPCOLLS_PMPI_WAIT: flag (mapped flag) or sync
+  long long resident_us = 0;                   // HPCOLLS_PMPI_RESIDENT_US: 0 off, else the resident kernel's idle life
   int protocol = -1;                           // HPCOLLS_PROTOCOL: -1 auto, else hpcolls::ProtocolMode (ll, sentinel, ll128)
   std::size_t sentinel_scratch_bytes = std::size_t(32) << 20;  // HPCOLLS_SENTINEL_SCRATCH_BYTES (0: protocol off)
   std::size_t ll128_scratch_bytes = std::size_t(16) << 20;     // HPCOLLS_LL128_SCRATCH_BYTES (0: protocol off)

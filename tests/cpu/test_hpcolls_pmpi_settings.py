@@ -24,7 +24,7 @@ def test_c_defaults_are_the_registry_defaults(library):
     c_defaults = dict(item.split("=", 1) for item in text.split())
     assert set(c_defaults) == {"HPCOLLS_TIMEOUT", "HPCOLLS_SCRATCH_BYTES", "HPCOLLS_DEPENDENT_LAUNCH", "HPCOLLS_ALGO",
                                "HPCOLLS_PMPI_WAIT", "HPCOLLS_PROTOCOL", "HPCOLLS_SENTINEL_SCRATCH_BYTES",
-                               "HPCOLLS_LL128_SCRATCH_BYTES", "HPCOLLS_LL128_PROBE_MS"}
+                               "HPCOLLS_LL128_SCRATCH_BYTES", "HPCOLLS_LL128_PROBE_MS", "HPCOLLS_PMPI_RESIDENT_US"}
     for name, value in c_defaults.items():
         default = settings.get(name, {})
         assert settings.get(name, {name: value}) == default, name

@@ -8,7 +8,11 @@
 //   E. the enqueue API captured into a CUDA graph, replayed >= 1000 times;
 //   F. the calls the library stages through host memory on an MPI that is not CUDA-aware
 //      (point-to-point, nonblocking with their completion calls, Gather(v), Scatter(v), Allgatherv,
-//      Alltoall(v), Scan, Exscan): device results bitwise equal to the same calls on host buffers.
+//      Alltoall(v), Scan, Exscan): device results bitwise equal to the same calls on host buffers;
+//   G. what the resident kernel (HPCOLLS_PMPI_RESIDENT_US) must survive: calls further apart than its
+//      idle life (it leaves and is launched again), a blocking call right behind enqueued ones, and a
+//      device-wide synchronize after a call (it returns once the kernel leaves). Run with and without
+//      the setting (A-E and D then take it too, for every call that fits it).
 // Values are small integers (floats too), so that every order of reduction is exact and MPI's
 // host result is the reference bit for bit. Random data, fresh each run; outputs poisoned.
 //
@@ -19,6 +23,8 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +32,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hpcolls/pmpi.h"
@@ -412,6 +419,56 @@ void part_f(std::uint64_t seed) {
   }
 }
 
+
+void part_g(std::uint64_t seed) {
+  const char* setting = std::getenv("HPCOLLS_PMPI_RESIDENT_US");
+  const long idle_us = setting != nullptr ? std::atol(setting) : 0;
+  std::mt19937_64 g(seed + std::uint64_t(rank_));
+  const int n = 5;  // odd, 40 bytes
+  long long *x, *y, *x2, *z;
+  for (long long** p : {&x, &y, &x2, &z}) CUDA(cudaMalloc(p, n * 8));
+  std::vector<long long> h(n), r(n);
+  const long long ranks_sum = 100ll * size_ * (size_ - 1) / 2;  // sum of 100 * rank
+  for (int i = 0; i < 40; ++i) {  // gaps of 0, half and twice the idle life, at random on each rank
+    for (int k = 0; k < n; ++k) h[k] = 100ll * rank_ + i + k;
+    CUDA(cudaMemcpy(x, h.data(), n * 8, cudaMemcpyHostToDevice));
+    CUDA(cudaMemset(y, 0xff, n * 8));
+    MPI_Allreduce(x, y, n, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    CUDA(cudaMemcpy(r.data(), y, n * 8, cudaMemcpyDeviceToHost));
+    for (int k = 0; k < n; ++k)
+      if (r[k] != ranks_sum + (long long)size_ * (i + k)) { fail("resident: a call after a gap, call " + std::to_string(i)); break; }
+    const long gap_us = std::array<long, 3>{0, idle_us / 2, 2 * idle_us}[g() % 3];
+    std::this_thread::sleep_for(std::chrono::microseconds(gap_us));
+  }
+  cudaStream_t s;
+  CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (int i = 0; i < 50; ++i) {  // enqueued, then blocking on other buffers: the blocking one comes second
+    for (int k = 0; k < n; ++k) h[k] = 100ll * rank_ + i + k;
+    CUDA(cudaMemcpy(x, h.data(), n * 8, cudaMemcpyHostToDevice));
+    for (int k = 0; k < n; ++k) h[k] = 100ll * rank_ + 2 * i + k;
+    CUDA(cudaMemcpy(x2, h.data(), n * 8, cudaMemcpyHostToDevice));
+    int e = hpcolls_allreduce_enqueue(x, y, n, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, s);
+    e |= hpcolls_bcast_enqueue(y, n, MPI_LONG_LONG, i % size_, MPI_COMM_WORLD, s);
+    MPI_Allreduce(x2, z, n, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    CUDA(cudaStreamSynchronize(s));
+    if (e != MPI_SUCCESS) fail("resident: an enqueued call failed");
+    CUDA(cudaMemcpy(r.data(), y, n * 8, cudaMemcpyDeviceToHost));
+    for (int k = 0; k < n; ++k)
+      if (r[k] != ranks_sum + (long long)size_ * (i + k)) { fail("resident: the enqueued call before a blocking one"); break; }
+    CUDA(cudaMemcpy(r.data(), z, n * 8, cudaMemcpyDeviceToHost));
+    for (int k = 0; k < n; ++k)
+      if (r[k] != 100ll * (size_ - 1) + 2 * i + k) { fail("resident: a blocking call behind enqueued ones"); break; }
+  }
+  MPI_Allreduce(x, y, n, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  const auto t0 = std::chrono::steady_clock::now();
+  CUDA(cudaDeviceSynchronize());  // waits for the resident kernel to leave: its idle life, not for ever
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (waited > double(idle_us) * 1e-6 + 1.0)
+    fail("resident: cudaDeviceSynchronize after a call took " + std::to_string(waited) + " s");
+  cudaStreamDestroy(s);
+  for (void* p : {(void*)x, (void*)y, (void*)x2, (void*)z}) cudaFree(p);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -441,6 +498,7 @@ int main(int argc, char** argv) {
   if (want('C')) part_c(200);
   if (want('E')) part_e(1000);
   if (want('F')) part_f(seed + 2);
+  if (want('G')) part_g(seed + 3);
   if (want('D')) part_d();  // last: it leaves a broken communicator behind (freed)
   int all = 0;
   for (const auto& [kind, n] : failed_kinds) std::fprintf(stderr, "rank %d: %d failures of %s\n", rank_, n, kind.c_str());
