@@ -22,6 +22,8 @@ namespace {
 namespace dev = hpcolls::device;
 constexpr int kThreads = 256;
 constexpr uint32_t kStageWords = uint32_t(kResidentStageBytes / 16);
+constexpr uint32_t kRequestWords = uint32_t(sizeof(ResidentRequest) / 8);  // read as 8-byte words
+static_assert(sizeof(ResidentRequest) % 8 == 0 && alignof(ResidentRequest) == 8, "a request is whole 8-byte words");
 
 __device__ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
@@ -149,15 +151,8 @@ __global__ void __launch_bounds__(kThreads)
       leave = posted == call.posted;
       if (!leave) {
         __threadfence_system();  // the host wrote the fields before `posted`
-        call.send = r->send;
-        call.recv = r->recv;
-        call.bytes = r->bytes;
-        call.slice_offset = r->slice_offset;
-        call.slice_bytes = r->slice_bytes;
-        call.kind = r->kind;
-        call.dtype = r->dtype;
-        call.op = r->op;
-        call.root = r->root;
+        for (uint32_t w = 0; w < kRequestWords; ++w)
+          reinterpret_cast<uint64_t*>(&call)[w] = reinterpret_cast<const volatile uint64_t*>(r)[w];
         call.posted = posted;
         leave = ResidentKind(call.kind) == ResidentKind::Leave;
       }
@@ -233,18 +228,11 @@ size_t ResidentService::max_bytes(ResidentKind kind) const {
 
 uint32_t ResidentService::post(const ResidentRequest& call) {
   const uint32_t seq = ++seq_;
-  ResidentRequest* r = request_;
-  r->send = call.send;
-  r->recv = call.recv;
-  r->bytes = call.bytes;
-  r->slice_offset = call.slice_offset;
-  r->slice_bytes = call.slice_bytes;
-  r->kind = call.kind;
-  r->dtype = call.dtype;
-  r->op = call.op;
-  r->root = call.root;
+  ResidentRequest body = call;
+  body.posted = seq_ - 1;  // as it is: the kernel must not see this call before its fields
+  *request_ = body;
   std::atomic_thread_fence(std::memory_order_release);  // the fields before `posted`
-  *static_cast<volatile uint32_t*>(&r->posted) = seq;
+  *static_cast<volatile uint32_t*>(&request_->posted) = seq;
   return seq;
 }
 
