@@ -6,15 +6,24 @@
 //   doorbell:     a kernel already running (one block) polls a sequence number in mapped host
 //                 memory, answers in mapped host memory; the host writes and spins (no launch);
 //   stream_query: cudaStreamQuery on the idle legacy stream (what ordering a doorbell call after
-//                 the caller's earlier work would cost).
+//                 the caller's earlier work would cost);
+//   doorbell_call: the doorbell as the resident kernel's first form answered it (the PMPI
+//                 library's HPCOLLS_PMPI_RESIDENT_US, measured 17-20 us a call where this predicted
+//                 2-2.5): a system fence after the bell, the call's 8 words read from mapped host
+//                 memory, a fence, the status, a fence, the answer;
+//   stream_bell:  the resident kernel's present form: the host rings a word in device memory with
+//                 a stream memory operation on the legacy stream (cuStreamWriteValue32, ordered
+//                 after that stream's work), the kernel polls it (an acquire load), reads the 8
+//                 words from mapped host memory, answers with one store after a system fence.
 // Every rank measures at once (ranks sharing the GPU under MPS see each other's load); each batch's
 // time is the slowest rank's, the median of the batches is printed.
 //
-//   nvcc -ccbin mpicxx -std=c++17 -O2 -o doorbell_latency native/bench/doorbell_latency.cu
+//   nvcc -ccbin mpicxx -std=c++17 -O2 -Inative/include -o doorbell_latency native/bench/doorbell_latency.cu
 //   mpiexec -n 2 ./doorbell_latency [--calls N] [--batches B]
 #include <cuda_runtime.h>
 #include <mpi.h>
 
+#include "hpcolls/stream_write.h"
 #include "mpi_timing.h"
 
 #include <algorithm>
@@ -44,6 +53,43 @@ __global__ void doorbell_kernel(volatile unsigned* bell, volatile unsigned* ack)
     seen = s;
     __threadfence_system();
     *ack = s;
+  }
+}
+
+// The first resident form's answer (see the top): fence, 8 words from host memory, fence, status,
+// fence, answer. `words` is summed into the status so that the loads are not dropped.
+__global__ void doorbell_call_kernel(volatile unsigned* bell, volatile unsigned* ack, const volatile unsigned long long* words,
+                                     volatile int* status) {
+  unsigned seen = 0;
+  for (;;) {
+    unsigned s = *bell;
+    if (s == seen) continue;
+    if (s == 0u) return;
+    seen = s;
+    __threadfence_system();
+    unsigned long long sum = 0;
+    for (int w = 0; w < 8; ++w) sum += words[w];
+    __threadfence_system();
+    *status = int(sum & 1);
+    __threadfence_system();
+    *ack = s;
+  }
+}
+
+// The present form: the bell in device memory, rung by the stream; one answer store.
+__global__ void stream_bell_kernel(const unsigned* bell, volatile unsigned long long* answer,
+                                   const volatile unsigned long long* words) {
+  unsigned seen = 0;
+  for (;;) {
+    unsigned s;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(s) : "l"(bell) : "memory");
+    if (s == seen) continue;
+    if (s == 0xffffffffu) return;
+    seen = s;
+    unsigned long long sum = 0;
+    for (int w = 0; w < 8; ++w) sum += words[w];
+    __threadfence_system();
+    *answer = (sum & 1) << 32 | s;
   }
 }
 
@@ -112,7 +158,55 @@ int main(int argc, char** argv) {
   });
   *bell = 0;
   check(cudaStreamSynchronize(service), "cudaStreamSynchronize(service)");
-
+  // The first resident form: the same doorbell, answered as that kernel answered a call.
+  unsigned long long* host_words = nullptr;  // [0..7] the call, [8] the answer of stream_bell
+  check(cudaHostAlloc(&host_words, 9 * sizeof(unsigned long long), cudaHostAllocMapped), "cudaHostAlloc(words)");
+  std::memset(host_words, 0, 9 * sizeof(unsigned long long));
+  unsigned long long* dev_words = nullptr;
+  check(cudaHostGetDevicePointer(&dev_words, host_words, 0), "cudaHostGetDevicePointer(words)");
+  int* host_status = nullptr;
+  check(cudaHostAlloc(&host_status, sizeof(int), cudaHostAllocMapped), "cudaHostAlloc(status)");
+  int* dev_status = nullptr;
+  check(cudaHostGetDevicePointer(&dev_status, host_status, 0), "cudaHostGetDevicePointer(status)");
+  *ack = 0;
+  seq = 0;
+  doorbell_call_kernel<<<1, 32, 0, service>>>(dwords + 1, dwords + 2, dev_words, dev_status);
+  check(cudaGetLastError(), "launch(doorbell_call_kernel)");
+  const double doorbell_call = per_call(batches, calls, [&] {
+    if (++seq == 0) seq = 1;
+    for (int w = 0; w < 8; ++w) host_words[w] = seq + w;
+    *bell = seq;
+    spin_until(ack, seq);
+  });
+  *bell = 0;
+  check(cudaStreamSynchronize(service), "cudaStreamSynchronize(service)");
+  // The present form: a device-memory bell rung by a stream memory operation.
+  double stream_bell = -1;
+  if (hpcolls::stream_write_available()) {
+    unsigned* dev_bell = nullptr;
+    check(cudaMalloc(&dev_bell, sizeof(unsigned)), "cudaMalloc(bell)");
+    check(cudaMemset(dev_bell, 0, sizeof(unsigned)), "cudaMemset(bell)");
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    volatile unsigned long long* answer = host_words + 8;
+    stream_bell_kernel<<<1, 32, 0, service>>>(dev_bell, dev_words + 8, dev_words);
+    check(cudaGetLastError(), "launch(stream_bell_kernel)");
+    unsigned ring = 0;
+    stream_bell = per_call(batches, calls, [&] {
+      if (++ring == 0xffffffffu) ring = 1;
+      for (int w = 0; w < 8; ++w) host_words[w] = ring + w;
+      if (!hpcolls::stream_write_u32(cudaStreamLegacy, dev_bell, ring)) {
+        std::fprintf(stderr, "cuStreamWriteValue32 refused\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      while (unsigned(*answer) != ring) {
+      }
+    });
+    if (!hpcolls::stream_write_u32(cudaStreamLegacy, dev_bell, 0xffffffffu)) MPI_Abort(MPI_COMM_WORLD, 1);
+    check(cudaStreamSynchronize(service), "cudaStreamSynchronize(service)");
+    cudaFree(dev_bell);
+  }
+  cudaFreeHost(host_words);
+  cudaFreeHost(host_status);
   if (rank == 0) {
     std::printf("ranks %d, devices %d, %d batches of %d calls, slowest rank per batch, median:\n", size, devices,
                 batches, calls);
@@ -120,6 +214,13 @@ int main(int argc, char** argv) {
     std::printf("  launch_flag   %8.2f us  (kernel writes a mapped host flag, host spins)\n", launch_flag * 1e6);
     std::printf("  doorbell      %8.2f us  (a running kernel polls mapped host memory and answers)\n", doorbell * 1e6);
     std::printf("  stream_query  %8.2f us  (cudaStreamQuery of the idle legacy stream)\n", stream_query * 1e6);
+    std::printf("  doorbell_call %8.2f us  (the doorbell answered as the resident kernel's first form did)\n",
+                doorbell_call * 1e6);
+    if (stream_bell >= 0)
+      std::printf("  stream_bell   %8.2f us  (a device-memory bell rung by cuStreamWriteValue32, one answer store)\n",
+                  stream_bell * 1e6);
+    else
+      std::printf("  stream_bell        n/a  (this driver has no stream memory operations)\n");
   }
   cudaStreamDestroy(service);
   cudaFreeHost(words);

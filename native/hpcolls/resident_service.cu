@@ -15,6 +15,7 @@
 #include "hpcolls/dispatch.cuh"
 #include "hpcolls/errors.h"
 #include "hpcolls/resident_service.h"
+#include "hpcolls/stream_write.h"
 
 namespace hpcolls {
 namespace {
@@ -24,6 +25,7 @@ constexpr int kThreads = 256;
 constexpr uint32_t kStageWords = uint32_t(kResidentStageBytes / 16);
 constexpr uint32_t kRequestWords = uint32_t(sizeof(ResidentRequest) / 8);  // read as 8-byte words
 static_assert(sizeof(ResidentRequest) % 8 == 0 && alignof(ResidentRequest) == 8, "a request is whole 8-byte words");
+static_assert(sizeof(ResidentReply) == 8, "a reply is one 8-byte store");
 
 __device__ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
@@ -126,12 +128,19 @@ __device__ dev::Status serve(const dev::Comm& c, const ResidentRequest& q, uint4
   return s;
 }
 
-// Serves the calls posted after `served` until none came for idle_ns, or a Leave. What thread 0
-// keeps between calls lives in shared memory: a register live across serve()'s calls of the
-// reduction loops would be spilled around each.
+__device__ uint32_t load_acquire(const uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Serves the calls rung after `served` until none came for idle_ns, or a Leave. Thread 0 polls the
+// doorbell in device memory (an acquire load: the call's fields, written by the host before the
+// doorbell was enqueued, are read after it). What it keeps between calls lives in shared memory:
+// a register live across serve()'s calls would be spilled around each.
 __global__ void __launch_bounds__(kThreads)
-    resident_service_kernel(dev::Comm comm, const ResidentRequest* request, ResidentReply* reply, uint32_t served,
-                            uint64_t idle_ns) {
+    resident_service_kernel(dev::Comm comm, const ResidentRequest* request, const uint32_t* doorbell,
+                            ResidentReply* reply, uint32_t served, uint64_t idle_ns) {
   __shared__ uint4 stage[kStageWords];
   extern __shared__ uint4 gather[];  // kResidentGatherBytes: every rank's message, for the reductions
   __shared__ dev::Comm c;  // read by every operation: shared memory, not the parameter bank (PERFORMANCE.md#device-api-latency)
@@ -145,15 +154,13 @@ __global__ void __launch_bounds__(kThreads)
   }
   for (;;) {
     if (threadIdx.x == 0) {
-      const volatile ResidentRequest* r = request;
-      uint32_t posted = r->posted;
-      while (posted == call.posted && global_timer_ns() - idle_since <= idle_ns) posted = r->posted;
-      leave = posted == call.posted;
+      uint32_t rung = load_acquire(doorbell);
+      while (rung == call.posted && global_timer_ns() - idle_since <= idle_ns) rung = load_acquire(doorbell);
+      leave = rung == call.posted;
       if (!leave) {
-        __threadfence_system();  // the host wrote the fields before `posted`
         for (uint32_t w = 0; w < kRequestWords; ++w)
-          reinterpret_cast<uint64_t*>(&call)[w] = reinterpret_cast<const volatile uint64_t*>(r)[w];
-        call.posted = posted;
+          reinterpret_cast<uint64_t*>(&call)[w] = reinterpret_cast<const volatile uint64_t*>(request)[w];
+        call.posted = rung;
         leave = ResidentKind(call.kind) == ResidentKind::Leave;
       }
     }
@@ -162,11 +169,8 @@ __global__ void __launch_bounds__(kThreads)
     const dev::Status s = serve(c, call, stage, gather);
     if (threadIdx.x == 0) {
       // Every thread's results (ordered by serve's closing barrier) before the reply.
-      volatile ResidentReply* out = reply;
       __threadfence_system();
-      out->status = int32_t(s);
-      __threadfence_system();
-      out->done = call.posted;
+      static_cast<volatile ResidentReply*>(reply)->done_status = uint64_t(uint32_t(s)) << 32 | call.posted;
       idle_since = global_timer_ns();
     }
   }
@@ -190,6 +194,8 @@ ResidentService::ResidentService(const hpcolls_device_comm_t& comm, int device, 
   void* dev_base = nullptr;
   cuda_check(cudaHostGetDevicePointer(&dev_base, host, 0), "cudaHostGetDevicePointer");
   request_dev_ = static_cast<ResidentRequest*>(dev_base);
+  cuda_check(cudaMalloc(&doorbell_, sizeof(uint32_t)), "cudaMalloc(doorbell)");
+  cuda_check(cudaMemset(doorbell_, 0, sizeof(uint32_t)), "cudaMemset(doorbell)");
   cuda_check(cudaFuncSetAttribute(resident_service_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   int(kResidentGatherBytes)),
              "cudaFuncSetAttribute(resident_service_kernel)");
@@ -203,10 +209,15 @@ ResidentService::~ResidentService() {
     if (cudaStreamQuery(stream_) == cudaErrorNotReady) {
       ResidentRequest leave{};
       leave.kind = int32_t(ResidentKind::Leave);
-      post(leave);
+      try {
+        post(leave, cudaStreamLegacy);  // not stream_: its own kernel holds that one
+      } catch (...) {
+        // the doorbell refused: the kernel leaves after its idle life instead
+      }
     }
     (void)cudaStreamSynchronize(stream_);
   }
+  if (doorbell_ != nullptr) (void)cudaFree(doorbell_);
   if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
   if (request_ != nullptr) (void)cudaFreeHost(request_);
 }
@@ -226,19 +237,20 @@ size_t ResidentService::max_bytes(ResidentKind kind) const {
   return size_t(limit < kResidentStageBytes ? limit : kResidentStageBytes);
 }
 
-uint32_t ResidentService::post(const ResidentRequest& call) {
+bool ResidentService::available() { return stream_write_available(); }
+
+uint32_t ResidentService::post(const ResidentRequest& call, cudaStream_t stream) {
   const uint32_t seq = ++seq_;
-  ResidentRequest body = call;
-  body.posted = seq_ - 1;  // as it is: the kernel must not see this call before its fields
-  *request_ = body;
-  std::atomic_thread_fence(std::memory_order_release);  // the fields before `posted`
-  *static_cast<volatile uint32_t*>(&request_->posted) = seq;
+  *request_ = call;  // read by the kernel only once the doorbell rings, which the host enqueues after
+  std::atomic_thread_fence(std::memory_order_release);
+  if (!stream_write_u32(stream, doorbell_, seq))
+    throw CudaError("hpcolls: the resident kernel's doorbell (cuStreamWriteValue32) could not be enqueued");
   return seq;
 }
 
 void ResidentService::launch(uint32_t served) {
-  resident_service_kernel<<<1, kThreads, kResidentGatherBytes, stream_>>>(comm_, request_dev_, reply_dev_, served,
-                                                                       idle_ns_);
+  resident_service_kernel<<<1, kThreads, kResidentGatherBytes, stream_>>>(comm_, request_dev_, doorbell_, reply_dev_,
+                                                                       served, idle_ns_);
   cuda_check(cudaGetLastError(), "launch(resident_service_kernel)");
   running_ = true;
   ++launches_;
@@ -254,34 +266,42 @@ bool ResidentService::kernel_left() {
 bool ResidentService::launch_if_left(uint32_t seq) {
   // A kernel that saw the call replies before it can leave, and its reply is final once its
   // stream is idle: launched again only when it left without it (never served twice).
-  if (running_ && (!kernel_left() || static_cast<const volatile ResidentReply*>(reply_)->done == seq)) return false;
+  if (running_ && (!kernel_left() || uint32_t(static_cast<const volatile ResidentReply*>(reply_)->done_status) == seq))
+    return false;
   launch(seq - 1);
   return true;
 }
 
-int ResidentService::run(const ResidentRequest& call) {
+int ResidentService::run(const ResidentRequest& call, cudaStream_t stream) {
   int cur = -1;
   if (cudaGetDevice(&cur) != cudaSuccess || cur != device_) cuda_check(cudaSetDevice(device_), "cudaSetDevice");
-  const uint32_t seq = post(call);
+  const uint32_t seq = post(call, stream);
   // A kernel idle for long is likely gone: look (a stream query) before spinning on a reply that
   // would then never come. Past this, the spin itself looks now and then.
   if (!running_ || now_s() - last_done_s_ > idle_s_ / 2) launch_if_left(seq);
   const volatile ResidentReply* reply = reply_;
   const double posted_at = now_s();
-  const double deadline = posted_at + 2 * double(comm_.timeout_ns) * 1e-9 + 5;
+  const double patience = 2 * double(comm_.timeout_ns) * 1e-9 + 5;
+  double deadline = posted_at + patience;
   double next_look = posted_at + 20e-6;
-  for (unsigned spins = 1; reply->done != seq; ++spins) {
+  for (unsigned spins = 1; uint32_t(reply->done_status) != seq; ++spins) {
     if ((spins & 0xff) != 0) continue;
     const double t = now_s();
     if (t < next_look) continue;
     next_look = t + 20e-6;
-    if (!launch_if_left(seq) && t > deadline)
-      throw CollectiveTimeout("hpcolls: the resident kernel did not answer call " + std::to_string(seq) +
-                              " within " + std::to_string(deadline - posted_at) + " s");
+    if (launch_if_left(seq) || t <= deadline) continue;
+    // The exchange's waits are bounded by the time-out; the caller's earlier work on `stream`,
+    // which the doorbell waits for, is not.
+    if (cudaStreamQuery(stream) == cudaErrorNotReady) {
+      deadline = t + patience;
+      continue;
+    }
+    throw CollectiveTimeout("hpcolls: the resident kernel did not answer call " + std::to_string(seq) + " within " +
+                            std::to_string(t - posted_at) + " s of its doorbell");
   }
   std::atomic_thread_fence(std::memory_order_acquire);
   last_done_s_ = now_s();
-  return reply->status;
+  return int(int32_t(reply->done_status >> 32));
 }
 
 }  // namespace hpcolls

@@ -16,6 +16,7 @@
 #include "errors.h"
 #include "hpcolls/errors.h"
 #include "hpcolls/peer_scratch.h"
+#include "hpcolls/stream_write.h"
 #include "libmpi.h"
 #include "mpi_abi.h"
 #include "pmpi_settings.h"
@@ -311,28 +312,11 @@ cudaStream_t call_stream(const DeviceComm& dc) { return dc.has_stream ? dc.strea
 
 void set_default_stream(cudaStream_t stream) { g_default_stream.store(stream); }
 
-namespace {
-using WriteValue = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
-WriteValue write_value() {
-  static const WriteValue fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult status;
-    if (cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &f, 12000, cudaEnableDefault, &status) != cudaSuccess ||
-        status != cudaDriverEntryPointSuccess)
-      f = nullptr;
-    return reinterpret_cast<WriteValue>(f);
-  }();
-  return fn;
-}
-}  // namespace
-
 void wait_for_call(DeviceComm& dc, cudaStream_t stream) {
   bool waited = false;
-  if (dc.done != nullptr && write_value() != nullptr) {
+  if (dc.done != nullptr && hpcolls::stream_write_available()) {
     const unsigned mark = ++dc.calls;
-    // The default flags order the write after the kernel's memory operations.
-    if (write_value()(static_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(dc.done_device), mark, 0) ==
-        CUDA_SUCCESS) {
+    if (hpcolls::stream_write_u32(stream, dc.done_device, mark)) {  // after the kernel's memory writes
       // The kernel's own waits are bounded (HPCOLLS_TIMEOUT), so the flag comes; a host deadline
       // past theirs guards against a stream that never runs, and falls back to synchronizing.
       const auto deadline = std::chrono::steady_clock::now() +
@@ -343,7 +327,6 @@ void wait_for_call(DeviceComm& dc, cudaStream_t stream) {
       }
       waited = *dc.done == mark;
     } else {
-      (void)cudaGetLastError();
       dc.done = nullptr;  // stream memory operations refused: synchronize from now on
     }
   }

@@ -32,7 +32,6 @@ struct DeviceComm {
   // through native's scratch, so it goes first when the communicator is freed.
   std::unique_ptr<hpcolls::ResidentService> resident;
   bool enqueued_since_wait = false;  // an enqueued call may still run: a resident call waits for it first
-  bool device_struct_given = false;  // hpcolls_device_comm() handed out: user kernels on the call stream
   ~DeviceComm();
 };
 

@@ -91,7 +91,6 @@ HPCOLLS_PMPI_EXPORT int hpcolls_device_comm(Handle comm, hpcolls_device_comm_t* 
     return comm_error(comm, error_codef("hpcolls_device_comm: no native path on this communicator (%s)", dc->why_off.c_str()));
   try {
     *out = dc->native->device_comm();  // the one implementation, NativeComm's (native_comm.h)
-    dc->device_struct_given = true;    // resident calls now wait for the communicator's stream
   } catch (const std::exception& e) {
     return comm_error(comm, error_codef("hpcolls_device_comm: %s", e.what()));
   }
