@@ -18,14 +18,23 @@ except ImportError:
     _why = "cupy not installed (pip install hpcolls[cu13])"
 
 
+_stacks = None  # the deadline's stack file, kept open for faulthandler
+
+
 def pytest_configure(config):
     """HPCOLLS_TEST_DEADLINE=S (tests/gpu_harness.sh sets it a little inside each step's limit):
-    after S seconds this rank prints every thread's stack and exits. A failing check aborts the
-    job at once (tests/conftest.py), but a rank stuck in a wait that nothing bounds is killed
-    silently by the step's time limit; with the deadline every stuck rank first says where."""
+    after S seconds this rank writes every thread's stack to stacks_rank<R>.txt in $STEP_LOGS (the
+    harness's step logs; else the working directory) and exits. A failing check aborts the job at
+    once (tests/conftest.py), but a rank stuck in a wait that nothing bounds is killed silently by
+    the step's time limit; with the deadline every stuck rank first says where. Not to stderr:
+    pytest's capture holds it, and a process that exits there loses it (a 4-rank step on an H100,
+    2026-12-07, exited at its deadline with nothing printed)."""
+    global _stacks
     seconds = float(os.environ.get("HPCOLLS_TEST_DEADLINE") or 0)
     if seconds > 0:
-        faulthandler.dump_traceback_later(seconds, exit=True)
+        rank = os.environ.get("OMPI_COMM_WORLD_RANK") or os.environ.get("PMI_RANK") or f"pid{os.getpid()}"
+        _stacks = open(os.path.join(os.environ.get("STEP_LOGS") or ".", f"stacks_rank{rank}.txt"), "w")
+        faulthandler.dump_traceback_later(seconds, exit=True, file=_stacks)
 
 
 def pytest_collection_modifyitems(config, items):

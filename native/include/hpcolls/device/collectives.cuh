@@ -27,7 +27,7 @@
 // address (global or shared), any alignment of the element type; 16-byte aligned buffers move as
 // vectors. Sizes: hpcolls_device_*_max_bytes(&comm) per rank (hpcolls/device/comm.h).
 //
-// docs/DEVICE_API.md says what ran on which GPU (allreduce_grid: not yet).
+// docs/DEVICE_API.md says what ran on which GPU.
 #pragma once
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
@@ -201,7 +201,8 @@ __device__ Status allreduce(const Comm& c, const T* send, T* recv, size_t count)
 // thread of the grid. It begins with a grid barrier (every block's writes to the send buffer are
 // seen, and the operation before it ended on every block) and ends with one (every block sees the
 // result). Ranks sharing a GPU (MPS) must each launch at most their share of it: a grid waits on
-// its peers, whose grids need SMs to start. Not launched cooperatively: NotCooperative, nothing
+// its peers, whose grids need SMs to start. No grid barrier (cooperative groups' is_valid(), which
+// CUDA 13 reports true in any launch on an H100, so an ordinary launch is not caught): NotCooperative, nothing
 // moved.
 template <Op OP, typename T>
 __device__ Status allreduce_grid(const Comm& c, const T* send, T* recv, size_t count) {

@@ -100,8 +100,9 @@ enum hpcolls_device_status {
   HPCOLLS_DEVICE_TOO_LARGE = 2,         /* past hpcolls_device_*_max_bytes: nothing moved */
   HPCOLLS_DEVICE_EPOCHS_EXHAUSTED = 3,  /* 2^32-2 calls made: Dup() a new communicator */
   HPCOLLS_DEVICE_BAD_ROOT = 4,          /* a broadcast's root outside 0..nranks-1: nothing moved */
-  HPCOLLS_DEVICE_NOT_COOPERATIVE = 5    /* a grid-scope operation in a kernel not launched
-                                           cooperatively: nothing moved */
+  HPCOLLS_DEVICE_NOT_COOPERATIVE = 5    /* a grid-scope operation where cooperative groups
+                                           report no grid barrier: nothing moved (an ordinary
+                                           launch is not always caught: docs/DEVICE_API.md) */
 };
 
 #ifdef __cplusplus
