@@ -332,6 +332,7 @@ class SolverPlan:
     eigenvalues_on_device: bool
     eigenvalues_why: str
     threads: object = None
+    sytrd_profile: bool = False  # measurement only: time the column step's phases (solvers.bench --sytrd-phases)
 
     @property
     def on_gpu(self):

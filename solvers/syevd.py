@@ -93,7 +93,7 @@ def _one_stage(a, coll, lower, vectors, subset, plan, overwrite):
     """syevd's stages with the one-stage reduction: (w of the scaled matrix, Z, σ)."""
     with coll.stage(lapack_name("sytrd", a.dtype)):
         c, sigma, subset = _standard_matrix(a, lower, coll, subset, overwrite)
-        d, e, tau = sytrd(c, coll, product=plan.sytrd_product, loop=plan.sytrd_loop)
+        d, e, tau = sytrd(c, coll, product=plan.sytrd_product, loop=plan.sytrd_loop, profile=plan.sytrd_profile)
     if subset.is_all:
         with coll.stage("stedc" if vectors else "sterf"):
             w, z = stevd(d, e, coll, c if vectors else None, plan=plan)

@@ -15,6 +15,9 @@ against the exact ones.
 ``--sytrd-loop kernels fused`` times the one-stage reduction's native column loops (one launch per
 step, or a panel's columns in one launch: solvers/plan.py's SYTRD_LOOPS) in a row each; the
 sytrd stage's notes give its launches per column (launches_per_column) and which loop ran.
+``--sytrd-phases`` also times each phase of the column step on the GPU (sytrd_phase_ms in the
+notes: CUDA events around each launch of the kernel loop, block 0's clock in the fused loop),
+which costs the timed solves a little.
 
 ``--reduction 1stage 2stage`` times each reduction to tridiagonal form (solvers/plan.py) in
 its own row, beside the same peers; a two-stage row also gives the achieved TFLOP/s of sy2sb /
@@ -82,7 +85,10 @@ def parse_args(argv):
                         "(default auto)")
     p.add_argument("--sytrd-loop", nargs="+", choices=SYTRD_LOOPS, default=["auto"],
                    help="the one-stage reduction's native column loop (solvers/plan.py); several: "
-                        "one row each (default auto: fused where it applies)")
+                        "one row each (default auto: the plan's choice)")
+    p.add_argument("--sytrd-phases", action="store_true",
+                   help="time each phase of the one-stage column step on the GPU (sytrd_phase_ms in "
+                        "the sytrd stage's notes)")
     p.add_argument("--band", type=int, default=None,
                    help="two-stage bandwidth, a divisor of nb (default: solvers/plan.py's)")
     p.add_argument("--tridiagonal", choices=TRIDIAGONAL, default="auto",
@@ -267,8 +273,9 @@ def _prime(args, coll, problem, peer):
 def _plan(args, a, method, reduction, b_factored=False, sytrd_loop="auto"):
     """The plan of a row's solves on ``a`` (solvers/plan.py): every choice made once, for all of
     the row's repetitions."""
-    return plan_for(a, method=method, reduction=reduction, band=args.band, tridiagonal=args.tridiagonal,
+    plan = plan_for(a, method=method, reduction=reduction, band=args.band, tridiagonal=args.tridiagonal,
                     b_factored=b_factored, sytrd_loop=sytrd_loop)
+    return dataclasses.replace(plan, sytrd_profile=True) if args.sytrd_phases else plan
 
 
 def _index_range_at(subset, n, n_asked):
