@@ -6,9 +6,11 @@
 !     the two runs must print the same (every call bitwise as without the library, host arrays
 !     handed to MPI untouched); with the library, every call must also have gone through it (its
 !     call counter moves), so an entry point it does not stand in front of fails here;
-!   - with the library, each call again on pretend device memory (fortran_support.c: a range MPI
-!     faults on, which the library stages through host memory), whose result must equal the host
-!     one bitwise: Fortran handles converted to C's, Fortran's MPI_IN_PLACE read as C's.
+!   - with the library, each call again on device memory, whose result must equal the host one
+!     bitwise: Fortran handles converted to C's, Fortran's MPI_IN_PLACE read as C's. On a CPU
+!     machine pretend device memory (fortran_support.c: a range MPI faults on, which the library
+!     stages through host memory); on a GPU machine, with HPCOLLS_TEST_DEVICE=cuda, memory on the
+!     GPU, which the library's kernels take (tests/pmpi/fortran_gpu.sh).
 ! REAL*8, REAL*4, INTEGER*4, INTEGER*8 and COMPLEX*16 with SUM, MAX, MIN and PROD (no MAX/MIN of
 ! COMPLEX), counts 1, 3, 17 and 1000, in place and not, every root. Random data, fresh each run
 ! (HPCOLLS_TEST_SEED, the same on every rank), outputs poisoned before each call.
@@ -156,7 +158,7 @@ program collectives_fortran
     write (*, '(a, *(1x, z16.16))') 'digest', digests
     if (loaded) then
       write (*, '(a, a, a, i0, a, i0, a)') merge('FAIL', 'ok  ', all_failures > 0), ': ', HPCOLLS_INTERFACE // ', ', &
-        all_failures, ' failures; ', checked, ' calls on pretend device arrays on rank 0, each equal to the host result'
+        all_failures, ' failures; ', checked, ' calls on device arrays on rank 0, each equal to the host result'
     else
       write (*, '(a, a, a, i0, a)') merge('FAIL', 'ok  ', all_failures > 0), ': ', HPCOLLS_INTERFACE // ', ', &
         all_failures, ' failures (host arrays only)'
@@ -174,7 +176,7 @@ contains
     write (0, '(a, i0, a, a)') 'rank ', rank, ': FAIL ', what
   end subroutine fail
 
-  ! One collective on host arrays, then (with the library) the same on pretend device arrays.
+  ! One collective on host arrays, then (with the library) the same on device arrays.
   subroutine both(coll, count, ti, oi, root, ip, send_elems, recv_elems, seed)
     integer, intent(in) :: coll, count, ti, oi, root, ip, send_elems, recv_elems, seed
     integer(8), allocatable, target :: hs(:), hr(:)
@@ -210,7 +212,7 @@ contains
     call run(coll, ds, dr, ws, wr, count, types(ti), ops(oi), root, ip)
     call hpcolls_test_open(1)
     if (hpcolls_test_same(c_loc(dr), c_loc(hr), rb) == 0) &
-      call fail(trim(what) // ': the result on pretend device arrays differs from the host result')
+      call fail(trim(what) // ': the result on device arrays differs from the host result')
     call hpcolls_test_open(0)
     checked = checked + 1
   end subroutine both

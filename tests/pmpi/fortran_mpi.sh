@@ -66,6 +66,11 @@ else
   echo "SKIP: Fortran \`use mpi_f08\`: this MPI ($fc) has no mpi_f08 module"
 fi
 
+# HPCOLLS_FORTRAN_KEEP=DIR: the programs built here are also copied there, for a GPU machine that
+# has no Fortran compiler (tests/pmpi/fortran_gpu.sh runs them on device memory).
+if [ -n "${HPCOLLS_FORTRAN_KEEP:-}" ]; then
+  mkdir -p "$HPCOLLS_FORTRAN_KEEP" && for v in "${variants[@]}"; do cp "$work/$v" "$HPCOLLS_FORTRAN_KEEP/"; done
+fi
 export HPCOLLS_TEST_SEED="${HPCOLLS_TEST_SEED:-$RANDOM$RANDOM}"
 for n in 1 2 4; do
   first=""
