@@ -8,9 +8,9 @@
 //   stream_query: cudaStreamQuery on the idle legacy stream (what ordering a doorbell call after
 //                 the caller's earlier work would cost);
 //   doorbell_call: the doorbell as the resident kernel's first form answered it (the PMPI
-//                 library's HPCOLLS_PMPI_RESIDENT_US, measured 17-20 us a call where this predicted
-//                 2-2.5): a system fence after the bell, the call's 8 words read from mapped host
-//                 memory, a fence, the status, a fence, the answer;
+//                 library's HPCOLLS_PMPI_RESIDENT_US, far slower than the plain doorbell predicted:
+//                 docs/PERFORMANCE.md#pmpi-resident): a system fence after the bell, the call's 8
+//                 words read from mapped host memory, a fence, the status, a fence, the answer;
 //   stream_bell:  the resident kernel's present form: the host rings a word in device memory with
 //                 a stream memory operation on the legacy stream (cuStreamWriteValue32, ordered
 //                 after that stream's work), the kernel polls it (an acquire load), reads the 8

@@ -27,8 +27,7 @@ def pytest_configure(config):
     harness's step logs; else the working directory) and exits. A failing check aborts the job at
     once (tests/conftest.py), but a rank stuck in a wait that nothing bounds is killed silently by
     the step's time limit; with the deadline every stuck rank first says where. Not to stderr:
-    pytest's capture holds it, and a process that exits there loses it (a 4-rank step on an H100,
-    2026-12-07, exited at its deadline with nothing printed)."""
+    pytest's capture holds it, and a process that exits there loses it."""
     global _stacks
     seconds = float(os.environ.get("HPCOLLS_TEST_DEADLINE") or 0)
     if seconds > 0:

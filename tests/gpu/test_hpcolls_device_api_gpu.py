@@ -193,7 +193,7 @@ def test_allreduce_at_grid_scope_is_the_host_reference_bitwise(cooperative_kerne
 def test_allreduce_at_grid_scope_in_an_ordinary_launch_is_all_or_nothing(kernels, cooperative_kernels, dc):
     """A grid-scope operation in an ordinary launch: where cooperative groups report no grid
     workspace it returns NotCooperative on every block and moves nothing; on drivers that give every
-    launch one (CUDA 13's on an H100, 2026-12-07) its two blocks, resident together, run it. Either
+    launch one (CUDA 13's: docs/DEVICE_API.md) its two blocks, resident together, run it. Either
     way every block returns the same status, the result is whole or untouched, and the
     communicator's next grid operation is unaffected (an epoch taken only where the data moved)."""
     d, raw = dc

@@ -1,8 +1,8 @@
 // A kernel that stays resident on a stream of its own and runs a communicator's small blocking
-// collectives as the host posts them through host-mapped memory, so that such a call costs a
-// doorbell's round trip and the exchange instead of a kernel launch (about 9 µs on the H100 the
-// PMPI library was measured on: docs/PERFORMANCE.md#pmpi-latency). The PMPI library's opt-in
-// (HPCOLLS_PMPI_RESIDENT, docs/DROP_IN.md); every exchange is the device API's
+// collectives as the host posts them, so that such a call costs a doorbell's round trip and the
+// exchange instead of a kernel launch (most of a blocking call's cost:
+// docs/PERFORMANCE.md#pmpi-latency). The PMPI library's opt-in (HPCOLLS_PMPI_RESIDENT_US,
+// docs/DROP_IN.md#resident); every exchange is the device API's
 // (hpcolls/device/collectives.cuh), so it shares the communicator's epochs, error record and
 // bit-for-bit results with the host-launched kernels.
 //

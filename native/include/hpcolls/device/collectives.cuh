@@ -201,9 +201,9 @@ __device__ Status allreduce(const Comm& c, const T* send, T* recv, size_t count)
 // thread of the grid. It begins with a grid barrier (every block's writes to the send buffer are
 // seen, and the operation before it ended on every block) and ends with one (every block sees the
 // result). Ranks sharing a GPU (MPS) must each launch at most their share of it: a grid waits on
-// its peers, whose grids need SMs to start. No grid barrier (cooperative groups' is_valid(), which
-// CUDA 13 reports true in any launch on an H100, so an ordinary launch is not caught): NotCooperative, nothing
-// moved.
+// its peers, whose grids need SMs to start. No grid barrier (cooperative groups' is_valid(), true
+// in any launch under CUDA 13, so an ordinary launch is not caught: docs/DEVICE_API.md):
+// NotCooperative, nothing moved.
 template <Op OP, typename T>
 __device__ Status allreduce_grid(const Comm& c, const T* send, T* recv, size_t count) {
   const detail::AllreduceMessage<OP, T> m(c, send, recv, count);
