@@ -27,11 +27,9 @@ constexpr uint32_t kRequestWords = uint32_t(sizeof(ResidentRequest) / 8);  // re
 static_assert(sizeof(ResidentRequest) % 8 == 0 && alignof(ResidentRequest) == 8, "a request is whole 8-byte words");
 static_assert(sizeof(ResidentReply) == 8, "a reply is one 8-byte store");
 
-__device__ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
-
 // stage[0, bytes) <- from[0, bytes), through L2 (__ldcg); the block's threads together.
 __device__ void stage_in(uint4* stage, const char* from, uint32_t bytes) {
-  if (aligned16(from)) {
+  if (dev::detail::aligned16(from)) {
     for (uint32_t i = threadIdx.x; i < bytes / 16; i += blockDim.x) stage[i] = __ldcg(reinterpret_cast<const uint4*>(from) + i);
     for (uint32_t b = bytes / 16 * 16 + threadIdx.x; b < bytes; b += blockDim.x)
       reinterpret_cast<unsigned char*>(stage)[b] = __ldcg(reinterpret_cast<const unsigned char*>(from) + b);
