@@ -72,7 +72,8 @@ class ResidentService {
 
   // Runs one call after the earlier work of `stream` and returns once its result is in place: the
   // status (hpcolls_device_status; OK, or BROKEN after a time-out, which the communicator's error
-  // record names). Fields as in ResidentRequest (`posted` is set here). Throws CudaError when the
+  // record names). Fields as in ResidentRequest (not `posted`: the doorbell carries the sequence
+  // number). Throws CudaError when the
   // kernel cannot be launched or the doorbell not enqueued, and CollectiveTimeout when no reply
   // comes within twice the communicator's time-out.
   int run(const ResidentRequest& call, cudaStream_t stream);
