@@ -21,6 +21,9 @@ for v in mpifh use_mpi use_mpi_f08; do
     if [ $rc -ne 0 ] || [[ "$line" != ok* ]] || ! grep -q ' [1-9][0-9]* calls on device arrays' <<<"$line"; then
       why="$(grep -m1 'HPCOLLS_TEST_DEVICE=cuda:' <<<"$out")"
       echo "FAIL: Fortran $v at $n ranks on GPU memory (rc $rc): ${line:-${why:-$(tail -5 <<<"$out")}}"; status=1
+      # Which calls failed: per collective, then the first few in full.
+      grep -o ': FAIL [A-Za-z_]*' <<<"$out" | sort | uniq -c | sed 's/^/    /'
+      grep -m 8 ': FAIL ' <<<"$out" | sed 's/^/    /'
     else
       echo "ok: Fortran $v at $n ranks on GPU memory: ${line#ok*: }"
     fi
