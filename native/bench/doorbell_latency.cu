@@ -3,18 +3,18 @@
 //   launch_sync:  an empty kernel on the legacy stream, then cudaStreamSynchronize (what every
 //                 blocking call through a kernel pays today);
 //   launch_flag:  the same kernel writes a flag in mapped host memory; the host spins on it;
-//   doorbell:     a kernel already running (one block) polls a sequence number in mapped host
-//                 memory, answers in mapped host memory; the host writes and spins (no launch);
-//   stream_query: cudaStreamQuery on the idle legacy stream (what ordering a doorbell call after
-//                 the caller's earlier work would cost);
-//   doorbell_call: the doorbell as the resident kernel's first form answered it (the PMPI
-//                 library's HPCOLLS_PMPI_RESIDENT_US, far slower than the plain doorbell predicted:
-//                 docs/PERFORMANCE.md#pmpi-resident): a system fence after the bell, the call's 8
-//                 words read from mapped host memory, a fence, the status, a fence, the answer;
-//   stream_bell:  the resident kernel's present form: the host rings a word in device memory with
-//                 a stream memory operation on the legacy stream (cuStreamWriteValue32, ordered
-//                 after that stream's work), the kernel polls it (an acquire load), reads the 8
-//                 words from mapped host memory, answers with one store after a system fence.
+//   stream_query: cudaStreamQuery on the idle legacy stream.
+// Then a kernel already running (one warp) answers each call the host rings, in the forms the
+// PMPI library's resident kernel (HPCOLLS_PMPI_RESIDENT_US) took and parts of them, to tell what
+// each piece of an answer costs:
+//   the bell:   `host`, a word in mapped host memory the host writes and the kernel polls, or
+//               `stream`, a word in device memory rung by cuStreamWriteValue32 on the legacy
+//               stream (ordered after that stream's work), polled with an acquire load;
+//   the call:   its 8 words read from mapped host memory by one thread in turn (`serial`), by 8
+//               threads at once (`parallel`), or not read;
+//   the fences: system fences before the answer: the first form's three (after the bell, after
+//               the words, after a status store), or one;
+//   the answer: one 8-byte store into mapped host memory, which the host spins on.
 // Every rank measures at once (ranks sharing the GPU under MPS see each other's load); each batch's
 // time is the slowest rank's, the median of the batches is printed.
 //
@@ -43,43 +43,51 @@ __global__ void flag_kernel(volatile unsigned* flag, unsigned value) {
   *flag = value;
 }
 
-// Answers each new sequence number in `bell` by writing it to `ack`; 0 in `bell` ends it. Given
-// `words`, first as the resident kernel's first form answered a call (see the top): a fence, the
-// call's 8 words from host memory (summed into `status`, so that the loads stay), a fence, the status.
-__global__ void doorbell_kernel(volatile unsigned* bell, volatile unsigned* ack,
-                                const volatile unsigned long long* words, volatile int* status) {
-  unsigned seen = 0;
-  for (;;) {
-    unsigned s = *bell;
-    if (s == seen) continue;
-    if (s == 0u) return;
-    seen = s;
-    if (words != nullptr) {
-      __threadfence_system();
-      unsigned long long sum = 0;
-      for (int w = 0; w < 8; ++w) sum += words[w];
-      __threadfence_system();
-      *status = int(sum & 1);
-    }
-    __threadfence_system();
-    *ack = s;
-  }
-}
+enum class Read : int { None, Serial, Parallel };
 
-// The present form: the bell in device memory, rung by the stream; one answer store.
-__global__ void stream_bell_kernel(const unsigned* bell, volatile unsigned long long* answer,
-                                   const volatile unsigned long long* words) {
+// How the kernel is rung and how it answers (the top of the file).
+struct Form {
+  const char* name;
+  bool stream_bell;
+  Read read;
+  int fences;  // 0, 1 or 3
+  const char* what;
+};
+
+constexpr unsigned kStop = 0xffffffffu;
+
+// Answers each new sequence number rung in `device_bell` (or `host_bell`) with it, in `answer`,
+// reading the call's `words` and fencing as `read` and `fences` say; kStop ends it. One warp.
+__global__ void bell_kernel(const unsigned* device_bell, const volatile unsigned* host_bell,
+                            volatile unsigned long long* answer, const volatile unsigned long long* words,
+                            volatile int* status, Read read, int fences) {
+  const unsigned lane = threadIdx.x;
   unsigned seen = 0;
   for (;;) {
     unsigned s;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(s) : "l"(bell) : "memory");
+    if (device_bell != nullptr)
+      asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(s) : "l"(device_bell) : "memory");
+    else
+      s = *host_bell;
     if (s == seen) continue;
-    if (s == 0xffffffffu) return;
+    if (s == kStop) return;
     seen = s;
-    unsigned long long sum = 0;
-    for (int w = 0; w < 8; ++w) sum += words[w];
-    __threadfence_system();
-    *answer = (sum & 1) << 32 | s;
+    if (fences == 3) __threadfence_system();
+    unsigned long long sum = 0;  // the words summed into the answer, so that the loads stay
+    if (read == Read::Serial && lane == 0)
+      for (int w = 0; w < 8; ++w) sum += words[w];
+    if (read == Read::Parallel) {
+      if (lane < 8) sum = words[lane];
+      for (int d = 4; d > 0; d /= 2) sum += __shfl_down_sync(0xffffffffu, sum, d);
+    }
+    if (fences == 3 && lane == 0) {
+      __threadfence_system();
+      *status = int(sum & 1);
+      __threadfence_system();
+    }
+    if (fences >= 1) __threadfence_system();
+    if (lane == 0) *answer = (sum & 1) << 32 | s;
+    __syncwarp();
   }
 }
 
@@ -113,14 +121,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   check(cudaSetDevice(rank % devices), "cudaSetDevice");
-  unsigned* words = nullptr;  // [0] flag, [1] bell, [2] ack
-  check(cudaHostAlloc(&words, 3 * sizeof(unsigned), cudaHostAllocMapped), "cudaHostAlloc");
-  std::memset(words, 0, 3 * sizeof(unsigned));
-  unsigned* dwords = nullptr;
-  check(cudaHostGetDevicePointer(&dwords, words, 0), "cudaHostGetDevicePointer");
-  volatile unsigned* flag = words;
-  volatile unsigned* bell = words + 1;
-  volatile unsigned* ack = words + 2;
+  unsigned* flag_host = nullptr;  // launch_flag's flag
+  check(cudaHostAlloc(&flag_host, sizeof(unsigned), cudaHostAllocMapped), "cudaHostAlloc");
+  *flag_host = 0;
+  unsigned* flag_dev = nullptr;
+  check(cudaHostGetDevicePointer(&flag_dev, flag_host, 0), "cudaHostGetDevicePointer");
+  volatile unsigned* flag = flag_host;
 
   const double launch_sync = per_call(batches, calls, [] {
     empty_kernel<<<1, 1>>>();
@@ -128,7 +134,7 @@ int main(int argc, char** argv) {
   });
   unsigned next = 0;
   const double launch_flag = per_call(batches, calls, [&] {
-    flag_kernel<<<1, 1>>>(dwords, ++next);
+    flag_kernel<<<1, 1>>>(flag_dev, ++next);
     spin_until(flag, next);
   });
   check(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
@@ -136,84 +142,73 @@ int main(int argc, char** argv) {
 
   cudaStream_t service;
   check(cudaStreamCreateWithFlags(&service, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  *bell = 0;
-  *ack = 0;
-  unsigned seq = 0;
-  doorbell_kernel<<<1, 32, 0, service>>>(dwords + 1, dwords + 2, nullptr, nullptr);
-  check(cudaGetLastError(), "launch(doorbell_kernel)");
-  const double doorbell = per_call(batches, calls, [&] {
-    if (++seq == 0) seq = 1;
-    *bell = seq;
-    spin_until(ack, seq);
-  });
-  *bell = 0;
-  check(cudaStreamSynchronize(service), "cudaStreamSynchronize(service)");
-  // The first resident form: the same doorbell, answered as that kernel answered a call.
-  unsigned long long* host_words = nullptr;  // [0..7] the call, [8] the answer of stream_bell
-  check(cudaHostAlloc(&host_words, 9 * sizeof(unsigned long long), cudaHostAllocMapped), "cudaHostAlloc(words)");
-  std::memset(host_words, 0, 9 * sizeof(unsigned long long));
-  unsigned long long* dev_words = nullptr;
-  check(cudaHostGetDevicePointer(&dev_words, host_words, 0), "cudaHostGetDevicePointer(words)");
-  int* host_status = nullptr;
-  check(cudaHostAlloc(&host_status, sizeof(int), cudaHostAllocMapped), "cudaHostAlloc(status)");
-  int* dev_status = nullptr;
-  check(cudaHostGetDevicePointer(&dev_status, host_status, 0), "cudaHostGetDevicePointer(status)");
-  *ack = 0;
-  seq = 0;
-  doorbell_kernel<<<1, 32, 0, service>>>(dwords + 1, dwords + 2, dev_words, dev_status);
-  check(cudaGetLastError(), "launch(doorbell_kernel, the first form's answer)");
-  const double doorbell_call = per_call(batches, calls, [&] {
-    if (++seq == 0) seq = 1;
-    for (int w = 0; w < 8; ++w) host_words[w] = seq + w;
-    *bell = seq;
-    spin_until(ack, seq);
-  });
-  *bell = 0;
-  check(cudaStreamSynchronize(service), "cudaStreamSynchronize(service)");
-  // The present form: a device-memory bell rung by a stream memory operation.
-  double stream_bell = -1;
-  if (hpcolls::stream_write_available()) {
-    unsigned* dev_bell = nullptr;
-    check(cudaMalloc(&dev_bell, sizeof(unsigned)), "cudaMalloc(bell)");
-    check(cudaMemset(dev_bell, 0, sizeof(unsigned)), "cudaMemset(bell)");
+  // Mapped host memory: [0..7] the call's words, [8] the answer, [9] the host bell, [10] the status.
+  unsigned long long* host = nullptr;
+  check(cudaHostAlloc(&host, 11 * sizeof(unsigned long long), cudaHostAllocMapped), "cudaHostAlloc(call)");
+  unsigned long long* dev = nullptr;
+  check(cudaHostGetDevicePointer(&dev, host, 0), "cudaHostGetDevicePointer(call)");
+  unsigned* device_bell = nullptr;
+  check(cudaMalloc(&device_bell, sizeof(unsigned)), "cudaMalloc(bell)");
+  const Form forms[] = {
+      {"doorbell", false, Read::None, 0, "host bell, no words read, no fence"},
+      {"doorbell_call", false, Read::Serial, 3, "host bell, 8 words read in turn, three fences: the first form"},
+      {"doorbell_serial", false, Read::Serial, 1, "host bell, 8 words read in turn, one fence"},
+      {"doorbell_parallel", false, Read::Parallel, 1, "host bell, 8 words read at once, one fence"},
+      {"stream_bare", true, Read::None, 0, "stream bell, no words read, no fence"},
+      {"stream_serial", true, Read::Serial, 1, "stream bell, 8 words read in turn, one fence: the second form"},
+      {"stream_parallel", true, Read::Parallel, 1, "stream bell, 8 words read at once, one fence: the present form"},
+  };
+  std::vector<double> answered;
+  for (const Form& f : forms) {
+    if (f.stream_bell && !hpcolls::stream_write_available()) {
+      answered.push_back(-1);
+      continue;
+    }
+    std::memset(host, 0, 11 * sizeof(unsigned long long));
+    check(cudaMemset(device_bell, 0, sizeof(unsigned)), "cudaMemset(bell)");
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    volatile unsigned long long* answer = host_words + 8;
-    stream_bell_kernel<<<1, 32, 0, service>>>(dev_bell, dev_words + 8, dev_words);
-    check(cudaGetLastError(), "launch(stream_bell_kernel)");
-    unsigned ring = 0;
-    stream_bell = per_call(batches, calls, [&] {
-      if (++ring == 0xffffffffu) ring = 1;
-      for (int w = 0; w < 8; ++w) host_words[w] = ring + w;
-      if (!hpcolls::stream_write_u32(cudaStreamLegacy, dev_bell, ring)) {
+    volatile unsigned* host_bell = reinterpret_cast<volatile unsigned*>(host + 9);
+    volatile unsigned long long* answer = host + 8;
+    const auto ring = [&](unsigned value) {
+      if (!f.stream_bell) {
+        *host_bell = value;
+      } else if (!hpcolls::stream_write_u32(cudaStreamLegacy, device_bell, value)) {
         std::fprintf(stderr, "cuStreamWriteValue32 refused\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
       }
-      while (unsigned(*answer) != ring) {
+    };
+    bell_kernel<<<1, 32, 0, service>>>(f.stream_bell ? device_bell : nullptr,
+                                       reinterpret_cast<const volatile unsigned*>(dev + 9), dev + 8, dev,
+                                       reinterpret_cast<volatile int*>(dev + 10), f.read, f.fences);
+    check(cudaGetLastError(), "launch(bell_kernel)");
+    unsigned seq = 0;
+    answered.push_back(per_call(batches, calls, [&] {
+      ++seq;
+      for (int w = 0; w < 8; ++w) host[w] = seq + w;
+      ring(seq);
+      while (unsigned(*answer) != seq) {
       }
-    });
-    if (!hpcolls::stream_write_u32(cudaStreamLegacy, dev_bell, 0xffffffffu)) MPI_Abort(MPI_COMM_WORLD, 1);
+    }));
+    ring(kStop);
     check(cudaStreamSynchronize(service), "cudaStreamSynchronize(service)");
-    cudaFree(dev_bell);
   }
-  cudaFreeHost(host_words);
-  cudaFreeHost(host_status);
+  cudaFree(device_bell);
+  cudaFreeHost(host);
   if (rank == 0) {
     std::printf("ranks %d, devices %d, %d batches of %d calls, slowest rank per batch, median:\n", size, devices,
                 batches, calls);
-    std::printf("  launch_sync   %8.2f us  (empty kernel, cudaStreamSynchronize)\n", launch_sync * 1e6);
-    std::printf("  launch_flag   %8.2f us  (kernel writes a mapped host flag, host spins)\n", launch_flag * 1e6);
-    std::printf("  doorbell      %8.2f us  (a running kernel polls mapped host memory and answers)\n", doorbell * 1e6);
-    std::printf("  stream_query  %8.2f us  (cudaStreamQuery of the idle legacy stream)\n", stream_query * 1e6);
-    std::printf("  doorbell_call %8.2f us  (the doorbell answered as the resident kernel's first form did)\n",
-                doorbell_call * 1e6);
-    if (stream_bell >= 0)
-      std::printf("  stream_bell   %8.2f us  (a device-memory bell rung by cuStreamWriteValue32, one answer store)\n",
-                  stream_bell * 1e6);
-    else
-      std::printf("  stream_bell        n/a  (this driver has no stream memory operations)\n");
+    std::printf("  %-17s %8.2f us  (empty kernel, cudaStreamSynchronize)\n", "launch_sync", launch_sync * 1e6);
+    std::printf("  %-17s %8.2f us  (kernel writes a mapped host flag, host spins)\n", "launch_flag", launch_flag * 1e6);
+    std::printf("  %-17s %8.2f us  (cudaStreamQuery of the idle legacy stream)\n", "stream_query", stream_query * 1e6);
+    for (size_t i = 0; i < answered.size(); ++i) {
+      if (answered[i] >= 0)
+        std::printf("  %-17s %8.2f us  (%s)\n", forms[i].name, answered[i] * 1e6, forms[i].what);
+      else
+        std::printf("  %-17s      n/a  (this driver has no stream memory operations)\n", forms[i].name);
+    }
   }
   cudaStreamDestroy(service);
-  cudaFreeHost(words);
+  cudaFreeHost(flag_host);
   MPI_Finalize();
   return 0;
 }

@@ -7,6 +7,7 @@
 // loads) and the counters (volatile), and write the results through to L2.
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <new>
 #include <string>
 
@@ -23,8 +24,10 @@ namespace {
 namespace dev = hpcolls::device;
 constexpr int kThreads = 256;
 constexpr uint32_t kStageWords = uint32_t(kResidentStageBytes / 16);
-constexpr uint32_t kRequestWords = uint32_t(sizeof(ResidentRequest) / 8);  // read as 8-byte words
-static_assert(sizeof(ResidentRequest) % 8 == 0 && alignof(ResidentRequest) == 8, "a request is whole 8-byte words");
+// The request's fields, in 8-byte words before `posted` (which the doorbell carries instead).
+constexpr uint32_t kFieldWords = uint32_t(offsetof(ResidentRequest, posted) / 8);
+static_assert(offsetof(ResidentRequest, posted) % 8 == 0 && alignof(ResidentRequest) == 8,
+              "the fields are whole 8-byte words");
 static_assert(sizeof(ResidentReply) == 8, "a reply is one 8-byte store");
 
 // stage[0, bytes) <- from[0, bytes), through L2 (__ldcg); the block's threads together.
@@ -134,15 +137,18 @@ __device__ uint32_t load_acquire(const uint32_t* p) {
 
 // Serves the calls rung after `served` until none came for idle_ns, or a Leave. Thread 0 polls the
 // doorbell in device memory (an acquire load: the call's fields, written by the host before the
-// doorbell was enqueued, are read after it). What it keeps between calls lives in shared memory:
-// a register live across serve()'s calls would be spilled around each.
+// doorbell was enqueued, are read after it, behind the block barrier). The fields are read a word
+// a thread, at once: each read of host memory is a round trip over the bus, and one thread's
+// reads in turn cost one each (docs/PERFORMANCE.md#pmpi-resident). What the kernel keeps between
+// calls lives in shared memory: a register live across serve()'s calls would be spilled around each.
 __global__ void __launch_bounds__(kThreads)
     resident_service_kernel(dev::Comm comm, const ResidentRequest* request, const uint32_t* doorbell,
                             ResidentReply* reply, uint32_t served, uint64_t idle_ns) {
+  static_assert(kThreads >= kFieldWords, "a thread for each word of the call");
   __shared__ uint4 stage[kStageWords];
   extern __shared__ uint4 gather[];  // kResidentGatherBytes: every rank's message, for the reductions
   __shared__ dev::Comm c;  // read by every operation: shared memory, not the parameter bank (PERFORMANCE.md#device-api-latency)
-  __shared__ ResidentRequest call;  // call.posted: the last call served
+  __shared__ ResidentRequest call;  // call.posted: the call being served, or the last one
   __shared__ uint64_t idle_since;
   __shared__ bool leave;
   if (threadIdx.x == 0) {
@@ -155,15 +161,14 @@ __global__ void __launch_bounds__(kThreads)
       uint32_t rung = load_acquire(doorbell);
       while (rung == call.posted && global_timer_ns() - idle_since <= idle_ns) rung = load_acquire(doorbell);
       leave = rung == call.posted;
-      if (!leave) {
-        for (uint32_t w = 0; w < kRequestWords; ++w)
-          reinterpret_cast<uint64_t*>(&call)[w] = reinterpret_cast<const volatile uint64_t*>(request)[w];
-        call.posted = rung;
-        leave = ResidentKind(call.kind) == ResidentKind::Leave;
-      }
+      call.posted = rung;
     }
     __syncthreads();
     if (leave) return;
+    if (threadIdx.x < kFieldWords)
+      reinterpret_cast<uint64_t*>(&call)[threadIdx.x] = reinterpret_cast<const volatile uint64_t*>(request)[threadIdx.x];
+    __syncthreads();
+    if (ResidentKind(call.kind) == ResidentKind::Leave) return;
     const dev::Status s = serve(c, call, stage, gather);
     if (threadIdx.x == 0) {
       // Every thread's results (ordered by serve's closing barrier) before the reply.

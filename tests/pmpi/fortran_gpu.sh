@@ -10,12 +10,15 @@ set -uo pipefail
 dir="${1:?usage: fortran_gpu.sh DIR [LIBRARY]}"
 lib="${2:-$(${PY:-python3} -m hpcolls preload)}" || { echo "FAIL: no PMPI library"; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 HPCOLLS_TEST_DEVICE=cuda
+# The library's settings of this environment (HPCOLLS_PMPI_WAIT, ...) go to every rank.
+forward=()
+for name in $(compgen -e | grep '^HPCOLLS_'); do forward+=(-x "$name"); done
 status=0
 ran=0
 for v in mpifh use_mpi use_mpi_f08; do
   [ -x "$dir/$v" ] || continue
   for n in 1 2 4; do
-    out="$(timeout 300 mpiexec --oversubscribe -n $n -x LD_PRELOAD="$lib" -x HPCOLLS_TEST_DEVICE "$dir/$v" 2>&1)"
+    out="$(timeout 300 mpiexec --oversubscribe -n $n -x LD_PRELOAD="$lib" "${forward[@]}" "$dir/$v" 2>&1)"
     rc=$?
     line="$(grep -E '^(ok|FAIL)' <<<"$out" | head -1)"
     if [ $rc -ne 0 ] || [[ "$line" != ok* ]] || ! grep -q ' [1-9][0-9]* calls on device arrays' <<<"$line"; then
