@@ -2,8 +2,14 @@
 against the Python reference loop (``sytrd(..., native=False)``): Qᴴ A Q = T and Q unitary (the
 bounds of the GPU loop's test, tests/gpu/test_solvers_hetrd_gpu.py), the reference's eigenvalues
 of T and its identity reflectors (tau = 0), and in double precision the reference's d, e, tau and
-reflectors within rounding (in single precision d and e of a random matrix drift apart over a
-hundred columns by more than that bound, both loops being backward stable), every dtype, block sizes that cut the matrix unevenly, and the
+reflectors of the first LEADING columns within rounding. Past them the two loops agree only
+through those invariants: each column's d, e and reflector depend on every earlier column's
+rounding, amplified from column to column (T is determined by Q's first column, and not
+well-conditioned in it), so two backward-stable loops drift apart elementwise: in single
+precision over a hundred columns, in double precision now and then past 100 n eps (seed 203720:
+1.4 times it at column 49 of a 96 × 96 with two reduced columns, 4.3 times at column 28 of a
+random 33 × 33), while over the first 32 columns of 300 such matrices the worst was 0.5 % of it.
+Every dtype, block sizes that cut the matrix unevenly, and the
 columns whose reflector is the identity (tau = 0: a column already reduced, real or with a
 complex x₀ that must still be reflected); larfg_scalars against LAPACK's larfg; ormtr's host
 groups of panels against one panel at a time."""
@@ -19,6 +25,7 @@ from solvers.householder import larfg_scalars
 from solvers.sytrd import sytrd
 from solvers.sytrd_host import host_blas_product
 
+LEADING = 16  # columns compared elementwise (the docstring says why not all)
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 DTYPE_IDS = ["f32", "f64", "c64", "c128"]
 
@@ -63,10 +70,11 @@ def test_host_loop_is_the_reference(grid, rng, n, nb, dtype, structure):
     a64 = a.astype(np.complex128)
     scale = max(np.abs(a64).sum(axis=0).max(), 1.0)
     tol = 100 * n * eps
+    first = min(n, LEADING)
     for got, expect, what in zip(host[:4], reference[:4], ("d", "e", "tau", "reflectors")):
         assert got.dtype == expect.dtype, what
         if eps < 1e-10:
-            assert np.abs(got - expect).max(initial=0) <= tol * scale, what
+            assert np.abs(got[..., :first] - expect[..., :first]).max(initial=0) <= tol * scale, what
     assert np.array_equal(host[2] == 0, reference[2] == 0), "identity reflectors"
     eigenvalues = [scipy.linalg.eigvalsh_tridiagonal(x[0].astype(np.float64), x[1].astype(np.float64))
                    if n > 1 else x[0] for x in (host, reference)]
