@@ -2,7 +2,7 @@
 # All tests: sets up (first run only), then runs
 #   tests/gpu  plain pytest (skips, saying why, without a GPU; tests/gpu_harness.sh runs them
 #              with several ranks on a GPU machine)
-#   tests/cpu  plain pytest
+#   tests/cpu  plain pytest, over the cores (pytest-xdist)
 #   tests/mpi  under mpiexec with 1, 2 and 4 ranks (oversubscribed), each run bounded by a
 #              time-out so a hung rank fails the run instead of stalling it
 #   tests/pmpi  the PMPI library's C/C++ (and Fortran) programs, without and with the library
@@ -44,7 +44,9 @@ run() {  # run NAME COMMAND...
 extra=("$@")
 
 run gpu "$HPCOLLS_PY" -m pytest tests/gpu -q -rs
-run cpu "$HPCOLLS_PY" -m pytest tests/cpu -q
+# tests/cpu is many small single-process tests: spread over the cores by pytest-xdist (at most 4
+# workers, each a Python with numpy and mpi4py; docs/JOURNAL.md#2026-12-08-0043 has the gain).
+run cpu "$HPCOLLS_PY" -m pytest tests/cpu -q -n auto --maxprocesses 4
 for n in 1 2 4; do
   run "mpi-n$n" timeout --kill-after=15 "$mpi_timeout" "${HPCOLLS_MPIEXEC[@]}" -n "$n" \
     "$HPCOLLS_PY" -m pytest tests/mpi -q
