@@ -151,3 +151,20 @@ long long hpcolls_test_digest(void) { return (long long)digest; }
 
 /* 1 when the first `bytes` bytes of a and b are the same. */
 int hpcolls_test_same(const void* a, const void* b, size_t bytes) { return memcmp(host_view(a), host_view(b), bytes) == 0; }
+
+/* 1 when each of the first `count` doubles of a and b is the same bits or the same value (+0 and -0
+ * alike): complex PROD's results, whose zero parts take their sign from the order of the
+ * multiplications, which MPI leaves open (the library's kernels multiply in rank order, Open MPI in
+ * its tree's); the fill's parts are small integers, so comparing values still catches any wrong
+ * product, and bits first keeps a poisoned buffer (NaN patterns) equal to itself. */
+int hpcolls_test_same_values(const void* a, const void* b, size_t count) {
+  const unsigned char* x = host_view(a);
+  const unsigned char* y = host_view(b);
+  for (size_t i = 0; i < count; ++i) {
+    double u, v;
+    memcpy(&u, x + i * sizeof u, sizeof u);
+    memcpy(&v, y + i * sizeof v, sizeof v);
+    if (memcmp(&u, &v, sizeof u) != 0 && !(u == v)) return 0;
+  }
+  return 1;
+}
