@@ -69,6 +69,7 @@ __global__ void bell_kernel(const unsigned* device_bell, const volatile unsigned
       asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(s) : "l"(device_bell) : "memory");
     else
       s = *host_bell;
+    s = __shfl_sync(0xffffffffu, s, 0);  // lane 0's view on every lane: the warp stays converged
     if (s == seen) continue;
     if (s == kStop) return;
     seen = s;
