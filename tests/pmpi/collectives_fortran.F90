@@ -8,10 +8,11 @@
 !     call counter moves), so an entry point it does not stand in front of fails here;
 !   - with the library, each call again on device memory, whose result must equal the host one
 !     bitwise (complex PROD by value: a zero part's sign follows the order of the multiplications,
-!     which MPI leaves open): Fortran handles converted to C's, Fortran's MPI_IN_PLACE read as C's. On a CPU
-!     machine pretend device memory (fortran_support.c: a range MPI faults on, which the library
-!     stages through host memory); on a GPU machine, with HPCOLLS_TEST_DEVICE=cuda, memory on the
-!     GPU, which the library's kernels take (tests/pmpi/fortran_gpu.sh).
+!     which MPI leaves open): Fortran handles converted to C's, Fortran's MPI_IN_PLACE read as
+!     C's. On a CPU machine pretend device memory (fortran_support.c: a range MPI faults on,
+!     which the library stages through host memory); on a GPU machine, with
+!     HPCOLLS_TEST_DEVICE=cuda, memory on the GPU, which the library's kernels take
+!     (tests/pmpi/fortran_gpu.sh).
 ! REAL*8, REAL*4, INTEGER*4, INTEGER*8 and COMPLEX*16 with SUM, MAX, MIN and PROD (no MAX/MIN of
 ! COMPLEX), counts 1, 3, 17 and 1000, in place and not, every root. Random data, fresh each run
 ! (HPCOLLS_TEST_SEED, the same on every rank), outputs poisoned before each call.
