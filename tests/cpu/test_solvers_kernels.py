@@ -110,7 +110,7 @@ def test_the_solver_reaches_hpcolls_only_through_its_public_names():
         found += [f"{path.name}: hpcolls.{a}" for a in re.findall(r"\bhpcolls\.(\w+)", text)
                   if a not in public and not a[0].isupper() and a != "py"]
     assert not found, found
-    includes = {inc for p in (ROOT / "native/solvers").iterdir()
+    includes = {inc for p in (ROOT / "native/solvers").rglob("*") if p.is_file()
                 for inc in re.findall(r'#include "(hpcolls/[^"]+)"', p.read_text())}
     assert includes <= {"hpcolls/c_api.h", "hpcolls/device/comm.h", "hpcolls/device/collectives.cuh"}, includes
     native_sources = "".join(p.read_text() for p in (ROOT / "native").rglob("*")

@@ -5,7 +5,7 @@
 // their own streams (the ranks' fused kernels sharing the GPU), µs per barrier. A diagnostic for
 // docs/PERFORMANCE.md, not part of the modules.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o grid_barrier native/bench/grid_barrier.cu
+//   nvcc -O3 -std=c++17 -arch=sm_90 -o grid_barrier native/solvers/bench/grid_barrier.cu
 //   ./grid_barrier [--blocks 16] [--streams 4] [--barriers 20000]
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>

@@ -11,7 +11,7 @@
 // A diagnostic for docs/PERFORMANCE.md, not part of the modules; results are checked against the
 // solver's step (same sums to rounding).
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Inative/include -Inative/solvers -o sytrd_gemv native/bench/sytrd_gemv.cu
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Inative/include -Inative/solvers -o sytrd_gemv native/solvers/bench/sytrd_gemv.cu
 //   ./sytrd_gemv [--rows 2048] [--cols 2048] [--blocks 16] [--streams 4] [--reps 200]
 // (2048 x 2048: a rank's whole block at n = 4096 on a 2 x 2 grid, the first column's product.)
 #include <cuda_runtime.h>
