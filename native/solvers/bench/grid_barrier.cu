@@ -16,16 +16,13 @@
 #include <cstring>
 #include <vector>
 
+#include "bench_device.h"
+
 namespace {
 
 namespace cg = cooperative_groups;
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
+using solvers_bench::check;
 
 // `barriers` grid barriers back to back; a counter bumped between them keeps each one real.
 __global__ void __launch_bounds__(256) barriers_kernel(int barriers, unsigned* counter) {
@@ -83,13 +80,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--barriers")) barriers = std::atoi(argv[i + 1]);
     else { std::fprintf(stderr, "unknown argument %s\n", argv[i]); return 2; }
   }
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("SKIP: no CUDA device here\n");
-    return 0;
-  }
   cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  if (!solvers_bench::first_gpu(prop)) return 0;
   if (blocks < 1 || streams < 1 || barriers < 1 || blocks * streams > prop.multiProcessorCount) {
     std::fprintf(stderr, "grid_barrier: blocks x streams must fit one block an SM (%d SMs), all at least 1\n",
                  prop.multiProcessorCount);

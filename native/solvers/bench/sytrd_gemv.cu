@@ -24,6 +24,8 @@
 #include <cstring>
 #include <vector>
 
+#include "bench_device.h"
+
 #include "sytrd_steps.cuh"
 
 namespace {
@@ -31,12 +33,7 @@ namespace {
 using solvers::sytrd::kThreads;
 using solvers::sytrd::Slice;
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
+using solvers_bench::check;
 
 // The solver's step, as both loops run it.
 __global__ void __launch_bounds__(kThreads) step_gemv(const double* a, int64_t ld, int64_t rows, int64_t cols,
@@ -125,13 +122,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sytrd_gemv: rows, cols, blocks and reps at least 1, streams 1 to 16\n");
     return 2;
   }
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("SKIP: no CUDA device here\n");
-    return 0;
-  }
   cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  if (!solvers_bench::first_gpu(prop)) return 0;
   const int64_t ld = cols;
   const size_t elems = size_t(rows) * size_t(ld);
   std::vector<double> host_a(elems), host_v(static_cast<size_t>(cols));
