@@ -10,7 +10,6 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,41 +32,17 @@ __global__ void __launch_bounds__(256) barriers_kernel(int barriers, unsigned* c
   }
 }
 
-// µs per barrier: `n` grids of `blocks` blocks at once, each making `barriers` barriers; median of 5
-// after a warm-up.
+// µs per barrier: `n` grids of `blocks` blocks at once, each making `barriers` barriers.
 double per_barrier(int blocks, int n, int barriers, const std::vector<cudaStream_t>& streams, unsigned* counters) {
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
-  std::vector<double> samples;
-  for (int sample = 0; sample < 6; ++sample) {
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    check(cudaEventRecord(start, streams[0]), "cudaEventRecord");
-    for (int k = 1; k < n; ++k) check(cudaStreamWaitEvent(streams[size_t(k)], start), "wait");
-    for (int k = 0; k < n; ++k) {
-      unsigned* counter = counters + k;
-      void* args[] = {&barriers, &counter};
-      check(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(barriers_kernel), dim3(unsigned(blocks)),
-                                        dim3(256), args, 0, streams[size_t(k)]),
-            "cudaLaunchCooperativeKernel");
-    }
-    for (int k = 1; k < n; ++k) {
-      cudaEvent_t joined;
-      check(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming), "cudaEventCreate");
-      check(cudaEventRecord(joined, streams[size_t(k)]), "cudaEventRecord");
-      check(cudaStreamWaitEvent(streams[0], joined), "wait");
-      check(cudaEventDestroy(joined), "cudaEventDestroy");
-    }
-    check(cudaEventRecord(stop, streams[0]), "cudaEventRecord");
-    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    if (sample > 0) samples.push_back(double(ms) * 1e3 / barriers);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
+  const double ms = solvers_bench::concurrent_ms(streams, n, [&](int k, cudaStream_t stream) {
+    unsigned* counter = counters + k;
+    int count = barriers;
+    void* args[] = {&count, &counter};
+    check(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(barriers_kernel), dim3(unsigned(blocks)), dim3(256),
+                                      args, 0, stream),
+          "cudaLaunchCooperativeKernel");
+  });
+  return ms * 1e3 / barriers;
 }
 
 }  // namespace

@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
     check(cudaMemcpy(c.row_index, host_rows.data(), size_t(rows) * sizeof(int64_t), cudaMemcpyHostToDevice), "copy rows");
     check(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreate");
   }
-  const unsigned launch_blocks = unsigned((rows + kThreads / 32 - 1) / (kThreads / 32));
+  const unsigned launch_blocks = unsigned(solvers::sytrd::gemv_blocks(rows));  // the kernel loop's grid
   std::printf("%s, %d SMs: %lld x %lld float64 (%.1f MiB a copy), fused grid %d blocks, launch grid %u blocks, "
               "%d reps, medians of 5\n",
               prop.name, prop.multiProcessorCount, (long long)rows, (long long)cols, double(elems) * 8 / 1048576.0,
@@ -155,38 +155,16 @@ int main(int argc, char** argv) {
   launch_step(launch_blocks, copies[0].stream, copies[0].a, ld, rows, cols, copies[0].v, copies[0].row_index, copies[0].p);
   check(cudaStreamSynchronize(copies[0].stream), "reference");
   check(cudaMemcpy(want.data(), copies[0].p, size_t(rows) * sizeof(double), cudaMemcpyDeviceToHost), "copy p");
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
+  std::vector<cudaStream_t> streams_of;
+  for (const Copy& c : copies) streams_of.push_back(c.stream);
   for (const Variant& var : kVariants) {
     for (const bool fused : {true, false}) {
       const unsigned grid = fused ? unsigned(blocks) : launch_blocks;
       for (const int n : streams > 1 ? std::vector<int>{1, streams} : std::vector<int>{1}) {
-        std::vector<double> samples;
-        for (int sample = 0; sample < 6; ++sample) {  // the first warms up
-          check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-          check(cudaEventRecord(start, copies[0].stream), "cudaEventRecord");
-          for (int k = 1; k < n; ++k) check(cudaStreamWaitEvent(copies[size_t(k)].stream, start), "wait");
-          for (int k = 0; k < n; ++k) {
-            const Copy& c = copies[size_t(k)];
-            for (int r = 0; r < reps; ++r) var.launch(grid, c.stream, c.a, ld, rows, cols, c.v, c.row_index, c.p);
-          }
-          cudaEvent_t joined[16];
-          for (int k = 1; k < n; ++k) {
-            check(cudaEventCreateWithFlags(&joined[k], cudaEventDisableTiming), "cudaEventCreate");
-            check(cudaEventRecord(joined[k], copies[size_t(k)].stream), "cudaEventRecord");
-            check(cudaStreamWaitEvent(copies[0].stream, joined[k]), "wait");
-          }
-          check(cudaEventRecord(stop, copies[0].stream), "cudaEventRecord");
-          check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-          check(cudaGetLastError(), "launch");
-          for (int k = 1; k < n; ++k) cudaEventDestroy(joined[k]);
-          float ms = 0;
-          check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-          if (sample > 0) samples.push_back(double(ms) * 1e3 / reps);
-        }
-        std::sort(samples.begin(), samples.end());
-        const double us = samples[samples.size() / 2];
+        const double us = solvers_bench::concurrent_ms(streams_of, n, [&](int k, cudaStream_t stream) {
+          const Copy& c = copies[size_t(k)];
+          for (int r = 0; r < reps; ++r) var.launch(grid, stream, c.a, ld, rows, cols, c.v, c.row_index, c.p);
+        }) * 1e3 / reps;
         check(cudaMemcpy(got.data(), copies[0].p, size_t(rows) * sizeof(double), cudaMemcpyDeviceToHost), "copy p");
         double diff = 0;
         for (size_t r = 0; r < got.size(); ++r) diff = std::max(diff, std::fabs(got[r] - want[r]));
